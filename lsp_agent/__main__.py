@@ -1,0 +1,5 @@
+"""``python -m lsp_agent`` is the ``lsp-agent`` command."""
+
+from lsp_agent.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,85 @@
+"""The composition root: the one place that picks concrete classes and wires them up."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import attrs
+import platformdirs
+
+from lsp_agent.core.clock import SystemClock, UlidIds
+from lsp_agent.core.interfaces import Clock, Editor, IdFactory
+from lsp_agent.core.messages import ThinkingConfig
+from lsp_agent.core.retry import RetryPolicy
+from lsp_agent.core.session import AgentOptions, SessionService
+from lsp_agent.providers import make_provider
+from lsp_agent.settings import ResolvedModel, Settings
+from lsp_agent.storage.event_log import SqliteEventStore, open_store
+from lsp_agent.tools.registry import default_registry
+
+
+def data_dir(env: Mapping[str, str]) -> Path:
+    """``LSP_AGENT_DATA_DIR``, else the platform's user data folder."""
+    configured = env.get("LSP_AGENT_DATA_DIR")
+    if configured:
+        return Path(configured).expanduser()
+    return Path(platformdirs.user_data_dir("lsp-agent"))
+
+
+async def open_data_store(env: Mapping[str, str]) -> SqliteEventStore:
+    return await open_store(data_dir(env))
+
+
+@attrs.define
+class App:
+    settings: Settings
+    store: SqliteEventStore
+    sessions: SessionService
+
+    async def aclose(self) -> None:
+        await self.store.close()
+
+
+def agent_options(settings: Settings, model: ResolvedModel) -> AgentOptions:
+    thinking = None
+    if settings.thinking.enabled:
+        thinking = ThinkingConfig(budget_tokens=settings.thinking.budget_tokens)
+    return AgentOptions(
+        model=model.info,
+        mode=settings.mode,
+        max_steps=settings.max_steps,
+        retry=RetryPolicy(max_retries=settings.retry.max_retries),
+        thinking=thinking,
+        titles=settings.title.enabled,
+    )
+
+
+async def build_app(
+    *,
+    settings: Settings,
+    model: ResolvedModel,
+    env: Mapping[str, str],
+    editor: Editor,
+    store: SqliteEventStore | None = None,
+    clock: Clock | None = None,
+    ids: IdFactory | None = None,
+) -> App:
+    provider = make_provider(
+        model.provider_type,
+        name=model.info.provider,
+        base_url=model.base_url,
+        api_key_env=model.api_key_env,
+        env=env,
+    )
+    store = store or await open_data_store(env)
+    sessions = SessionService(
+        store=store,
+        provider=provider,
+        tools=default_registry(editor),
+        editor=editor,
+        clock=clock or SystemClock(),
+        ids=ids or UlidIds(),
+        options=agent_options(settings, model),
+    )
+    return App(settings=settings, store=store, sessions=sessions)

@@ -1,0 +1,203 @@
+"""The ``lsp-agent`` command line (contract.md "Command line").
+
+Exit status: 0 ok; 1 failed (one line on stderr says why); 2 bad usage, invalid config or
+unknown session; 3 the step limit ended the turn; 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from lsp_agent import __version__
+from lsp_agent.core.errors import ConfigError, LspAgentError, SessionNotFound
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_MAX_STEPS, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lsp-agent", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"lsp-agent {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    run = commands.add_parser("run", help="one headless turn in the current directory")
+    run.add_argument("prompt", metavar="PROMPT")
+    run.add_argument("--model", help="PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-5")
+    run.add_argument("--mode", choices=("build", "plan"))
+    run.add_argument("--cwd", help="the workspace folder (default: the current directory)")
+    run.add_argument("--session", metavar="ID", help="continue this session")
+    run.add_argument("--yes", action="store_true", help='approve "ask" decisions')
+    run.add_argument("--json", action="store_true", help="session updates as JSON lines")
+    run.add_argument("--max-steps", type=int, metavar="N")
+
+    sessions = commands.add_parser("sessions", help="list and inspect sessions")
+    verbs = sessions.add_subparsers(dest="verb", metavar="VERB", required=True)
+    listing = verbs.add_parser("list", help="this workspace's sessions")
+    listing.add_argument("--all", action="store_true", help="every workspace")
+    listing.add_argument("--json", action="store_true")
+    show = verbs.add_parser("show", help="one session's messages")
+    show.add_argument("id", metavar="ID")
+    show.add_argument("--json", action="store_true")
+
+    commands.add_parser("doctor", help="what is installed and configured, what is missing")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:
+        return int(exit_.code or 0)
+    env = dict(os.environ)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    if args.command == "run":
+        return _run_with_interrupt(args, env)
+    if args.command == "sessions":
+        return asyncio.run(_sessions(args, env, sys.stdout, sys.stderr))
+    from lsp_agent.doctor import run_doctor
+
+    return asyncio.run(run_doctor(env=env, cwd=Path.cwd(), out=sys.stdout))
+
+
+# -- run ------------------------------------------------------------------------------
+
+
+def _run_with_interrupt(args: argparse.Namespace, env: dict[str, str]) -> int:
+    """Run the turn; SIGINT cancels it so the log ends consistently, then exit 130."""
+
+    async def runner() -> int:
+        task = asyncio.ensure_future(_run(args, env, sys.stdout, sys.stderr))
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGINT, task.cancel)
+        try:
+            return await task
+        except asyncio.CancelledError:
+            sys.stderr.write("interrupted\n")
+            return EXIT_INTERRUPTED
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+
+    return asyncio.run(runner())
+
+
+async def _run(args: argparse.Namespace, env: Mapping[str, str], out: TextIO, err: TextIO) -> int:
+    from lsp_agent.app import build_app, open_data_store
+    from lsp_agent.headless import TerminalEditor
+    from lsp_agent.settings import load_settings, resolve_model
+
+    workspace = Path(os.path.realpath(args.cwd or os.getcwd()))
+    if not workspace.is_dir():
+        return _fail(err, f"not a folder: {workspace}", EXIT_USAGE)
+    if args.max_steps is not None and args.max_steps < 1:
+        return _fail(err, "--max-steps must be at least 1", EXIT_USAGE)
+    overrides = {
+        k: v
+        for k, v in {"model": args.model, "mode": args.mode, "max_steps": args.max_steps}.items()
+        if v is not None
+    }
+    try:
+        settings = load_settings(workspace=workspace, env=env, cli_overrides=overrides)
+        model = resolve_model(settings)
+    except ConfigError as error:
+        return _fail(err, str(error), _config_exit(error))
+    store = await open_data_store(env)
+    try:
+        if args.session is not None and await store.session(args.session) is None:
+            return _fail(err, f"unknown session: {args.session}", EXIT_USAGE)
+        editor = TerminalEditor(stdout=out, stderr=err, json_lines=args.json)
+        app = await build_app(settings=settings, model=model, env=env, editor=editor, store=store)
+        session_id = args.session or await app.sessions.create(workspace_folder=str(workspace))
+        await app.sessions.admit(session_id, [{"type": "text", "text": args.prompt}])
+        try:
+            outcome = await app.sessions.run_turn(session_id)
+        finally:
+            await app.sessions.drain(timeout=2.0)
+    finally:
+        await store.close()
+    if outcome.stop_reason == "error":
+        return _fail(err, f"error: {outcome.error}", EXIT_FAILED)
+    if outcome.stop_reason == "max_steps":
+        err.write(f"stopped: the step limit ({outcome.steps}) was reached\n")
+        return EXIT_MAX_STEPS
+    if outcome.stop_reason == "refusal":
+        return _fail(err, "the model refused to answer", EXIT_FAILED)
+    return EXIT_OK
+
+
+def _config_exit(error: ConfigError) -> int:
+    """A missing model is a failed run (set a variable); a broken config is bad usage."""
+    from lsp_agent.settings import ModelNotConfigured
+
+    return EXIT_FAILED if isinstance(error, ModelNotConfigured) else EXIT_USAGE
+
+
+def _fail(err: TextIO, message: str, code: int) -> int:
+    err.write(message.rstrip() + "\n")
+    return code
+
+
+# -- sessions -------------------------------------------------------------------------
+
+
+async def _sessions(
+    args: argparse.Namespace, env: Mapping[str, str], out: TextIO, err: TextIO
+) -> int:
+    from lsp_agent.app import open_data_store
+
+    store = await open_data_store(env)
+    try:
+        if args.verb == "list":
+            return await _list(store, args, out)
+        return await _show(store, args, out)
+    except SessionNotFound as error:
+        return _fail(err, str(error), EXIT_USAGE)
+    except LspAgentError as error:
+        return _fail(err, str(error), EXIT_FAILED)
+    finally:
+        await store.close()
+
+
+async def _list(store: Any, args: argparse.Namespace, out: TextIO) -> int:
+    folder = None if args.all else Path(os.path.realpath(os.getcwd())).as_uri()
+    infos = await store.list_sessions(workspace_folder=folder)
+    if args.json:
+        _print_json(out, {"sessions": [info.to_json() for info in infos]})
+        return EXIT_OK
+    for info in infos:
+        title = info.title or "(untitled)"
+        out.write(f"{info.session_id}  {info.updated_at}  {info.state:<8}  {title}\n")
+    return EXIT_OK
+
+
+async def _show(store: Any, args: argparse.Namespace, out: TextIO) -> int:
+    info = await store.session(args.id)
+    if info is None:
+        raise SessionNotFound(args.id)
+    transcript = await store.transcript(args.id)
+    if args.json:
+        messages = [message.to_json() for message in transcript]
+        _print_json(out, {"session": info.to_json(), "messages": messages})
+        return EXIT_OK
+    out.write(f"# {info.title or '(untitled)'}\n{info.session_id} · {info.workspace_folder}\n")
+    for message in transcript:
+        out.write(f"\n## {message.role} ({message.status})\n")
+        for part in message.to_json()["parts"]:
+            if part["type"] == "tool_call":
+                out.write(f"[{part['toolName']} {part['status']}] {json.dumps(part['input'])}\n")
+            else:
+                out.write(part["text"].rstrip() + "\n")
+    return EXIT_OK
+
+
+def _print_json(out: TextIO, value: Any) -> None:
+    out.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")

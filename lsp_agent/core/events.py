@@ -1,0 +1,75 @@
+"""Domain events: the event log is the truth; everything else is derived from it.
+
+Each event has a ``type`` (below) and a JSON ``data`` object with camelCase keys (it is
+shown as-is by ``sessions history`` and ``agent/session/history``). Every event carries a
+schema ``version`` so it can be upgraded later.
+
+Catalogue (type → data):
+
+- ``session_created``   {sessionId, workspaceFolder (file URI), title, model, mode}
+- ``user_message_admitted`` {messageId, content: ContentBlock[], clientMessageId?}
+  — durable input, not yet in the conversation (the inbox)
+- ``user_message_promoted`` {messageId} — the input joins the conversation
+- ``assistant_message_started`` {messageId, model, step}
+- ``text_delta``        {messageId, partId, text} — a batch of streamed text
+- ``reasoning_delta``   {messageId, partId, text}
+- ``reasoning_ended``   {messageId, partId, signature?, redactedData?}
+- ``tool_call_updated`` {toolCallId, messageId, toolName, status, input?, output?, error?,
+  title?, kind?} — an upsert; status pending|in_progress|completed|failed|cancelled|interrupted
+- ``assistant_message_ended`` {messageId, status: completed|interrupted|failed,
+  finishReason?, error?}
+- ``usage_updated``     {inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens,
+  contextUsed, contextSize, cost?} — session totals; contextUsed is the last call's
+- ``state_changed``     {state: running|requires_action|idle, stopReason?, error?:
+  {message, retryable, retryAt?}}
+- ``title_set``         {title}
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal
+
+import attrs
+
+EVENT_VERSION: Final = 1
+
+EventType = Literal[
+    "session_created",
+    "user_message_admitted",
+    "user_message_promoted",
+    "assistant_message_started",
+    "text_delta",
+    "reasoning_delta",
+    "reasoning_ended",
+    "tool_call_updated",
+    "assistant_message_ended",
+    "usage_updated",
+    "state_changed",
+    "title_set",
+]
+
+
+@attrs.frozen(kw_only=True)
+class NewEvent:
+    """An event about to be appended. ``time`` is ISO 8601 UTC (set by the caller's clock)."""
+
+    type: EventType
+    data: dict[str, Any]
+    time: str
+    version: int = EVENT_VERSION
+
+
+@attrs.frozen(kw_only=True)
+class StoredEvent:
+    """An event as committed: ``seq`` increases by one per session, with no gaps."""
+
+    session_id: str
+    seq: int
+    type: EventType
+    data: dict[str, Any]
+    time: str
+    version: int = EVENT_VERSION
+
+    def to_json(self) -> dict[str, Any]:
+        """The shape of ``agent/session/history`` entries."""
+        return {"seq": self.seq, "type": self.type, "time": self.time, "data": self.data}

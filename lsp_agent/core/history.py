@@ -1,0 +1,85 @@
+"""A pure fold: the transcript projection → the messages the model sees next.
+
+Rules that keep the conversation valid for every provider:
+- every tool call gets exactly one result (unfinished ones read as interrupted);
+- text of an interrupted or failed assistant message is never sent back;
+- consecutive messages of one role are merged (tool results, then a new prompt).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from lsp_agent.core.messages import (
+    Message,
+    Part,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+from lsp_agent.core.transcript import TextPartView, ToolCallView, TranscriptMessage
+
+INTERRUPTED_RESULT = "[Tool execution was interrupted]"
+
+
+def fold(transcript: Sequence[TranscriptMessage]) -> list[Message]:
+    messages: list[Message] = []
+    for entry in transcript:
+        if entry.role == "user":
+            _push(messages, Message(role="user", parts=_user_parts(entry)))
+            continue
+        calls, results = _assistant_parts(entry)
+        if calls:
+            _push(messages, Message(role="assistant", parts=calls))
+        if results:
+            _push(messages, Message(role="user", parts=results))
+    return messages
+
+
+def _user_parts(entry: TranscriptMessage) -> tuple[Part, ...]:
+    return tuple(TextPart(text=part.text) for part in entry.parts if isinstance(part, TextPartView))
+
+
+def _assistant_parts(entry: TranscriptMessage) -> tuple[tuple[Part, ...], tuple[Part, ...]]:
+    keep_text = entry.status in ("completed", "streaming")
+    out: list[Part] = []
+    results: list[Part] = []
+    for part in entry.parts:
+        if isinstance(part, ToolCallView):
+            out.append(
+                ToolCallPart(tool_call_id=part.tool_call_id, name=part.tool_name, input=part.input)
+            )
+            results.append(_result_of(part))
+        elif part.type == "reasoning":
+            if keep_text and (part.signature or part.redacted_data or part.text):
+                out.append(
+                    ReasoningPart(
+                        text=part.text, signature=part.signature, redacted_data=part.redacted_data
+                    )
+                )
+        elif keep_text and part.text:
+            out.append(TextPart(text=part.text))
+    return tuple(out), tuple(results)
+
+
+def _result_of(call: ToolCallView) -> ToolResultPart:
+    if call.status == "completed":
+        return ToolResultPart(tool_call_id=call.tool_call_id, output=call.output or "")
+    if call.status == "failed":
+        text = call.error or call.output or "the tool failed"
+        return ToolResultPart(tool_call_id=call.tool_call_id, output=text, is_error=True)
+    if call.status == "cancelled":
+        text = call.error or "[Tool call was cancelled before it ran]"
+        return ToolResultPart(tool_call_id=call.tool_call_id, output=text, is_error=True)
+    text = call.error or INTERRUPTED_RESULT
+    return ToolResultPart(tool_call_id=call.tool_call_id, output=text, is_error=True)
+
+
+def _push(messages: list[Message], message: Message) -> None:
+    if not message.parts:
+        return
+    if messages and messages[-1].role == message.role:
+        last = messages.pop()
+        message = Message(role=message.role, parts=last.parts + message.parts)
+    messages.append(message)

@@ -1,0 +1,90 @@
+"""The ports the core depends on. Each carries only the methods something calls.
+
+Adapters implement them: ``providers/`` (Provider), ``storage/`` (EventStore), ``tools/``
+(ToolExecutor), ``headless.py`` and later ``lsp/`` (Editor). Tests use the fakes in
+``lsp_agent.testing``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, Protocol
+
+from lsp_agent.core.events import NewEvent, StoredEvent
+from lsp_agent.core.messages import ModelRequest, ToolCallPart, ToolSpec
+from lsp_agent.core.stream import StreamEvent
+from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
+from lsp_agent.core.transcript import SessionInfo, TranscriptMessage
+
+
+class Clock(Protocol):
+    def now(self) -> float:
+        """Wall-clock seconds since the epoch (timestamps people read)."""
+        ...
+
+    def monotonic(self) -> float:
+        """Seconds from an arbitrary origin (durations)."""
+        ...
+
+    async def sleep(self, seconds: float) -> None: ...
+
+
+class IdFactory(Protocol):
+    def new(self, prefix: str) -> str:
+        """A new id, sortable by creation time, e.g. ``ses_01J…``."""
+        ...
+
+
+class Provider(Protocol):
+    """Turns one request into one normalized stream. Raises ``ProviderError`` on failure."""
+
+    @property
+    def name(self) -> str: ...
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]: ...
+
+
+class EventStore(Protocol):
+    """The event log and the projections written in the same transaction."""
+
+    async def append(self, session_id: str, events: Sequence[NewEvent]) -> list[StoredEvent]:
+        """Append atomically; assigns per-session ``seq`` and updates the projections."""
+        ...
+
+    async def session(self, session_id: str) -> SessionInfo | None: ...
+
+    async def transcript(self, session_id: str) -> list[TranscriptMessage]:
+        """Promoted user messages and assistant messages, in order (the projection)."""
+        ...
+
+    async def pending_inputs(self, session_id: str) -> list[str]:
+        """Message ids admitted but not yet promoted, oldest first."""
+        ...
+
+    async def inbox_content(self, message_id: str) -> list[dict[str, Any]]:
+        """The ContentBlocks of an admitted user message."""
+        ...
+
+    async def find_admitted(self, session_id: str, client_message_id: str) -> str | None:
+        """The message id already admitted under ``client_message_id``, if any."""
+        ...
+
+
+class ToolExecutor(Protocol):
+    """The tool registry as the loop sees it: schemas out, calls in, results as values."""
+
+    def specs(self) -> tuple[ToolSpec, ...]: ...
+
+    async def execute(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolOutcome: ...
+
+
+class Editor(Protocol):
+    """What the core needs from whoever hosts it (an editor, the terminal, a test)."""
+
+    async def publish(self, event: StoredEvent) -> None:
+        """A committed event, in ``seq`` order; the host renders it (or not)."""
+        ...
+
+    async def open_document_text(self, path: str) -> str | None:
+        """The editor's buffer for ``path`` (unsaved text included) or None if not open."""
+        ...

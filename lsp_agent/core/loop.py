@@ -1,0 +1,379 @@
+"""One turn: ask the model, run the tools it calls, feed the results back, repeat.
+
+Everything that happens is an event (through the :class:`Recorder`), so a crash or a
+cancellation leaves a log from which the turn can be understood and continued.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from typing import Any, Literal
+
+import attrs
+
+from lsp_agent.core import prompts
+from lsp_agent.core.clock import iso_time
+from lsp_agent.core.errors import ProviderError
+from lsp_agent.core.history import fold
+from lsp_agent.core.interfaces import Clock, EventStore, IdFactory, Provider, ToolExecutor
+from lsp_agent.core.messages import (
+    Message,
+    ModelRequest,
+    SystemBlock,
+    TextPart,
+    ThinkingConfig,
+    ToolCallPart,
+    Usage,
+)
+from lsp_agent.core.models import ModelInfo
+from lsp_agent.core.recorder import Recorder
+from lsp_agent.core.retry import RetryPolicy
+from lsp_agent.core.stream import (
+    Finished,
+    FinishReason,
+    ReasoningDelta,
+    ReasoningEnded,
+    StreamEvent,
+    TextDelta,
+    ToolCallEnded,
+    ToolCallStarted,
+    UsageReported,
+)
+from lsp_agent.core.tooling import ToolCallContext
+from lsp_agent.core.transcript import SessionUsage
+
+StopReason = Literal["end_turn", "max_steps", "cancelled", "error", "refusal"]
+
+TOOL_KINDS = {
+    "read": "read",
+    "write": "edit",
+    "edit": "edit",
+    "apply_patch": "edit",
+    "list": "search",
+    "glob": "search",
+    "grep": "search",
+    "bash": "execute",
+    "webfetch": "fetch",
+}
+
+
+@attrs.frozen(kw_only=True)
+class TurnConfig:
+    model: ModelInfo
+    system: tuple[SystemBlock, ...]
+    workspace_roots: tuple[str, ...]
+    max_steps: int = 50
+    retry: RetryPolicy = RetryPolicy()
+    thinking: ThinkingConfig | None = None
+
+
+@attrs.frozen(kw_only=True)
+class TurnOutcome:
+    stop_reason: StopReason
+    steps: int
+    error: ProviderError | None = None
+
+
+@attrs.define
+class _StepState:
+    """What one streamed response produced (assistant message ``message_id``)."""
+
+    message_id: str
+    call_ids: dict[str, str] = attrs.Factory(dict)  # provider's id → ours (unique everywhere)
+    part_id: str | None = None
+    part_type: Literal["text_delta", "reasoning_delta"] | None = None
+    calls: list[ToolCallEnded] = attrs.Factory(list)
+    usage: Usage = Usage()
+    finish: FinishReason = "end_turn"
+
+
+class TurnRunner:
+    """Runs the turn of one session. One instance per turn; not reused."""
+
+    def __init__(
+        self,
+        *,
+        session_id: str,
+        config: TurnConfig,
+        store: EventStore,
+        provider: Provider,
+        tools: ToolExecutor,
+        recorder: Recorder,
+        clock: Clock,
+        ids: IdFactory,
+        on_first_answer: Callable[[], None] | None = None,
+    ) -> None:
+        """``on_first_answer`` runs once the model has answered (side work such as a title
+        waits for it, so a bad key or an outage costs one request, not two)."""
+        self._on_first_answer = on_first_answer
+        self._session_id = session_id
+        self._config = config
+        self._store = store
+        self._provider = provider
+        self._tools = tools
+        self._rec = recorder
+        self._clock = clock
+        self._ids = ids
+        self._open_message: str | None = None
+        self._open_tools: dict[str, dict[str, Any]] = {}
+        self._usage = SessionUsage()
+
+    async def run(self) -> TurnOutcome:
+        info = await self._store.session(self._session_id)
+        if info is not None:
+            self._usage = info.usage
+        step = 0
+        try:
+            await self._rec.emit("state_changed", {"state": "running"})
+            await self._promote_pending()
+            while True:
+                step += 1
+                last = step >= self._config.max_steps
+                state = await self._step(step, last)
+                if state.finish == "refusal":
+                    return await self._end("refusal", step)
+                if last:
+                    return await self._end("max_steps", step)
+                if not state.calls:
+                    return await self._end("end_turn", step)
+        except ProviderError as error:
+            await self._rec.emit(
+                "state_changed",
+                {
+                    "state": "idle",
+                    "stopReason": "error",
+                    "error": {"message": str(error), "retryable": error.retryable},
+                },
+            )
+            return TurnOutcome(stop_reason="error", steps=step, error=error)
+        except asyncio.CancelledError:
+            await asyncio.shield(self._record_cancel())
+            raise
+
+    async def _end(self, reason: StopReason, steps: int) -> TurnOutcome:
+        await self._rec.emit("state_changed", {"state": "idle", "stopReason": reason})
+        return TurnOutcome(stop_reason=reason, steps=steps)
+
+    async def _promote_pending(self) -> None:
+        for message_id, content in await self._pending_inputs():
+            await self._rec.emit(
+                "user_message_promoted", {"messageId": message_id, "content": content}
+            )
+
+    async def _pending_inputs(self) -> list[tuple[str, list[dict[str, Any]]]]:
+        pending = []
+        for message_id in await self._store.pending_inputs(self._session_id):
+            pending.append((message_id, await self._store.inbox_content(message_id)))
+        return pending
+
+    # -- one step ------------------------------------------------------------------
+
+    async def _step(self, step: int, last: bool) -> _StepState:
+        request = await self._request(last)
+        state = _StepState(message_id=self._ids.new("msg"))
+        self._open_message = state.message_id
+        await self._rec.emit(
+            "assistant_message_started",
+            {"messageId": state.message_id, "model": self._config.model.ref, "step": step},
+        )
+        try:
+            async for event in self._stream_with_retry(request):
+                await self._on_stream_event(state, event)
+        except ProviderError as error:
+            await self._rec.emit(
+                "assistant_message_ended",
+                {"messageId": state.message_id, "status": "failed", "error": str(error)},
+            )
+            self._open_message = None
+            raise
+        if self._on_first_answer is not None:
+            self._on_first_answer()
+            self._on_first_answer = None
+        await self._record_usage(state.usage)
+        await self._rec.emit(
+            "assistant_message_ended",
+            {"messageId": state.message_id, "status": "completed", "finishReason": state.finish},
+        )
+        self._open_message = None
+        for call in state.calls:
+            await self._run_tool(state.message_id, call, refuse=last)
+        return state
+
+    async def _request(self, last: bool) -> ModelRequest:
+        messages = fold(await self._store.transcript(self._session_id))
+        if last:
+            messages = _with_wrap_up(messages, prompts.load("max_steps"))
+        return ModelRequest(
+            model=self._config.model.model,
+            system=self._config.system,
+            messages=tuple(messages),
+            tools=self._tools.specs(),
+            tool_choice="none" if last else "auto",
+            max_output_tokens=self._config.model.max_output,
+            thinking=self._config.thinking,
+        )
+
+    async def _stream_with_retry(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        policy = self._config.retry
+        attempt = 0
+        while True:
+            started = False
+            try:
+                async for event in self._provider.stream(request):
+                    started = True
+                    yield event
+                return
+            except ProviderError as error:
+                if started or not policy.should_retry(error, attempt):
+                    raise
+                delay = policy.delay(error, attempt)
+                attempt += 1
+                retry_at = iso_time(self._clock.now() + delay)
+                await self._rec.emit(
+                    "state_changed",
+                    {
+                        "state": "running",
+                        "error": {"message": str(error), "retryable": True, "retryAt": retry_at},
+                    },
+                )
+                await self._clock.sleep(delay)
+
+    async def _on_stream_event(self, state: _StepState, event: StreamEvent) -> None:
+        if isinstance(event, TextDelta | ReasoningDelta):
+            kind: Literal["text_delta", "reasoning_delta"] = (
+                "text_delta" if isinstance(event, TextDelta) else "reasoning_delta"
+            )
+            if state.part_type != kind or state.part_id is None:
+                state.part_id, state.part_type = self._ids.new("prt"), kind
+            await self._rec.delta(kind, state.message_id, state.part_id, event.text)
+        elif isinstance(event, ReasoningEnded):
+            part_id = state.part_id if state.part_type == "reasoning_delta" else None
+            if part_id is None:
+                part_id = self._ids.new("prt")
+                await self._rec.delta("reasoning_delta", state.message_id, part_id, "")
+            data: dict[str, Any] = {"messageId": state.message_id, "partId": part_id}
+            if event.signature is not None:
+                data["signature"] = event.signature
+            if event.redacted_data is not None:
+                data["redactedData"] = event.redacted_data
+            await self._rec.emit("reasoning_ended", data)
+            state.part_id, state.part_type = None, None
+        elif isinstance(event, ToolCallStarted):
+            state.part_id, state.part_type = None, None
+            call_id = self._call_id(state, event.tool_call_id)
+            await self._tool_update(
+                state.message_id, call_id, event.name, status="pending", input={}
+            )
+        elif isinstance(event, ToolCallEnded):
+            call = attrs.evolve(event, tool_call_id=self._call_id(state, event.tool_call_id))
+            state.calls.append(call)
+            await self._tool_update(
+                state.message_id, call.tool_call_id, call.name, status="pending", input=call.input
+            )
+        elif isinstance(event, UsageReported):
+            state.usage = event.usage
+        elif isinstance(event, Finished):
+            state.finish = event.reason
+
+    def _call_id(self, state: _StepState, provider_id: str) -> str:
+        """Our own id for a tool call: some servers reuse ids like ``call_0`` every step.
+
+        Providers only need tool calls and results to match within a request, so the
+        history sends our id back and the provider's is not kept.
+        """
+        if provider_id not in state.call_ids:
+            state.call_ids[provider_id] = self._ids.new("call")
+        return state.call_ids[provider_id]
+
+    # -- tools -------------------------------------------------------------------------
+
+    async def _run_tool(self, message_id: str, call: ToolCallEnded, *, refuse: bool) -> None:
+        call_id, name = call.tool_call_id, call.name
+        if refuse:
+            error = (
+                f"Tools are disabled after the maximum number of steps "
+                f"({self._config.max_steps}); the call was not run."
+            )
+            await self._tool_update(message_id, call_id, name, status="failed", error=error)
+            return
+        if call.parse_error is not None:
+            error = (
+                f"The {name} tool was called with arguments that are not valid JSON: "
+                f"{call.parse_error}"
+            )
+            await self._tool_update(message_id, call_id, name, status="failed", error=error)
+            return
+        await self._tool_update(message_id, call_id, name, status="in_progress")
+        ctx = ToolCallContext(
+            session_id=self._session_id,
+            message_id=message_id,
+            tool_call_id=call_id,
+            workspace_roots=self._config.workspace_roots,
+        )
+        part = ToolCallPart(tool_call_id=call_id, name=name, input=call.input)
+        outcome = await self._tools.execute(part, ctx)
+        fields: dict[str, Any] = {"title": outcome.title} if outcome.title else {}
+        if outcome.is_error:
+            fields["error"] = outcome.output
+        else:
+            fields["output"] = outcome.output
+        status = "failed" if outcome.is_error else "completed"
+        await self._tool_update(message_id, call_id, name, status=status, **fields)
+
+    async def _tool_update(
+        self, message_id: str, call_id: str, name: str, *, status: str, **fields: Any
+    ) -> None:
+        data = {"toolCallId": call_id, "messageId": message_id, "toolName": name, "status": status}
+        data["kind"] = TOOL_KINDS.get(name, "other")
+        data.update(fields)
+        if status in ("pending", "in_progress"):
+            self._open_tools[call_id] = data
+        else:
+            self._open_tools.pop(call_id, None)
+        await self._rec.emit("tool_call_updated", data)
+
+    # -- bookkeeping -------------------------------------------------------------------
+
+    async def _record_usage(self, usage: Usage) -> None:
+        model = self._config.model
+        before = self._usage
+        step_cost = model.cost(usage)
+        cost = before.cost
+        if step_cost is not None:
+            cost = (cost or 0.0) + step_cost
+        self._usage = SessionUsage(
+            input_tokens=before.input_tokens + usage.input_tokens,
+            output_tokens=before.output_tokens + usage.output_tokens,
+            cache_read_tokens=before.cache_read_tokens + usage.cache_read_tokens,
+            cache_write_tokens=before.cache_write_tokens + usage.cache_write_tokens,
+            context_used=usage.context_tokens,
+            context_size=model.context_window,
+            cost=cost,
+        )
+        await self._rec.emit("usage_updated", self._usage.to_json())
+
+    async def _record_cancel(self) -> None:
+        """Leave the log consistent: open message interrupted, running tools interrupted."""
+        await self._rec.close()
+        if self._open_message is not None:
+            await self._rec.emit(
+                "assistant_message_ended",
+                {"messageId": self._open_message, "status": "interrupted"},
+            )
+        for data in list(self._open_tools.values()):
+            was_running = data["status"] == "in_progress"
+            status = "interrupted" if was_running else "cancelled"
+            note = "interrupted by the user" if was_running else "cancelled before it ran"
+            await self._rec.emit("tool_call_updated", {**data, "status": status, "error": note})
+        self._open_tools.clear()
+        await self._rec.emit("state_changed", {"state": "idle", "stopReason": "cancelled"})
+
+
+def _with_wrap_up(messages: list[Message], instruction: str) -> list[Message]:
+    """Append the wrap-up instruction to the final user message (roles keep alternating)."""
+    wrap = TextPart(text=instruction)
+    if messages and messages[-1].role == "user":
+        last = messages[-1]
+        return [*messages[:-1], Message(role="user", parts=(*last.parts, wrap))]
+    return [*messages, Message(role="user", parts=(wrap,))]

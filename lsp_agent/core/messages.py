@@ -1,0 +1,123 @@
+"""The provider-neutral conversation: what the model sees and what it sends back.
+
+Providers translate these into their wire formats; nothing here knows about any SDK.
+Tool results travel in a ``user`` message (the Anthropic shape); the OpenAI provider
+splits them into ``tool`` role messages.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import attrs
+
+Role = Literal["user", "assistant"]
+
+
+@attrs.frozen(kw_only=True)
+class TextPart:
+    text: str
+
+
+@attrs.frozen(kw_only=True)
+class ReasoningPart:
+    """Model thinking. ``signature`` (Anthropic) must be sent back unchanged across tool turns."""
+
+    text: str
+    signature: str | None = None
+    redacted_data: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ToolCallPart:
+    tool_call_id: str
+    name: str
+    input: dict[str, Any]
+
+
+@attrs.frozen(kw_only=True)
+class ToolResultPart:
+    tool_call_id: str
+    output: str
+    is_error: bool = False
+
+
+Part = TextPart | ReasoningPart | ToolCallPart | ToolResultPart
+
+
+@attrs.frozen(kw_only=True)
+class Message:
+    role: Role
+    parts: tuple[Part, ...]
+
+
+@attrs.frozen(kw_only=True)
+class Usage:
+    """Token counts as the provider reported them (never estimated).
+
+    ``input_tokens`` excludes cached tokens; the context in use is the sum of the three
+    input counts plus the output.
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    @property
+    def context_tokens(self) -> int:
+        return (
+            self.input_tokens
+            + self.cache_read_tokens
+            + self.cache_write_tokens
+            + self.output_tokens
+        )
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+        )
+
+
+@attrs.frozen(kw_only=True)
+class SystemBlock:
+    """One block of the system prompt. ``cache`` marks the end of a stable prefix."""
+
+    text: str
+    cache: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class ToolSpec:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+@attrs.frozen(kw_only=True)
+class ThinkingConfig:
+    budget_tokens: int = 4000
+
+
+ToolChoice = Literal["auto", "none"]
+
+
+@attrs.frozen(kw_only=True)
+class ModelRequest:
+    """Everything one model call needs, in provider-neutral form.
+
+    ``model`` is the provider's own model id (without the ``provider/`` prefix).
+    """
+
+    model: str
+    system: tuple[SystemBlock, ...]
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSpec, ...] = ()
+    tool_choice: ToolChoice = "auto"
+    max_output_tokens: int = 8192
+    thinking: ThinkingConfig | None = None

@@ -1,0 +1,91 @@
+"""Appends events and hands each committed one to the editor, in ``seq`` order.
+
+Streamed text arrives in many tiny deltas; committing each would cost a transaction per
+token. Deltas of one part are coalesced for at most ``batch_window`` seconds (16 ms, the
+protocol's bound) and committed as one event; any other event flushes them first, so the
+log keeps the order in which things happened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from lsp_agent.core.clock import iso_time
+from lsp_agent.core.events import EventType, NewEvent, StoredEvent
+from lsp_agent.core.interfaces import Clock, Editor, EventStore
+
+DELTA_BATCH_WINDOW = 0.016
+
+
+class Recorder:
+    def __init__(
+        self,
+        *,
+        session_id: str,
+        store: EventStore,
+        editor: Editor,
+        clock: Clock,
+        batch_window: float = DELTA_BATCH_WINDOW,
+    ) -> None:
+        self._session_id = session_id
+        self._store = store
+        self._editor = editor
+        self._clock = clock
+        self._window = batch_window
+        self._lock = asyncio.Lock()
+        self._pending: tuple[EventType, str, str] | None = None  # (type, messageId, partId)
+        self._pending_text: list[str] = []
+        self._flusher: asyncio.Task[None] | None = None
+
+    async def emit(self, type_: EventType, data: dict[str, Any]) -> StoredEvent:
+        async with self._lock:
+            await self._flush_locked()
+            return (await self._append_locked([(type_, data)]))[0]
+
+    async def delta(self, type_: EventType, message_id: str, part_id: str, text: str) -> None:
+        """Buffer streamed text; committed within the batch window."""
+        async with self._lock:
+            key = (type_, message_id, part_id)
+            if self._pending is not None and self._pending != key:
+                await self._flush_locked()
+            self._pending = key
+            self._pending_text.append(text)
+            if self._flusher is None or self._flusher.done():
+                self._flusher = asyncio.create_task(self._flush_after_window())
+
+    async def flush(self) -> None:
+        async with self._lock:
+            await self._flush_locked()
+
+    async def close(self) -> None:
+        """Commit what is buffered and stop the timer (also safe after a cancellation)."""
+        await self.flush()
+        flusher = self._flusher
+        if flusher is not None and not flusher.done():
+            flusher.cancel()
+            await asyncio.gather(flusher, return_exceptions=True)
+
+    async def _flush_after_window(self) -> None:
+        await asyncio.sleep(self._window)
+        async with self._lock:
+            await self._flush_locked()
+
+    async def _flush_locked(self) -> None:
+        if self._pending is None:
+            return
+        type_, message_id, part_id = self._pending
+        text = "".join(self._pending_text)
+        self._pending, self._pending_text = None, []
+        data = {"messageId": message_id, "partId": part_id, "text": text}
+        await self._append_locked([(type_, data)])
+
+    async def _append_locked(
+        self, items: list[tuple[EventType, dict[str, Any]]]
+    ) -> list[StoredEvent]:
+        now = iso_time(self._clock.now())
+        events = [NewEvent(type=t, data=d, time=now) for t, d in items]
+        stored = await self._store.append(self._session_id, events)
+        for event in stored:
+            await self._editor.publish(event)
+        return stored

@@ -1,0 +1,186 @@
+"""SessionService: the core's front door for every adapter (CLI, language server, tests).
+
+Input is admitted (made durable) before anything else happens; a turn then promotes it
+into the conversation and runs the loop. Titles are made on the side and never block.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import PurePosixPath
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+import attrs
+
+from lsp_agent.core import prompts
+from lsp_agent.core.clock import iso_time
+from lsp_agent.core.errors import SessionNotFound
+from lsp_agent.core.events import NewEvent
+from lsp_agent.core.interfaces import Clock, Editor, EventStore, IdFactory, Provider, ToolExecutor
+from lsp_agent.core.loop import TurnConfig, TurnOutcome, TurnRunner
+from lsp_agent.core.messages import SystemBlock, ThinkingConfig
+from lsp_agent.core.models import ModelInfo
+from lsp_agent.core.recorder import Recorder
+from lsp_agent.core.retry import RetryPolicy
+from lsp_agent.core.title import generate_title
+from lsp_agent.core.transcript import SessionInfo
+
+
+@attrs.frozen(kw_only=True)
+class AgentOptions:
+    """The settings the core reads, already resolved by the composition root."""
+
+    model: ModelInfo
+    mode: str = "build"
+    max_steps: int = 50
+    retry: RetryPolicy = RetryPolicy()
+    thinking: ThinkingConfig | None = None
+    titles: bool = True
+
+
+class SessionService:
+    def __init__(
+        self,
+        *,
+        store: EventStore,
+        provider: Provider,
+        tools: ToolExecutor,
+        editor: Editor,
+        clock: Clock,
+        ids: IdFactory,
+        options: AgentOptions,
+    ) -> None:
+        self._store = store
+        self._provider = provider
+        self._tools = tools
+        self._editor = editor
+        self._clock = clock
+        self._ids = ids
+        self._options = options
+        self._background: set[asyncio.Task[None]] = set()
+
+    async def create(self, *, workspace_folder: str, title: str = "") -> str:
+        """A new, empty session; ``workspace_folder`` is an absolute, realpath-ed folder."""
+        session_id = self._ids.new("ses")
+        data = {
+            "sessionId": session_id,
+            "workspaceFolder": _file_uri(workspace_folder),
+            "title": title,
+            "model": self._options.model.ref,
+            "mode": self._options.mode,
+        }
+        event = NewEvent(type="session_created", data=data, time=iso_time(self._clock.now()))
+        for stored in await self._store.append(session_id, [event]):
+            await self._editor.publish(stored)
+        return session_id
+
+    async def admit(
+        self,
+        session_id: str,
+        content: list[dict[str, Any]],
+        *,
+        client_message_id: str | None = None,
+    ) -> str:
+        """Make the input durable and return its message id (idempotent per client id)."""
+        await self._require(session_id)
+        if client_message_id is not None:
+            existing = await self._store.find_admitted(session_id, client_message_id)
+            if existing is not None:
+                return existing
+        message_id = self._ids.new("msg")
+        data: dict[str, Any] = {"messageId": message_id, "content": content}
+        if client_message_id is not None:
+            data["clientMessageId"] = client_message_id
+        event = NewEvent(type="user_message_admitted", data=data, time=iso_time(self._clock.now()))
+        for stored in await self._store.append(session_id, [event]):
+            await self._editor.publish(stored)
+        return message_id
+
+    async def run_turn(self, session_id: str, *, max_steps: int | None = None) -> TurnOutcome:
+        """Promote pending input and run the loop until the model stops (or a limit)."""
+        info = await self._require(session_id)
+        recorder = Recorder(
+            session_id=session_id, store=self._store, editor=self._editor, clock=self._clock
+        )
+        folder = _path_of(info.workspace_folder)
+        start_title = None
+        if self._options.titles and not info.title:
+            start_title = await self._title_starter(session_id, recorder)
+        runner = TurnRunner(
+            session_id=session_id,
+            config=self._turn_config(folder, max_steps),
+            store=self._store,
+            provider=self._provider,
+            tools=self._tools,
+            recorder=recorder,
+            clock=self._clock,
+            ids=self._ids,
+            on_first_answer=start_title,
+        )
+        try:
+            return await runner.run()
+        finally:
+            await recorder.close()
+
+    async def drain(self, timeout: float) -> None:
+        """Give side work (titles) up to ``timeout`` seconds to finish, then stop it."""
+        if not self._background:
+            return
+        _, pending = await asyncio.wait(self._background, timeout=timeout)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+
+    def _turn_config(self, folder: str, max_steps: int | None) -> TurnConfig:
+        options = self._options
+        prompt = prompts.load("plan" if options.mode == "plan" else "build")
+        system = f"{prompt}\nWorkspace folder: {folder}\n"
+        return TurnConfig(
+            model=options.model,
+            system=(SystemBlock(text=system, cache=True),),
+            workspace_roots=(folder,),
+            max_steps=max_steps if max_steps is not None else options.max_steps,
+            retry=options.retry,
+            thinking=options.thinking,
+        )
+
+    async def _title_starter(
+        self, session_id: str, recorder: Recorder
+    ) -> Callable[[], None] | None:
+        """A callback that starts the title side request for the first pending prompt."""
+        pending = await self._store.pending_inputs(session_id)
+        if not pending:
+            return None
+        blocks = await self._store.inbox_content(pending[0])
+        text = "\n".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+        if not text.strip():
+            return None
+
+        async def make_title() -> None:
+            title = await generate_title(self._provider, self._options.model.model, text)
+            if title:
+                await recorder.emit("title_set", {"title": title})
+
+        def start() -> None:
+            task = asyncio.create_task(make_title())
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+        return start
+
+    async def _require(self, session_id: str) -> SessionInfo:
+        info = await self._store.session(session_id)
+        if info is None:
+            raise SessionNotFound(session_id)
+        return info
+
+
+def _file_uri(path: str) -> str:
+    return PurePosixPath(path).as_uri()
+
+
+def _path_of(uri: str) -> str:
+    parsed = urlparse(uri)
+    return unquote(parsed.path) if parsed.scheme == "file" else uri

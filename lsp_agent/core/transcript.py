@@ -1,0 +1,118 @@
+"""Read models: a session's summary and its transcript, as the projections hold them.
+
+These are what ``sessions show`` prints and what the loop folds into model messages.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import attrs
+
+SessionState = Literal["running", "requires_action", "idle"]
+MessageStatus = Literal["streaming", "completed", "interrupted", "failed"]
+ToolStatus = Literal["pending", "in_progress", "completed", "failed", "cancelled", "interrupted"]
+
+
+@attrs.frozen(kw_only=True)
+class SessionUsage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    context_used: int = 0
+    context_size: int = 0
+    cost: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "inputTokens": self.input_tokens,
+            "outputTokens": self.output_tokens,
+            "cacheReadTokens": self.cache_read_tokens,
+            "cacheWriteTokens": self.cache_write_tokens,
+            "contextUsed": self.context_used,
+            "contextSize": self.context_size,
+        }
+        if self.cost is not None:
+            out["cost"] = self.cost
+        return out
+
+
+@attrs.frozen(kw_only=True)
+class SessionInfo:
+    session_id: str
+    title: str
+    workspace_folder: str
+    created_at: str
+    updated_at: str
+    state: SessionState
+    model: str
+    mode: str
+    usage: SessionUsage = SessionUsage()
+
+    def to_json(self) -> dict[str, Any]:
+        """The contract's session summary (``agent/session/list`` entries)."""
+        return {
+            "sessionId": self.session_id,
+            "title": self.title,
+            "workspaceFolder": self.workspace_folder,
+            "createdAt": self.created_at,
+            "updatedAt": self.updated_at,
+            "state": self.state,
+            "usage": self.usage.to_json(),
+        }
+
+
+@attrs.frozen(kw_only=True)
+class TextPartView:
+    part_id: str
+    type: Literal["text", "reasoning"]
+    text: str
+    signature: str | None = None
+    redacted_data: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "text": self.text}
+
+
+@attrs.frozen(kw_only=True)
+class ToolCallView:
+    tool_call_id: str
+    tool_name: str
+    status: ToolStatus
+    input: dict[str, Any]
+    output: str | None = None
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "type": "tool_call",
+            "toolCallId": self.tool_call_id,
+            "toolName": self.tool_name,
+            "status": self.status,
+            "input": self.input,
+        }
+        if self.output is not None:
+            out["output"] = self.output
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+
+PartView = TextPartView | ToolCallView
+
+
+@attrs.frozen(kw_only=True)
+class TranscriptMessage:
+    message_id: str
+    role: Literal["user", "assistant"]
+    status: MessageStatus
+    parts: tuple[PartView, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "messageId": self.message_id,
+            "role": self.role,
+            "status": self.status,
+            "parts": [p.to_json() for p in self.parts],
+        }

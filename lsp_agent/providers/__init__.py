@@ -1,0 +1,60 @@
+"""Model providers behind the core's ``Provider`` port, and the factory that builds them.
+
+Importing this package loads neither SDK: :func:`make_provider` imports only the module of the
+provider type it builds. Endpoints come from the configuration or the SDKs' own variables
+(``ANTHROPIC_BASE_URL``, ``OPENAI_BASE_URL``); keys are read from ``env`` on every request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Literal
+
+from lsp_agent.core.interfaces import Provider
+
+if TYPE_CHECKING:
+    import httpx2
+
+__all__ = ["ProviderType", "make_provider"]
+
+ProviderType = Literal["anthropic", "openai", "openai-compatible"]
+
+
+def make_provider(
+    provider_type: ProviderType,
+    *,
+    name: str,
+    base_url: str | None,
+    api_key_env: str | None,
+    env: Mapping[str, str],
+    http_client: httpx2.AsyncClient | None = None,
+) -> Provider:
+    """Build the provider ``name`` of type ``provider_type``.
+
+    ``api_key_env`` names the variable holding the key (default: the SDK's own variable); an
+    ``openai-compatible`` provider without one sends a placeholder key, as local servers need none.
+    ``env`` is kept, not copied, so a key set later is picked up by the next request.
+    """
+    if provider_type == "anthropic":
+        from lsp_agent.providers import anthropic
+
+        return anthropic.AnthropicProvider(
+            name=name,
+            base_url=base_url or env.get("ANTHROPIC_BASE_URL"),
+            api_key_env=api_key_env or anthropic.DEFAULT_KEY_ENV,
+            env=env,
+            http_client=http_client,
+        )
+    if provider_type not in ("openai", "openai-compatible"):
+        raise ValueError(f"unknown provider type {provider_type!r}")
+    from lsp_agent.providers import openai
+
+    compatible = provider_type == "openai-compatible"
+    return openai.OpenAIProvider(
+        name=name,
+        base_url=base_url or env.get("OPENAI_BASE_URL"),
+        api_key_env=api_key_env if compatible else (api_key_env or openai.DEFAULT_KEY_ENV),
+        env=env,
+        compatible=compatible,
+        http_client=http_client,
+    )

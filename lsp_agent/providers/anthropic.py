@@ -1,0 +1,316 @@
+"""Anthropic Messages API: a :class:`ModelRequest` in, the normalized stream out.
+
+The request keeps its prefix byte-stable and marks it for prompt caching (system blocks flagged
+``cache``, the last tool, the last block of the final message; at most four breakpoints, the
+API's limit). Thinking blocks go back with their signatures so tool turns keep their reasoning.
+The key is read from the environment on every call; the SDK client is rebuilt when it changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import anthropic
+import attrs
+import httpx2
+from anthropic import types as wire
+
+from lsp_agent.core.messages import (
+    Message,
+    ModelRequest,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    Usage,
+)
+from lsp_agent.core.stream import (
+    Finished,
+    FinishReason,
+    ReasoningDelta,
+    ReasoningEnded,
+    StreamEvent,
+    TextDelta,
+    ToolCallArgsDelta,
+    ToolCallEnded,
+    ToolCallStarted,
+    UsageReported,
+)
+from lsp_agent.providers.errors import anthropic_error, missing_key, parse_tool_input, truncated
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
+
+_MAX_BREAKPOINTS = 4  # the API rejects requests with more cache_control markers
+_MIN_THINKING_BUDGET = 1024  # the API's minimum budget_tokens
+_EPHEMERAL = {"type": "ephemeral"}
+_STOP_REASONS: dict[str, FinishReason] = {
+    "end_turn": "end_turn",
+    "stop_sequence": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "refusal": "refusal",
+}
+
+
+class AnthropicProvider:
+    """Streams Claude responses. Raises ``ProviderError`` (see ``providers/errors.py``)."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        base_url: str | None,
+        api_key_env: str,
+        env: Mapping[str, str],
+        http_client: httpx2.AsyncClient | None = None,
+    ) -> None:
+        self._name = name
+        # Always explicit: otherwise the SDK would consult os.environ, not the env we were given.
+        self._base_url = base_url or DEFAULT_BASE_URL
+        self._key_env = api_key_env
+        self._env = env
+        self._http_client = http_client
+        self._cached: tuple[str, anthropic.AsyncAnthropic] | None = None
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        key = self._env.get(self._key_env)
+        if not key:
+            raise missing_key(self._key_env, provider=self._name)
+        client = self._client(key)
+        translator = _Translator()
+        started = False
+        try:
+            # Typed by hand: with **params mypy cannot pick the streaming overload of create().
+            response: anthropic.AsyncStream[wire.RawMessageStreamEvent]
+            response = await client.messages.create(**request_params(request), stream=True)
+            async with response:
+                async for raw_event in response:
+                    for event in translator.feed(raw_event):
+                        started = True
+                        yield event
+        except (anthropic.AnthropicError, httpx2.HTTPError, ValueError) as exc:
+            # ValueError: a malformed SSE payload (bad JSON) from the server or a proxy.
+            raise anthropic_error(
+                exc, provider=self._name, key_env=self._key_env, secret=key, started=started
+            ) from exc
+        if not translator.finished:
+            raise truncated(provider=self._name, started=started)
+
+    def _client(self, key: str) -> anthropic.AsyncAnthropic:
+        if self._cached is None or self._cached[0] != key:
+            client = anthropic.AsyncAnthropic(
+                api_key=key,
+                base_url=self._base_url,
+                max_retries=0,  # retries are the core's decision, made once for every provider
+                http_client=self._http_client,
+            )
+            self._cached = (key, client)
+        return self._cached[1]
+
+
+def request_params(request: ModelRequest) -> dict[str, Any]:
+    """The JSON body of ``POST /v1/messages`` (minus ``stream``), as plain data."""
+    system = [{"type": "text", "text": block.text} for block in request.system]
+    tools = [
+        {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+        for t in request.tools
+    ]
+    messages = [m for m in (_message(m) for m in request.messages) if m["content"]]
+    _mark_cache(request, system, tools, messages)
+    params: dict[str, Any] = {
+        "model": request.model,
+        "max_tokens": request.max_output_tokens,
+        "messages": messages,
+    }
+    if system:
+        params["system"] = system
+    if tools:
+        # tool_choice "none" keeps the tools in the request so the cached prefix still matches.
+        params["tools"] = tools
+        params["tool_choice"] = {"type": request.tool_choice}
+    if request.thinking is not None:
+        budget = max(request.thinking.budget_tokens, _MIN_THINKING_BUDGET)
+        params["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        if request.max_output_tokens <= budget:
+            # Thinking counts toward max_tokens, which must exceed the budget.
+            params["max_tokens"] = budget + request.max_output_tokens
+    return params
+
+
+def _message(message: Message) -> dict[str, Any]:
+    blocks: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, TextPart):
+            if part.text:  # the API rejects empty text blocks
+                blocks.append({"type": "text", "text": part.text})
+        elif isinstance(part, ReasoningPart):
+            if part.redacted_data is not None:
+                blocks.append({"type": "redacted_thinking", "data": part.redacted_data})
+            elif part.signature is not None:
+                blocks.append(
+                    {"type": "thinking", "thinking": part.text, "signature": part.signature}
+                )
+            # Unsigned reasoning (e.g. from another provider) cannot be sent back; drop it.
+        elif isinstance(part, ToolCallPart):
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": part.tool_call_id,
+                    "name": part.name,
+                    "input": part.input,
+                }
+            )
+        else:
+            blocks.append(_tool_result(part))
+    # The API wants tool results first in a user message.
+    blocks.sort(key=lambda b: b["type"] != "tool_result")
+    return {"role": message.role, "content": blocks}
+
+
+def _tool_result(part: ToolResultPart) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": part.tool_call_id}
+    if part.output:
+        block["content"] = part.output
+    if part.is_error:
+        block["is_error"] = True
+    return block
+
+
+def _mark_cache(
+    request: ModelRequest,
+    system: list[dict[str, Any]],
+    tools: list[dict[str, Any]],
+    messages: list[dict[str, Any]],
+) -> None:
+    """Breakpoints: the last tool, the end of the conversation, then flagged system blocks."""
+    marks: list[dict[str, Any]] = []
+    if tools:
+        marks.append(tools[-1])
+    if messages:
+        cacheable = [
+            b for b in messages[-1]["content"] if b["type"] not in ("thinking", "redacted_thinking")
+        ]
+        if cacheable:
+            marks.append(cacheable[-1])
+    flagged = [block for block, spec in zip(system, request.system, strict=True) if spec.cache]
+    room = _MAX_BREAKPOINTS - len(marks)
+    # The later a flagged block, the more of the prefix its breakpoint covers.
+    marks.extend(flagged[-room:] if room else [])
+    for block in marks:
+        block["cache_control"] = dict(_EPHEMERAL)
+
+
+@attrs.define
+class _Block:
+    kind: str
+    tool_call_id: str = ""
+    name: str = ""
+    data: str = ""  # tool-call JSON, thinking signature, or redacted payload, by kind
+
+
+class _Translator:
+    """Turns the SDK's raw stream events into normalized ones, one event at a time."""
+
+    def __init__(self) -> None:
+        self.finished = False
+        self._blocks: dict[int, _Block] = {}
+        self._usage = Usage()
+        self._stop_reason: str | None = None
+
+    def feed(self, event: wire.RawMessageStreamEvent) -> list[StreamEvent]:
+        if isinstance(event, wire.RawMessageStartEvent):
+            u = event.message.usage
+            self._usage = Usage(
+                input_tokens=u.input_tokens,
+                output_tokens=u.output_tokens,
+                cache_read_tokens=u.cache_read_input_tokens or 0,
+                cache_write_tokens=u.cache_creation_input_tokens or 0,
+            )
+            return [UsageReported(usage=self._usage)]
+        if isinstance(event, wire.RawContentBlockStartEvent):
+            return self._start(event.index, event.content_block)
+        if isinstance(event, wire.RawContentBlockDeltaEvent):
+            return self._delta(event.index, event.delta)
+        if isinstance(event, wire.RawContentBlockStopEvent):
+            return self._stop(event.index)
+        if isinstance(event, wire.RawMessageDeltaEvent):
+            self._stop_reason = event.delta.stop_reason or self._stop_reason
+            return [UsageReported(usage=self._delta_usage(event.usage))]
+        if isinstance(event, wire.RawMessageStopEvent):
+            self.finished = True
+            reason = _STOP_REASONS.get(self._stop_reason or "", "other")
+            return [Finished(reason=reason, raw_reason=self._stop_reason)]
+        return []
+
+    def _start(self, index: int, block: wire.ContentBlock) -> list[StreamEvent]:
+        if isinstance(block, wire.TextBlock):
+            self._blocks[index] = _Block("text")
+            return [TextDelta(text=block.text)] if block.text else []
+        if isinstance(block, wire.ThinkingBlock):
+            self._blocks[index] = _Block("thinking", data=block.signature or "")
+            return [ReasoningDelta(text=block.thinking)] if block.thinking else []
+        if isinstance(block, wire.RedactedThinkingBlock):
+            self._blocks[index] = _Block("redacted", data=block.data)
+            return []
+        if isinstance(block, wire.ToolUseBlock):
+            self._blocks[index] = _Block("tool_use", tool_call_id=block.id, name=block.name)
+            return [ToolCallStarted(tool_call_id=block.id, name=block.name)]
+        self._blocks[index] = _Block("other")  # server tools etc.: not ours to run
+        return []
+
+    def _delta(self, index: int, delta: wire.RawContentBlockDelta) -> list[StreamEvent]:
+        block = self._blocks.get(index)
+        if block is None:
+            return []
+        if isinstance(delta, wire.TextDelta) and delta.text:
+            return [TextDelta(text=delta.text)]
+        if isinstance(delta, wire.ThinkingDelta) and delta.thinking:
+            return [ReasoningDelta(text=delta.thinking)]
+        if isinstance(delta, wire.SignatureDelta):
+            block.data += delta.signature
+        elif isinstance(delta, wire.InputJSONDelta) and delta.partial_json:
+            block.data += delta.partial_json
+            return [
+                ToolCallArgsDelta(tool_call_id=block.tool_call_id, json_fragment=delta.partial_json)
+            ]
+        return []
+
+    def _stop(self, index: int) -> list[StreamEvent]:
+        block = self._blocks.pop(index, None)
+        if block is None:
+            return []
+        if block.kind == "thinking":
+            return [ReasoningEnded(signature=block.data or None)]
+        if block.kind == "redacted":
+            return [ReasoningEnded(redacted_data=block.data)]
+        if block.kind == "tool_use":
+            args, error = parse_tool_input(block.data)
+            return [
+                ToolCallEnded(
+                    tool_call_id=block.tool_call_id, name=block.name, input=args, parse_error=error
+                )
+            ]
+        return []
+
+    def _delta_usage(self, u: wire.MessageDeltaUsage) -> Usage:
+        # message_delta counts are cumulative; input counts appear only when they changed.
+        details = u.output_tokens_details
+        self._usage = attrs.evolve(
+            self._usage,
+            output_tokens=u.output_tokens,
+            input_tokens=self._usage.input_tokens if u.input_tokens is None else u.input_tokens,
+            cache_read_tokens=_or(u.cache_read_input_tokens, self._usage.cache_read_tokens),
+            cache_write_tokens=_or(u.cache_creation_input_tokens, self._usage.cache_write_tokens),
+            reasoning_tokens=details.thinking_tokens if details else self._usage.reasoning_tokens,
+        )
+        return self._usage
+
+
+def _or(value: int | None, previous: int) -> int:
+    return previous if value is None else value

@@ -1,0 +1,299 @@
+"""OpenAI Chat Completions (and OpenAI-compatible servers): a :class:`ModelRequest` in, the
+normalized stream out.
+
+The neutral conversation carries tool results inside user messages; here they become ``tool``
+role messages, placed right after the assistant message that asked for them. Reasoning is not
+sent back (Chat Completions has no field for it). Tools stay in every request, even with
+``tool_choice="none"``, so the prefix a server caches keeps matching.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import attrs
+import httpx2
+import openai
+from openai.types.chat import ChatCompletionChunk
+from openai.types.chat.chat_completion_chunk import Choice, ChoiceDeltaToolCall
+
+from lsp_agent.core.messages import (
+    Message,
+    ModelRequest,
+    TextPart,
+    ThinkingConfig,
+    ToolCallPart,
+    ToolResultPart,
+    Usage,
+)
+from lsp_agent.core.stream import (
+    Finished,
+    FinishReason,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCallArgsDelta,
+    ToolCallEnded,
+    ToolCallStarted,
+    UsageReported,
+)
+from lsp_agent.providers.errors import missing_key, openai_error, parse_tool_input, truncated
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+# Local servers ignore the key, but the SDK insists on one.
+DUMMY_KEY = "not-needed"
+
+_FINISH_REASONS: dict[str, FinishReason] = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "refusal",
+}
+
+
+class OpenAIProvider:
+    """Streams chat completions. ``compatible`` selects the broadly supported parameter set."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        base_url: str | None,
+        api_key_env: str | None,
+        env: Mapping[str, str],
+        compatible: bool = False,
+        http_client: httpx2.AsyncClient | None = None,
+    ) -> None:
+        self._name = name
+        # Always explicit: otherwise the SDK would consult os.environ, not the env we were given.
+        self._base_url = base_url or DEFAULT_BASE_URL
+        self._key_env = api_key_env
+        self._env = env
+        self._compatible = compatible
+        self._http_client = http_client
+        self._cached: tuple[str, openai.AsyncOpenAI] | None = None
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        key = self._key()
+        client = self._client(key)
+        translator = _Translator()
+        started = False
+        try:
+            # Typed by hand: with **params mypy cannot pick the streaming overload of create().
+            response: openai.AsyncStream[ChatCompletionChunk]
+            response = await client.chat.completions.create(
+                **request_params(request, compatible=self._compatible), stream=True
+            )
+            async with response:
+                async for chunk in response:
+                    for event in translator.feed(chunk):
+                        started = True
+                        yield event
+        except (openai.OpenAIError, httpx2.HTTPError, ValueError) as exc:
+            # ValueError: a malformed SSE payload (bad JSON) from the server or a proxy.
+            secret = key if self._key_env else None  # the placeholder is no secret
+            raise openai_error(
+                exc, provider=self._name, key_env=self._key_env, secret=secret, started=started
+            ) from exc
+        final = translator.finish()
+        if final is None:
+            raise truncated(provider=self._name, started=started)
+        for event in final:
+            yield event
+
+    def _key(self) -> str:
+        if self._key_env is None:
+            return DUMMY_KEY
+        key = self._env.get(self._key_env)
+        if not key:
+            raise missing_key(self._key_env, provider=self._name)
+        return key
+
+    def _client(self, key: str) -> openai.AsyncOpenAI:
+        if self._cached is None or self._cached[0] != key:
+            client = openai.AsyncOpenAI(
+                api_key=key,
+                base_url=self._base_url,
+                max_retries=0,  # retries are the core's decision, made once for every provider
+                http_client=self._http_client,
+            )
+            self._cached = (key, client)
+        return self._cached[1]
+
+
+def request_params(request: ModelRequest, *, compatible: bool) -> dict[str, Any]:
+    """The JSON body of ``POST /chat/completions`` (minus ``stream``), as plain data."""
+    messages: list[dict[str, Any]] = []
+    if request.system:
+        messages.append(
+            {"role": "system", "content": "\n\n".join(block.text for block in request.system)}
+        )
+    for message in request.messages:
+        messages.extend(_messages(message))
+    params: dict[str, Any] = {
+        "model": request.model,
+        "messages": messages,
+        "stream_options": {"include_usage": True},
+    }
+    if request.tools:
+        params["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.input_schema,
+                },
+            }
+            for t in request.tools
+        ]
+        params["tool_choice"] = request.tool_choice
+    if compatible:
+        params["max_tokens"] = request.max_output_tokens  # understood by every server
+    else:
+        # OpenAI's reasoning models reject max_tokens.
+        params["max_completion_tokens"] = request.max_output_tokens
+        if request.thinking is not None:
+            params["reasoning_effort"] = _effort(request.thinking)
+    return params
+
+
+def _messages(message: Message) -> list[dict[str, Any]]:
+    texts = [p.text for p in message.parts if isinstance(p, TextPart) and p.text]
+    if message.role == "assistant":
+        calls = [
+            {
+                "id": p.tool_call_id,
+                "type": "function",
+                "function": {"name": p.name, "arguments": json.dumps(p.input)},
+            }
+            for p in message.parts
+            if isinstance(p, ToolCallPart)
+        ]
+        if not texts and not calls:
+            return []  # reasoning only: nothing Chat Completions can carry
+        out: dict[str, Any] = {"role": "assistant", "content": "\n\n".join(texts) or None}
+        if calls:
+            out["tool_calls"] = calls
+        return [out]
+    # Tool results must directly follow the assistant's tool calls, before any new user text.
+    result: list[dict[str, Any]] = [
+        {
+            "role": "tool",
+            "tool_call_id": p.tool_call_id,
+            "content": f"Error: {p.output}" if p.is_error else p.output,
+        }
+        for p in message.parts
+        if isinstance(p, ToolResultPart)
+    ]
+    if texts:
+        result.append({"role": "user", "content": "\n\n".join(texts)})
+    return result
+
+
+def _effort(thinking: ThinkingConfig) -> str:
+    if thinking.budget_tokens < 2000:
+        return "low"
+    if thinking.budget_tokens < 8000:
+        return "medium"
+    return "high"
+
+
+@attrs.define
+class _Call:
+    tool_call_id: str | None = None
+    name: str | None = None
+    arguments: str = ""
+    started: bool = False
+
+
+class _Translator:
+    """Turns chunks into normalized events; tool calls are keyed by their ``index``."""
+
+    def __init__(self) -> None:
+        self._calls: dict[int, _Call] = {}
+        self._finish: str | None = None
+
+    def feed(self, chunk: ChatCompletionChunk) -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        for choice in chunk.choices[:1]:  # we never ask for n > 1
+            events.extend(self._choice(choice))
+        if chunk.usage is not None:
+            u = chunk.usage
+            prompt, completion = u.prompt_tokens_details, u.completion_tokens_details
+            cached = (prompt.cached_tokens if prompt else None) or 0
+            usage = Usage(
+                input_tokens=u.prompt_tokens - cached,
+                output_tokens=u.completion_tokens,
+                cache_read_tokens=cached,
+                reasoning_tokens=(completion.reasoning_tokens if completion else None) or 0,
+            )
+            events.append(UsageReported(usage=usage))
+        return events
+
+    def finish(self) -> list[StreamEvent] | None:
+        """The closing events, or None if the stream never said why it stopped."""
+        if self._finish is None:
+            return None
+        reason = _FINISH_REASONS.get(self._finish, "other")
+        if reason == "end_turn" and any(call.started for call in self._calls.values()):
+            reason = "tool_use"  # some compatible servers report "stop" after tool calls
+        return [Finished(reason=reason, raw_reason=self._finish)]
+
+    def _choice(self, choice: Choice) -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        delta = choice.delta
+        # Compatible servers (vLLM, llama.cpp, Ollama, DeepSeek) stream reasoning as an extra field.
+        extra = delta.model_extra or {}
+        reasoning = extra.get("reasoning_content") or extra.get("reasoning")
+        if isinstance(reasoning, str) and reasoning:
+            events.append(ReasoningDelta(text=reasoning))
+        if delta.content:
+            events.append(TextDelta(text=delta.content))
+        for call in delta.tool_calls or ():
+            events.extend(self._tool_call(call))
+        if choice.finish_reason is not None and self._finish is None:
+            self._finish = choice.finish_reason
+            events.extend(self._end_calls())
+        return events
+
+    def _tool_call(self, delta: ChoiceDeltaToolCall) -> list[StreamEvent]:
+        call = self._calls.setdefault(delta.index, _Call())
+        call.tool_call_id = call.tool_call_id or delta.id
+        fragment = ""
+        if delta.function is not None:
+            call.name = call.name or delta.function.name
+            fragment = delta.function.arguments or ""
+        call.arguments += fragment
+        events: list[StreamEvent] = []
+        if not call.started and call.name:
+            # A server that sends no id still gets a stable one, so results can be matched.
+            call.tool_call_id = call.tool_call_id or f"call_{delta.index}"
+            call.started = True
+            events.append(ToolCallStarted(tool_call_id=call.tool_call_id, name=call.name))
+            fragment = call.arguments  # flush anything that arrived before the name
+        if call.started and fragment:
+            assert call.tool_call_id is not None
+            events.append(ToolCallArgsDelta(tool_call_id=call.tool_call_id, json_fragment=fragment))
+        return events
+
+    def _end_calls(self) -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        for _, call in sorted(self._calls.items()):
+            if not call.started or call.tool_call_id is None or call.name is None:
+                continue
+            args, error = parse_tool_input(call.arguments)
+            events.append(
+                ToolCallEnded(
+                    tool_call_id=call.tool_call_id, name=call.name, input=args, parse_error=error
+                )
+            )
+        return events

@@ -1,0 +1,323 @@
+"""``SqliteEventStore``: the event log and its projections in one SQLite file.
+
+``append`` writes a batch of events and the projection rows they change in one
+``BEGIN IMMEDIATE`` transaction: all of it commits or none of it does. Writes on one store run
+one at a time (an asyncio lock); two processes sharing the file take turns through SQLite's
+write lock and ``busy_timeout``. Reads take the same lock, because the store has a single
+connection and a read must never see another coroutine's uncommitted rows.
+
+A write runs to its end (commit or rollback) even if the task awaiting it is cancelled, so a
+cancelled turn never leaves half an append or an open transaction behind; the cancelled caller
+does not learn the new ``seq`` numbers (an editor resyncs when it sees the gap).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from itertools import groupby
+from pathlib import Path
+from typing import Any, Self, TypeVar
+
+import aiosqlite
+
+from lsp_agent.core.events import NewEvent, StoredEvent
+from lsp_agent.core.transcript import (
+    PartView,
+    SessionInfo,
+    SessionUsage,
+    TextPartView,
+    ToolCallView,
+    TranscriptMessage,
+)
+from lsp_agent.storage.db import DB_FILENAME, StorageError, execute, fetch_all, fetch_one, open_db
+from lsp_agent.storage.projections import ProjectionError, clear_projections, dumps, project
+
+_T = TypeVar("_T")
+
+_EVENT_COLUMNS = "session_id, seq, type, version, time, data"
+
+_TRANSCRIPT_SQL = """
+SELECT m.message_id, m.role, m.status,
+       p.part_id, p.type AS part_type, p.data AS part_data,
+       t.tool_name, t.status AS tool_status, t.input AS tool_input,
+       t.output AS tool_output, t.error AS tool_error
+FROM messages AS m
+LEFT JOIN parts AS p ON p.message_id = m.message_id
+LEFT JOIN tool_calls AS t ON p.type = 'tool_call' AND t.tool_call_id = p.part_id
+WHERE m.session_id = ?
+ORDER BY m.seq, p.position
+"""
+
+
+async def open_store(data_dir: Path) -> SqliteEventStore:
+    """Open (creating and migrating as needed) ``<data_dir>/lsp-agent.db``."""
+    path = data_dir / DB_FILENAME
+    return SqliteEventStore(await open_db(path), path=path)
+
+
+class SqliteEventStore:
+    """Implements the core's ``EventStore`` port, plus the reads the CLI and adapters need."""
+
+    def __init__(self, conn: aiosqlite.Connection, *, path: Path) -> None:
+        """Take over ``conn``, an open, migrated connection (see ``db.open_db``)."""
+        self._conn = conn
+        self.path = path
+        self._lock = asyncio.Lock()
+        self._writes: set[asyncio.Task[Any]] = set()
+        self._closed = False
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Let running writes finish, then close the connection. Closing twice is harmless."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._writes:
+            await asyncio.gather(*self._writes, return_exceptions=True)
+        await self._conn.close()
+
+    # -- writes ------------------------------------------------------------------------------
+
+    async def append(self, session_id: str, events: Sequence[NewEvent]) -> list[StoredEvent]:
+        """Append ``events`` to the session's log with the next ``seq`` numbers, atomically.
+
+        Raises ``ProjectionError`` (nothing is written) if an event cannot be applied, and
+        ``TypeError``/``ValueError`` if its data is not JSON.
+        """
+        if not events:
+            return []
+        # Encoded before the transaction; the stored event carries the decoded copy, so the
+        # projections see exactly what a replay of the log will see.
+        encoded = [(event, dumps(event.data)) for event in events]
+        return await self._write(lambda: self._append(session_id, encoded))
+
+    async def rebuild_projections(self) -> None:
+        """Delete every projection row and replay the whole log, in one transaction."""
+        await self._write(self._rebuild)
+
+    async def _append(
+        self, session_id: str, encoded: list[tuple[NewEvent, str]]
+    ) -> list[StoredEvent]:
+        async with self._transaction() as conn:
+            row = await fetch_one(
+                conn,
+                "SELECT COALESCE(MAX(seq), 0) AS seq FROM events WHERE session_id = ?",
+                (session_id,),
+            )
+            last = int(row["seq"]) if row is not None else 0
+            stored: list[StoredEvent] = []
+            for offset, (event, data) in enumerate(encoded, start=1):
+                item = StoredEvent(
+                    session_id=session_id,
+                    seq=last + offset,
+                    type=event.type,
+                    data=json.loads(data),
+                    time=event.time,
+                    version=event.version,
+                )
+                await execute(
+                    conn,
+                    f"INSERT INTO events ({_EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
+                    (session_id, item.seq, item.type, item.version, item.time, data),
+                )
+                await _project(conn, item)
+                stored.append(item)
+            return stored
+
+    async def _rebuild(self) -> None:
+        async with self._transaction() as conn:
+            await clear_projections(conn)
+            async with conn.execute(
+                f"SELECT {_EVENT_COLUMNS} FROM events ORDER BY session_id, seq"
+            ) as cursor:
+                async for row in cursor:
+                    await _project(conn, _stored_event(row))
+
+    async def _write(self, operation: Callable[[], Awaitable[_T]]) -> _T:
+        if self._closed:
+            raise StorageError("the event store is closed")
+        task = asyncio.create_task(self._locked(operation))
+        self._writes.add(task)
+        task.add_done_callback(self._write_done)
+        return await asyncio.shield(task)
+
+    def _write_done(self, task: asyncio.Task[Any]) -> None:
+        self._writes.discard(task)
+        if not task.cancelled():
+            task.exception()  # retrieved here too: its caller may have been cancelled
+
+    async def _locked(self, operation: Callable[[], Awaitable[_T]]) -> _T:
+        async with self._lock:
+            return await operation()
+
+    @asynccontextmanager
+    async def _transaction(self) -> AsyncIterator[aiosqlite.Connection]:
+        conn = self._conn
+        await execute(conn, "BEGIN IMMEDIATE")
+        try:
+            yield conn
+            await conn.commit()
+        except BaseException:
+            await conn.rollback()
+            raise
+
+    # -- reads -------------------------------------------------------------------------------
+
+    async def session(self, session_id: str) -> SessionInfo | None:
+        rows = await self._read("SELECT * FROM sessions WHERE session_id = ?", (session_id,))
+        return _session_info(rows[0]) if rows else None
+
+    async def list_sessions(
+        self, workspace_folder: str | None = None, limit: int | None = None
+    ) -> list[SessionInfo]:
+        """Sessions, most recently updated first; only ``workspace_folder``'s if given."""
+        sql = "SELECT * FROM sessions"
+        params: list[Any] = []
+        if workspace_folder is not None:
+            sql += " WHERE workspace_folder = ?"
+            params.append(workspace_folder)
+        sql += " ORDER BY updated_at DESC, session_id DESC"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(max(limit, 0))
+        return [_session_info(row) for row in await self._read(sql, params)]
+
+    async def last_seq(self, session_id: str) -> int:
+        """The seq of the session's last event (0 when it has none)."""
+        rows = await self._read(
+            "SELECT COALESCE(MAX(seq), 0) AS seq FROM events WHERE session_id = ?", (session_id,)
+        )
+        return int(rows[0]["seq"])
+
+    async def transcript(self, session_id: str) -> list[TranscriptMessage]:
+        """Promoted user messages and assistant messages in conversation order."""
+        rows = await self._read(_TRANSCRIPT_SQL, (session_id,))
+        messages: list[TranscriptMessage] = []
+        for message_id, group in groupby(rows, key=lambda row: row["message_id"]):
+            group_rows = list(group)
+            parts = tuple(_part_view(row) for row in group_rows if row["part_id"] is not None)
+            messages.append(
+                TranscriptMessage(
+                    message_id=message_id,
+                    role=group_rows[0]["role"],
+                    status=group_rows[0]["status"],
+                    parts=parts,
+                )
+            )
+        return messages
+
+    async def pending_inputs(self, session_id: str) -> list[str]:
+        """Message ids admitted but not yet promoted, oldest first."""
+        rows = await self._read(
+            "SELECT message_id FROM inbox WHERE session_id = ? AND promoted_seq IS NULL"
+            " ORDER BY admitted_seq",
+            (session_id,),
+        )
+        return [str(row["message_id"]) for row in rows]
+
+    async def inbox_content(self, message_id: str) -> list[dict[str, Any]]:
+        """The content blocks of an admitted message; ``KeyError`` if it was never admitted."""
+        rows = await self._read("SELECT content FROM inbox WHERE message_id = ?", (message_id,))
+        if not rows:
+            raise KeyError(message_id)
+        content: list[dict[str, Any]] = json.loads(rows[0]["content"])
+        return content
+
+    async def find_admitted(self, session_id: str, client_message_id: str) -> str | None:
+        """The message id already admitted with ``client_message_id`` in this session, if any."""
+        rows = await self._read(
+            "SELECT message_id FROM inbox WHERE session_id = ? AND client_message_id = ?",
+            (session_id, client_message_id),
+        )
+        return str(rows[0]["message_id"]) if rows else None
+
+    async def events(
+        self, session_id: str, after_seq: int = 0, limit: int | None = None
+    ) -> list[StoredEvent]:
+        """The session's events with ``seq > after_seq``, in order (at most ``limit``)."""
+        sql = f"SELECT {_EVENT_COLUMNS} FROM events WHERE session_id = ? AND seq > ? ORDER BY seq"
+        params: list[Any] = [session_id, after_seq]
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(max(limit, 0))
+        return [_stored_event(row) for row in await self._read(sql, params)]
+
+    async def _read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        if self._closed:
+            raise StorageError("the event store is closed")
+        async with self._lock:
+            return await fetch_all(self._conn, sql, params)
+
+
+async def _project(conn: aiosqlite.Connection, event: StoredEvent) -> None:
+    try:
+        await project(conn, event)
+    except ProjectionError:
+        raise
+    except (sqlite3.IntegrityError, ValueError, TypeError, KeyError) as exc:
+        raise ProjectionError(
+            f"cannot apply {event.type} event seq {event.seq} of session"
+            f" {event.session_id!r}: {exc}"
+        ) from exc
+
+
+def _stored_event(row: sqlite3.Row) -> StoredEvent:
+    return StoredEvent(
+        session_id=row["session_id"],
+        seq=row["seq"],
+        type=row["type"],
+        data=json.loads(row["data"]),
+        time=row["time"],
+        version=row["version"],
+    )
+
+
+def _session_info(row: sqlite3.Row) -> SessionInfo:
+    return SessionInfo(
+        session_id=row["session_id"],
+        title=row["title"],
+        workspace_folder=row["workspace_folder"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        state=row["state"],
+        model=row["model"],
+        mode=row["mode"],
+        usage=SessionUsage(
+            input_tokens=row["input_tokens"],
+            output_tokens=row["output_tokens"],
+            cache_read_tokens=row["cache_read_tokens"],
+            cache_write_tokens=row["cache_write_tokens"],
+            context_used=row["context_used"],
+            context_size=row["context_size"],
+            cost=row["cost"],
+        ),
+    )
+
+
+def _part_view(row: sqlite3.Row) -> PartView:
+    if row["part_type"] == "tool_call":
+        return ToolCallView(
+            tool_call_id=row["part_id"],
+            tool_name=row["tool_name"],
+            status=row["tool_status"],
+            input=json.loads(row["tool_input"]),
+            output=row["tool_output"],
+            error=row["tool_error"],
+        )
+    data = json.loads(row["part_data"])
+    return TextPartView(
+        part_id=row["part_id"],
+        type=row["part_type"],
+        text=data.get("text", ""),
+        signature=data.get("signature"),
+        redacted_data=data.get("redactedData"),
+    )

@@ -1,0 +1,481 @@
+"""Projectors: what each event does to the projection tables.
+
+A projector reads only its event and the rows earlier events of the same session wrote; it
+never looks at the wall clock or makes up ids (times come from ``event.time``, the ids of user
+message parts from the message id). So the same events always give the same rows, and
+``SqliteEventStore.rebuild_projections`` can delete every projection row and replay the log.
+
+An event the projections cannot apply (a missing or ill-typed field, an unknown message, a
+second promotion, …) raises ``ProjectionError``; the append it belongs to rolls back.
+Event types with no projector here only bump the session's ``updated_at`` and ``last_seq``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable, Callable, Collection, Mapping
+from typing import Any, Final, get_args
+
+import aiosqlite
+
+from lsp_agent.core.events import StoredEvent
+from lsp_agent.core.transcript import MessageStatus, SessionState, ToolStatus
+from lsp_agent.storage.db import StorageError, execute, fetch_one
+
+#: Every projection table, children before parents (the order to delete them in).
+PROJECTION_TABLES: Final = ("parts", "tool_calls", "inbox", "messages", "sessions")
+
+_SESSION_STATES: Final = frozenset(get_args(SessionState))
+_TOOL_STATUSES: Final = frozenset(get_args(ToolStatus))
+_END_STATUSES: Final = frozenset(get_args(MessageStatus)) - {"streaming"}
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class ProjectionError(StorageError):
+    """An event the projections cannot apply; the append that carried it is rolled back."""
+
+
+Projector = Callable[[aiosqlite.Connection, StoredEvent], Awaitable[None]]
+
+
+def dumps(value: Any) -> str:
+    """The JSON text of every JSON column: compact, key order kept, unicode as is."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    if _SURROGATE.search(text):
+        # A lone surrogate cannot be stored as UTF-8; \u escapes keep it intact.
+        return json.dumps(value, separators=(",", ":"), allow_nan=False)
+    return text
+
+
+async def project(conn: aiosqlite.Connection, event: StoredEvent) -> None:
+    """Apply one committed-to-be event to the projections (inside the caller's transaction)."""
+    if event.type != "session_created":
+        await _require_session(conn, event)
+    projector = PROJECTORS.get(event.type)
+    if projector is not None:
+        await projector(conn, event)
+    await execute(
+        conn,
+        "UPDATE sessions SET updated_at = ?, last_seq = ? WHERE session_id = ?",
+        (event.time, event.seq, event.session_id),
+    )
+
+
+async def clear_projections(conn: aiosqlite.Connection) -> None:
+    for table in PROJECTION_TABLES:
+        await execute(conn, f"DELETE FROM {table}")
+
+
+# -- sessions -------------------------------------------------------------------------------
+
+
+async def _session_created(conn: aiosqlite.Connection, event: StoredEvent) -> None:
+    if _str(event, "sessionId") != event.session_id:
+        raise _error(event, "data.sessionId is not the session the event is appended to")
+    await execute(
+        conn,
+        "INSERT INTO sessions (session_id, title, workspace_folder, model, mode, state,"
+        " created_at, updated_at, last_seq) VALUES (?, ?, ?, ?, ?, 'idle', ?, ?, ?)",
+        (
+            event.session_id,
+            _opt_str(event, "title") or "",
+            _str(event, "workspaceFolder"),
+            _str(event, "model"),
+            _str(event, "mode"),
+            event.time,
+            event.time,
+            event.seq,
+        ),
+    )
+
+
+async def _usage_updated(conn: aiosqlite.Connection, event: StoredEvent) -> None:
+    cost = event.data.get("cost")
+    if cost is not None and (isinstance(cost, bool) or not isinstance(cost, int | float)):
+        raise _error(event, "data.cost must be a number")
+    await execute(
+        conn,
+        "UPDATE sessions SET input_tokens = ?, output_tokens = ?, cache_read_tokens = ?,"
+        " cache_write_tokens = ?, context_used = ?, context_size = ?, cost = ?"
+        " WHERE session_id = ?",
+        (
+            _int(event, "inputTokens"),
+            _int(event, "outputTokens"),
+            _int(event, "cacheReadTokens"),
+            _int(event, "cacheWriteTokens"),
+            _int(event, "contextUsed"),
+            _int(event, "contextSize"),
+            None if cost is None else float(cost),
+            event.session_id,
+        ),
+    )
+
+
+async def _state_changed(conn: aiosqlite.Connection, event: StoredEvent) -> None:
+    error = event.data.get("error")
+    await execute(
+        conn,
+        "UPDATE sessions SET state = ?, stop_reason = ?, error = ? WHERE session_id = ?",
+        (
+            _choice(event, "state", _SESSION_STATES),
+            _opt_str(event, "stopReason"),
+            None if error is None else dumps(error),
+            event.session_id,
+        ),
+    )
+
+
+async def _title_set(conn: aiosqlite.Connection, event: StoredEvent) -> None:
+    await execute(
+        conn,
+        "UPDATE sessions SET title = ? WHERE session_id = ?",
+        (_str(event, "title"), event.session_id),
+    )
+
+
+# -- the inbox and user messages --------------------------------------------------------------
+
+
+async def _user_message_admitted(conn: aiosqlite.Connection, event: StoredEvent) -> None:
+    content = event.data.get("content")
+    if not isinstance(content, list) or not all(
+        isinstance(block, dict) and isinstance(block.get("type"), str) for block in content
+    ):
+        raise _error(event, "data.content must be a list of content blocks")
+    await execute(
+        conn,
+        "INSERT INTO inbox (message_id, session_id, content, client_message_id, admitted_seq,"
+        " admitted_at) VALUES (?, ?, ?, ?, ?, ?)",
+        (
+            _str(event, "messageId"),
+            event.session_id,
+            dumps(content),
+            _opt_str(event, "clientMessageId"),
+            event.seq,
+            event.time,
+        ),
+    )
+
+
+async def _user_message_promoted(conn: aiosqlite.Connection, event: StoredEvent) -> None:
+    message_id = _str(event, "messageId")
+    row = await fetch_one(
+        conn,
+        "SELECT session_id, content, promoted_seq FROM inbox WHERE message_id = ?",
+        (message_id,),
+    )
+    if row is None or row["session_id"] != event.session_id:
+        raise _error(event, f"message {message_id!r} was never admitted to this session")
+    if row["promoted_seq"] is not None:
+        raise _error(event, f"message {message_id!r} was already promoted")
+    await execute(
+        conn, "UPDATE inbox SET promoted_seq = ? WHERE message_id = ?", (event.seq, message_id)
+    )
+    await execute(
+        conn,
+        "INSERT INTO messages (message_id, session_id, seq, role, status, created_at, ended_at)"
+        " VALUES (?, ?, ?, 'user', 'completed', ?, ?)",
+        (message_id, event.session_id, event.seq, event.time, event.time),
+    )
+    for position, data in enumerate(user_text_parts(json.loads(row["content"]))):
+        await execute(
+            conn,
+            "INSERT INTO parts (part_id, message_id, session_id, position, type, data)"
+            " VALUES (?, ?, ?, ?, 'text', ?)",
+            (f"{message_id}.{position}", message_id, event.session_id, position, dumps(data)),
+        )
+
+
+def user_text_parts(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The text parts (their ``data``) a user message's content blocks become.
+
+    ``text`` → its text; ``resource`` → a header line naming the uri, then the resource text;
+    ``resource_link`` → a line naming the uri (and the lines of its range). Other block types
+    carry nothing the model can read and are left out.
+    """
+    parts: list[dict[str, Any]] = []
+    for block in content:
+        kind, uri = block.get("type"), _clean(str(block.get("uri", "")))
+        if kind == "text":
+            parts.append({"text": _clean(str(block.get("text", "")))})
+        elif kind == "resource":
+            text = _clean(str(block.get("text", "")))
+            parts.append({"text": f"[resource: {uri}]\n{text}", "uri": uri})
+        elif kind == "resource_link":
+            where = _describe_range(block.get("range"))
+            parts.append({"text": f"[resource link: {uri}{where}]", "uri": uri})
+    return parts
+
+
+def _describe_range(value: Any) -> str:
+    """`` (lines 3-7)`` for an LSP range (0-based lines), or "" if there is none."""
+    try:
+        first = int(value["start"]["line"]) + 1
+        last = int(value["end"]["line"]) + 1
+    except (TypeError, KeyError, ValueError):
+        return ""
+    return f" (line {first})" if first == last else f" (lines {first}-{last})"
+
+
+# -- assistant messages ----------------------------------------------------------------------
+
+
+async def _assistant_message_started(conn: aiosqlite.Connection, event: StoredEvent) -> None:
+    step = event.data.get("step")
+    if step is not None and (isinstance(step, bool) or not isinstance(step, int)):
+        raise _error(event, "data.step must be an integer")
+    await execute(
+        conn,
+        "INSERT INTO messages (message_id, session_id, seq, role, status, model, step,"
+        " created_at) VALUES (?, ?, ?, 'assistant', 'streaming', ?, ?, ?)",
+        (
+            _str(event, "messageId"),
+            event.session_id,
+            event.seq,
+            _opt_str(event, "model"),
+            step,
+            event.time,
+        ),
+    )
+
+
+async def _assistant_message_ended(conn: aiosqlite.Connection, event: StoredEvent) -> None:
+    message_id = _str(event, "messageId")
+    await _require_assistant_message(conn, event, message_id)
+    error = event.data.get("error")
+    await execute(
+        conn,
+        "UPDATE messages SET status = ?, finish_reason = ?, error = ?, ended_at = ?"
+        " WHERE message_id = ?",
+        (
+            _choice(event, "status", _END_STATUSES),
+            _opt_str(event, "finishReason"),
+            None if error is None else dumps(error),
+            event.time,
+            message_id,
+        ),
+    )
+
+
+async def _text_delta(conn: aiosqlite.Connection, event: StoredEvent) -> None:
+    await _append_text(conn, event, "text")
+
+
+async def _reasoning_delta(conn: aiosqlite.Connection, event: StoredEvent) -> None:
+    await _append_text(conn, event, "reasoning")
+
+
+async def _append_text(conn: aiosqlite.Connection, event: StoredEvent, part_type: str) -> None:
+    message_id, part_id, text = _str(event, "messageId"), _str(event, "partId"), _str(event, "text")
+    data = await _existing_part(conn, event, part_id, message_id, part_type)
+    if data is None:
+        await _require_assistant_message(conn, event, message_id)
+        await _insert_part(conn, event, message_id, part_id, part_type, {"text": text})
+    else:
+        data["text"] = str(data.get("text", "")) + text
+        await _update_part(conn, part_id, data)
+
+
+async def _reasoning_ended(conn: aiosqlite.Connection, event: StoredEvent) -> None:
+    message_id, part_id = _str(event, "messageId"), _str(event, "partId")
+    data = await _existing_part(conn, event, part_id, message_id, "reasoning")
+    is_new = data is None
+    if data is None:
+        # Redacted thinking streams no text: its part first appears here.
+        await _require_assistant_message(conn, event, message_id)
+        data = {"text": ""}
+    for key in ("signature", "redactedData"):
+        if key in event.data:
+            value = _opt_str(event, key)
+            if value is None:
+                data.pop(key, None)
+            else:
+                data[key] = value
+    if is_new:
+        await _insert_part(conn, event, message_id, part_id, "reasoning", data)
+    else:
+        await _update_part(conn, part_id, data)
+
+
+# -- tool calls ------------------------------------------------------------------------------
+
+#: Optional fields of tool_call_updated → their column; absent fields keep the stored value.
+_TOOL_FIELDS: Final = {
+    "input": "input",
+    "output": "output",
+    "error": "error",
+    "title": "title",
+    "kind": "kind",
+}
+
+
+async def _tool_call_updated(conn: aiosqlite.Connection, event: StoredEvent) -> None:
+    tool_call_id, message_id = _str(event, "toolCallId"), _str(event, "messageId")
+    values: dict[str, str | None] = {
+        "tool_name": _str(event, "toolName"),
+        "status": _choice(event, "status", _TOOL_STATUSES),
+    }
+    for key, column in _TOOL_FIELDS.items():
+        if key in event.data:
+            values[column] = _tool_input(event) if key == "input" else _opt_str(event, key)
+    row = await fetch_one(
+        conn,
+        "SELECT session_id, message_id FROM tool_calls WHERE tool_call_id = ?",
+        (tool_call_id,),
+    )
+    if row is None:
+        await _require_assistant_message(conn, event, message_id)
+        values.setdefault("input", "{}")
+        await _insert_tool_call(conn, event, tool_call_id, message_id, values)
+        await _insert_part(conn, event, message_id, tool_call_id, "tool_call", {})
+        return
+    if row["session_id"] != event.session_id or row["message_id"] != message_id:
+        raise _error(event, f"tool call {tool_call_id!r} belongs to another message")
+    assignments = ", ".join(f"{column} = ?" for column in values)
+    await execute(
+        conn,
+        f"UPDATE tool_calls SET {assignments}, updated_at = ? WHERE tool_call_id = ?",
+        (*values.values(), event.time, tool_call_id),
+    )
+
+
+def _tool_input(event: StoredEvent) -> str:
+    value = event.data.get("input")
+    if not isinstance(value, dict):
+        raise _error(event, "data.input must be an object")
+    return dumps(value)
+
+
+async def _insert_tool_call(
+    conn: aiosqlite.Connection,
+    event: StoredEvent,
+    tool_call_id: str,
+    message_id: str,
+    values: Mapping[str, str | None],
+) -> None:
+    columns = ", ".join(values)
+    marks = ", ".join("?" for _ in values)
+    await execute(
+        conn,
+        f"INSERT INTO tool_calls (tool_call_id, session_id, message_id, {columns},"
+        f" created_at, updated_at) VALUES (?, ?, ?, {marks}, ?, ?)",
+        (tool_call_id, event.session_id, message_id, *values.values(), event.time, event.time),
+    )
+
+
+# -- parts and messages ----------------------------------------------------------------------
+
+
+async def _existing_part(
+    conn: aiosqlite.Connection, event: StoredEvent, part_id: str, message_id: str, part_type: str
+) -> dict[str, Any] | None:
+    """The stored data of ``part_id``, or None; it must be ``part_type`` in ``message_id``."""
+    row = await fetch_one(
+        conn, "SELECT message_id, type, data FROM parts WHERE part_id = ?", (part_id,)
+    )
+    if row is None:
+        return None
+    if row["message_id"] != message_id or row["type"] != part_type:
+        raise _error(event, f"part {part_id!r} is a {row['type']} part of another message")
+    data: dict[str, Any] = json.loads(row["data"])
+    return data
+
+
+async def _insert_part(
+    conn: aiosqlite.Connection,
+    event: StoredEvent,
+    message_id: str,
+    part_id: str,
+    part_type: str,
+    data: dict[str, Any],
+) -> None:
+    """Insert a part after the message's last one: parts stay where they first appeared."""
+    await execute(
+        conn,
+        "INSERT INTO parts (part_id, message_id, session_id, position, type, data)"
+        " VALUES (?, ?, ?, (SELECT COALESCE(MAX(position) + 1, 0) FROM parts"
+        " WHERE message_id = ?), ?, ?)",
+        (part_id, message_id, event.session_id, message_id, part_type, dumps(data)),
+    )
+
+
+async def _update_part(conn: aiosqlite.Connection, part_id: str, data: dict[str, Any]) -> None:
+    await execute(conn, "UPDATE parts SET data = ? WHERE part_id = ?", (dumps(data), part_id))
+
+
+async def _require_assistant_message(
+    conn: aiosqlite.Connection, event: StoredEvent, message_id: str
+) -> None:
+    row = await fetch_one(
+        conn, "SELECT session_id, role FROM messages WHERE message_id = ?", (message_id,)
+    )
+    if row is None or row["session_id"] != event.session_id or row["role"] != "assistant":
+        raise _error(event, f"no assistant message {message_id!r} was started in this session")
+
+
+async def _require_session(conn: aiosqlite.Connection, event: StoredEvent) -> None:
+    row = await fetch_one(conn, "SELECT 1 FROM sessions WHERE session_id = ?", (event.session_id,))
+    if row is None:
+        raise _error(event, "the session has no session_created event")
+
+
+# -- reading event data ----------------------------------------------------------------------
+
+
+def _error(event: StoredEvent, problem: str) -> ProjectionError:
+    return ProjectionError(
+        f"cannot apply {event.type} event seq {event.seq} of session {event.session_id!r}:"
+        f" {problem}"
+    )
+
+
+def _clean(text: str) -> str:
+    """Text for a TEXT column: lone surrogates (unstorable as UTF-8) become U+FFFD."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def _str(event: StoredEvent, key: str) -> str:
+    value = event.data.get(key)
+    if not isinstance(value, str):
+        raise _error(event, f"data.{key} must be a string")
+    return _clean(value)
+
+
+def _opt_str(event: StoredEvent, key: str) -> str | None:
+    value = event.data.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise _error(event, f"data.{key} must be a string")
+    return _clean(value)
+
+
+def _int(event: StoredEvent, key: str) -> int:
+    value = event.data.get(key, 0)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _error(event, f"data.{key} must be an integer")
+    return value
+
+
+def _choice(event: StoredEvent, key: str, allowed: Collection[str]) -> str:
+    value = event.data.get(key)
+    if value not in allowed:
+        raise _error(event, f"data.{key} must be one of {', '.join(sorted(allowed))}")
+    return str(value)
+
+
+PROJECTORS: Final[Mapping[str, Projector]] = {
+    "session_created": _session_created,
+    "user_message_admitted": _user_message_admitted,
+    "user_message_promoted": _user_message_promoted,
+    "assistant_message_started": _assistant_message_started,
+    "text_delta": _text_delta,
+    "reasoning_delta": _reasoning_delta,
+    "reasoning_ended": _reasoning_ended,
+    "tool_call_updated": _tool_call_updated,
+    "assistant_message_ended": _assistant_message_ended,
+    "usage_updated": _usage_updated,
+    "state_changed": _state_changed,
+    "title_set": _title_set,
+}

@@ -1,0 +1,167 @@
+"""The tool registry: the only list of tools, and the core's ``ToolExecutor``.
+
+It turns each tool's ``Params`` model into the schema the model sees, validates the model's
+arguments, and runs the tool. Every failure comes back as an error ``ToolOutcome`` the model
+reads (the turn goes on); only cancellation propagates.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from lsp_agent.core.interfaces import Editor
+from lsp_agent.core.messages import ToolCallPart, ToolSpec
+from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
+from lsp_agent.tools.base import Tool, ToolRunContext
+from lsp_agent.tools.boundary import WorkspaceBoundary
+from lsp_agent.tools.read import ReadTool
+
+__all__ = [
+    "BoundaryFactory",
+    "ToolRegistry",
+    "boundary_from_context",
+    "default_registry",
+    "tool_schema",
+]
+
+_log = logging.getLogger(__name__)
+
+BoundaryFactory = Callable[[ToolCallContext], WorkspaceBoundary]
+
+
+def boundary_from_context(ctx: ToolCallContext) -> WorkspaceBoundary:
+    """The default: the call's own workspace roots."""
+    return WorkspaceBoundary(ctx.workspace_roots)
+
+
+def default_registry(editor: Editor) -> ToolRegistry:
+    """Every built-in tool. Adding a tool is one line here."""
+    return ToolRegistry(
+        [
+            ReadTool(),
+        ],
+        editor=editor,
+    )
+
+
+class ToolRegistry:
+    """Schemas out, calls in, outcomes as values."""
+
+    def __init__(
+        self,
+        tools: Sequence[Tool[Any]],
+        *,
+        editor: Editor,
+        boundary_factory: BoundaryFactory = boundary_from_context,
+    ) -> None:
+        self._tools: dict[str, Tool[Any]] = {}
+        for tool in tools:
+            if tool.name in self._tools:
+                raise ValueError(f"two tools are named {tool.name!r}")
+            self._tools[tool.name] = tool
+        self._editor = editor
+        self._boundary_factory = boundary_factory
+        # Built once, so the tool block of every request is byte-identical (prompt caching).
+        self._specs = tuple(
+            ToolSpec(name=t.name, description=t.description, input_schema=tool_schema(t.Params))
+            for t in tools
+        )
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._tools)
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        return self._specs
+
+    async def execute(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolOutcome:
+        tool = self._tools.get(call.name)
+        if tool is None:
+            available = ", ".join(self._tools) or "none"
+            return _error(f"Unknown tool: {call.name}. Available tools: {available}.")
+        try:
+            params = tool.Params.model_validate(call.input)
+        except ValidationError as exc:
+            return _error(
+                f"The {tool.name} tool was called with invalid arguments: {_describe(exc)}. "
+                "Please rewrite the input so it satisfies the expected schema."
+            )
+        try:
+            run_ctx = ToolRunContext(
+                call=ctx, boundary=self._boundary_factory(ctx), editor=self._editor
+            )
+            return await tool.run(params, run_ctx)
+        except Exception as exc:  # CancelledError is a BaseException: it propagates.
+            _log.exception("tool %s failed (call %s)", tool.name, ctx.tool_call_id)
+            return _error(f"The {tool.name} tool failed: {type(exc).__name__}: {exc}")
+
+
+def _error(output: str) -> ToolOutcome:
+    return ToolOutcome(output=output, is_error=True)
+
+
+def _describe(exc: ValidationError) -> str:
+    problems = []
+    for err in exc.errors(include_url=False):
+        where = ".".join(str(part) for part in err["loc"])
+        problems.append(f"{where}: {err['msg']}" if where else err["msg"])
+    return "; ".join(problems)
+
+
+# --- schemas ----------------------------------------------------------------------------
+
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties"})
+_SCHEMA_LISTS = frozenset({"anyOf", "oneOf", "allOf", "prefixItems"})
+_SCHEMA_VALUES = frozenset({"items", "additionalProperties", "not"})
+
+
+def tool_schema(params: type[BaseModel]) -> dict[str, Any]:
+    """``params``' JSON schema, made small: no titles, references inlined, ``X | None = None``
+    shown as plain ``X`` (the argument may simply be left out). Recursive models are refused:
+    providers and OpenAI-compatible servers differ too much in what they do with them.
+    """
+    schema = params.model_json_schema()
+    defs = schema.pop("$defs", {})
+    return _clean(schema, defs, ())
+
+
+def _clean(
+    node: Mapping[str, Any], defs: Mapping[str, Any], seen: tuple[str, ...]
+) -> dict[str, Any]:
+    if "$ref" in node:
+        name = str(node["$ref"]).rsplit("/", 1)[-1]
+        if name in seen:
+            raise ValueError(f"recursive tool parameter model {name!r} is not supported")
+        siblings = {k: v for k, v in node.items() if k != "$ref"}
+        return {**_clean(defs[name], defs, (*seen, name)), **_clean(siblings, defs, seen)}
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "title":
+            continue
+        if key in _SCHEMA_MAPS:
+            out[key] = {name: _clean(sub, defs, seen) for name, sub in value.items()}
+        elif key in _SCHEMA_LISTS:
+            out[key] = [_clean(sub, defs, seen) for sub in value]
+        elif key in _SCHEMA_VALUES and isinstance(value, Mapping):
+            out[key] = _clean(value, defs, seen)
+        else:
+            out[key] = value
+    return _simplify(out)
+
+
+def _simplify(node: dict[str, Any]) -> dict[str, Any]:
+    variants = node.get("allOf")
+    if isinstance(variants, list) and len(variants) == 1:
+        rest = {k: v for k, v in node.items() if k != "allOf"}
+        return {**variants[0], **rest}
+    variants = node.get("anyOf")
+    if "default" in node and node["default"] is None and isinstance(variants, list):
+        kept = [v for v in variants if v != {"type": "null"}]
+        if len(kept) == 1 and len(variants) == 2:
+            rest = {k: v for k, v in node.items() if k not in ("anyOf", "default")}
+            return {**kept[0], **rest}
+    return node

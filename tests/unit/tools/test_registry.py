@@ -1,0 +1,280 @@
+"""The registry: schemas the model sees, and every way a call can go wrong."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, ConfigDict, Field
+
+from lsp_agent.core.events import StoredEvent
+from lsp_agent.core.messages import ToolCallPart
+from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
+from lsp_agent.tools.base import ToolRunContext, load_description
+from lsp_agent.tools.boundary import WorkspaceBoundary
+from lsp_agent.tools.registry import ToolRegistry, default_registry, tool_schema
+
+
+class FakeEditor:
+    async def publish(self, event: StoredEvent) -> None:
+        pass
+
+    async def open_document_text(self, path: str) -> str | None:
+        return None
+
+
+class EchoParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(description="What to say back.")
+
+
+class EchoTool:
+    name = "echo"
+    description = "Says the text back."
+    Params = EchoParams
+
+    def __init__(self) -> None:
+        self.contexts: list[ToolRunContext] = []
+
+    async def run(self, params: EchoParams, ctx: ToolRunContext) -> ToolOutcome:
+        self.contexts.append(ctx)
+        return ToolOutcome(output=params.text)
+
+
+class BoomTool:
+    name = "boom"
+    description = "Always fails."
+    Params = EchoParams
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+    async def run(self, params: EchoParams, ctx: ToolRunContext) -> ToolOutcome:
+        raise self.error
+
+
+class WaitTool:
+    name = "wait"
+    description = "Waits until cancelled."
+    Params = EchoParams
+
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+
+    async def run(self, params: EchoParams, ctx: ToolRunContext) -> ToolOutcome:
+        self.started.set()
+        await asyncio.Event().wait()
+        raise AssertionError("not reached")
+
+
+def call(name: str, **arguments: Any) -> ToolCallPart:
+    return ToolCallPart(tool_call_id="call_1", name=name, input=arguments)
+
+
+def context(*roots: Path | str) -> ToolCallContext:
+    return ToolCallContext(
+        session_id="ses_1",
+        message_id="msg_1",
+        tool_call_id="call_1",
+        workspace_roots=tuple(str(r) for r in roots) or ("/",),
+    )
+
+
+def all_keys(node: Any) -> set[str]:
+    """Every dict key in a schema, except property names."""
+    if isinstance(node, list):
+        return set().union(*(all_keys(item) for item in node))
+    if not isinstance(node, dict):
+        return set()
+    keys = set(node)
+    for key, value in node.items():
+        if key == "properties":
+            keys |= set().union(*(all_keys(sub) for sub in value.values()))
+        else:
+            keys |= all_keys(value)
+    return keys
+
+
+def test_default_registry_offers_read_with_a_small_clean_schema() -> None:
+    registry = default_registry(FakeEditor())
+
+    (spec,) = registry.specs()
+
+    assert spec.name == "read"
+    assert spec.description == load_description("read")
+    assert spec.description.strip()
+    assert spec.input_schema == {
+        "type": "object",
+        "properties": {
+            "file_path": {"type": "string", "description": spec_description(spec, "file_path")},
+            "offset": {
+                "type": "integer",
+                "minimum": 1,
+                "description": spec_description(spec, "offset"),
+            },
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "description": spec_description(spec, "limit"),
+            },
+        },
+        "required": ["file_path"],
+        "additionalProperties": False,
+    }
+    assert "title" not in all_keys(spec.input_schema)
+    assert all(spec_description(spec, name) for name in ("file_path", "offset", "limit"))
+
+
+def spec_description(spec: Any, name: str) -> str:
+    description: str = spec.input_schema["properties"][name]["description"]
+    return description
+
+
+def test_specs_are_built_once_and_stay_identical() -> None:
+    registry = default_registry(FakeEditor())
+
+    assert registry.specs() is registry.specs()
+
+
+def test_tool_schema_inlines_nested_models_and_keeps_a_property_named_title() -> None:
+    class Item(BaseModel):
+        title: str = Field(description="The item's title.")
+        done: bool = False
+
+    class Params(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        items: list[Item] = Field(description="The items.")
+        first: Item | None = None
+
+    schema = tool_schema(Params)
+
+    assert "$defs" not in schema
+    assert "$ref" not in all_keys(schema)
+    assert "title" not in all_keys(schema)
+    item = schema["properties"]["items"]["items"]
+    assert item["type"] == "object"
+    assert set(item["properties"]) == {"title", "done"}
+    assert schema["properties"]["first"]["properties"] == item["properties"]
+
+
+def test_tool_schema_refuses_recursive_models() -> None:
+    class Node(BaseModel):
+        children: list[Node] = []
+
+    class Params(BaseModel):
+        root: Node
+
+    with pytest.raises(ValueError, match="recursive"):
+        tool_schema(Params)
+
+
+def test_two_tools_with_one_name_are_refused() -> None:
+    with pytest.raises(ValueError, match="echo"):
+        ToolRegistry([EchoTool(), EchoTool()], editor=FakeEditor())
+
+
+@pytest.fixture
+def real_tmp(tmp_path: Path) -> Path:
+    return Path(os.path.realpath(tmp_path))
+
+
+async def test_a_valid_call_runs_the_tool_with_boundary_and_editor(real_tmp: Path) -> None:
+    echo = EchoTool()
+    editor = FakeEditor()
+    registry = ToolRegistry([echo], editor=editor)
+
+    outcome = await registry.execute(call("echo", text="hi"), context(real_tmp))
+
+    assert outcome == ToolOutcome(output="hi")
+    (ctx,) = echo.contexts
+    assert ctx.editor is editor
+    assert ctx.call == context(real_tmp)
+    assert ctx.boundary.roots == (str(real_tmp),)
+
+
+async def test_a_boundary_factory_replaces_the_default(tmp_path: Path) -> None:
+    echo = EchoTool()
+    boundary = WorkspaceBoundary([tmp_path])
+    registry = ToolRegistry([echo], editor=FakeEditor(), boundary_factory=lambda ctx: boundary)
+
+    await registry.execute(call("echo", text="hi"), context("/somewhere/else"))
+
+    assert echo.contexts[0].boundary is boundary
+
+
+async def test_an_unknown_tool_is_an_error_listing_the_available_ones() -> None:
+    registry = ToolRegistry([EchoTool(), BoomTool(RuntimeError())], editor=FakeEditor())
+
+    outcome = await registry.execute(call("Reed", file_path="x"), context())
+
+    assert outcome.is_error
+    assert outcome.output == "Unknown tool: Reed. Available tools: echo, boom."
+
+
+@pytest.mark.parametrize(
+    ("arguments", "detail"),
+    [
+        ({}, "file_path: Field required"),
+        ({"file_path": "a", "offset": 0}, "offset: Input should be greater than or equal to 1"),
+        ({"file_path": "a", "filePath": "a"}, "filePath: Extra inputs are not permitted"),
+        ({"file_path": 7}, "file_path: Input should be a valid string"),
+    ],
+)
+async def test_invalid_arguments_are_an_error_the_model_can_act_on(
+    arguments: dict[str, Any], detail: str
+) -> None:
+    registry = default_registry(FakeEditor())
+
+    outcome = await registry.execute(call("read", **arguments), context())
+
+    assert outcome.is_error
+    assert outcome.output == (
+        f"The read tool was called with invalid arguments: {detail}. "
+        "Please rewrite the input so it satisfies the expected schema."
+    )
+
+
+async def test_a_tool_that_raises_becomes_an_error_outcome() -> None:
+    registry = ToolRegistry([BoomTool(KeyError("missing thing"))], editor=FakeEditor())
+
+    outcome = await registry.execute(call("boom", text="x"), context())
+
+    assert outcome.is_error
+    assert outcome.output == "The boom tool failed: KeyError: 'missing thing'"
+
+
+async def test_cancelled_error_raised_by_a_tool_propagates() -> None:
+    registry = ToolRegistry([BoomTool(asyncio.CancelledError())], editor=FakeEditor())
+
+    with pytest.raises(asyncio.CancelledError):
+        await registry.execute(call("boom", text="x"), context())
+
+
+async def test_cancelling_a_running_call_propagates() -> None:
+    wait = WaitTool()
+    registry = ToolRegistry([wait], editor=FakeEditor())
+    task = asyncio.create_task(registry.execute(call("wait", text="x"), context()))
+    await wait.started.wait()
+
+    task.cancel()
+
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def test_read_runs_through_the_registry_inside_the_call_roots(tmp_path: Path) -> None:
+    (tmp_path / "hello.txt").write_text("hello\n")
+    registry = default_registry(FakeEditor())
+
+    inside = await registry.execute(call("read", file_path="hello.txt"), context(tmp_path))
+    outside = await registry.execute(call("read", file_path="/etc/hostname"), context(tmp_path))
+
+    assert inside.output == "1: hello\n\n(End of file - total 1 lines)"
+    assert inside.title == "hello.txt"
+    assert outside.is_error
+    assert "outside the workspace" in outside.output
