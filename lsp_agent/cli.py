@@ -194,6 +194,8 @@ async def _show(store: Any, args: argparse.Namespace, out: TextIO) -> int:
         for part in message.to_json()["parts"]:
             if part["type"] == "tool_call":
                 out.write(f"[{part['toolName']} {part['status']}] {json.dumps(part['input'])}\n")
+            elif part["type"] == "reasoning":
+                out.write(f"(thinking) {part['text'].rstrip()}\n")
             else:
                 out.write(part["text"].rstrip() + "\n")
     return EXIT_OK
