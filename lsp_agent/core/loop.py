@@ -75,6 +75,10 @@ class TurnOutcome:
     error: ProviderError | None = None
 
 
+class _BrokeOff(Exception):
+    """A response stream broke off after it had started (retried once, same request)."""
+
+
 @attrs.define
 class _StepState:
     """What one streamed response produced (assistant message ``message_id``)."""
@@ -171,22 +175,10 @@ class TurnRunner:
 
     async def _step(self, step: int, last: bool) -> _StepState:
         request = await self._request(last)
-        state = _StepState(message_id=self._ids.new("msg"))
-        self._open_message = state.message_id
-        await self._rec.emit(
-            "assistant_message_started",
-            {"messageId": state.message_id, "model": self._config.model.ref, "step": step},
-        )
         try:
-            async for event in self._stream_with_retry(request):
-                await self._on_stream_event(state, event)
-        except ProviderError as error:
-            await self._rec.emit(
-                "assistant_message_ended",
-                {"messageId": state.message_id, "status": "failed", "error": str(error)},
-            )
-            self._open_message = None
-            raise
+            state = await self._stream_step(request, step, may_retry=True)
+        except _BrokeOff:  # the same request once more
+            state = await self._stream_step(request, step, may_retry=False)
         if self._on_first_answer is not None:
             self._on_first_answer()
             self._on_first_answer = None
@@ -199,6 +191,55 @@ class TurnRunner:
         for call in state.calls:
             await self._run_tool(state.message_id, call, refuse=last)
         return state
+
+    async def _stream_step(
+        self, request: ModelRequest, step: int, *, may_retry: bool
+    ) -> _StepState:
+        """Stream one response into a new assistant message.
+
+        Raises ``_BrokeOff`` when the stream broke off after it had started and ``may_retry``:
+        the partial message is then recorded as interrupted (its text is never sent to the
+        model) and the caller sends the same request again. No tool has run at that point:
+        tools only run once a response is complete.
+        """
+        state = _StepState(message_id=self._ids.new("msg"))
+        self._open_message = state.message_id
+        await self._rec.emit(
+            "assistant_message_started",
+            {"messageId": state.message_id, "model": self._config.model.ref, "step": step},
+        )
+        try:
+            async for event in self._stream_with_retry(request):
+                await self._on_stream_event(state, event)
+        except ProviderError as error:
+            dropped = error.kind == "stream_dropped"
+            if dropped and not may_retry:
+                error = ProviderError(
+                    f"the model's response broke off twice ({error}); the step was abandoned",
+                    kind="stream_dropped",
+                    provider=error.provider,
+                )
+            await self._abandon(state, error, retrying=dropped and may_retry)
+            if dropped and may_retry:
+                raise _BrokeOff from error
+            raise error from None
+        return state
+
+    async def _abandon(self, state: _StepState, error: ProviderError, *, retrying: bool) -> None:
+        """Close a message whose stream failed; its unfinished tool calls never run."""
+        await self._rec.flush()
+        for call_id, data in list(self._open_tools.items()):
+            if data["messageId"] == state.message_id:
+                note = "the response broke off before this call was complete; it was not run"
+                await self._tool_update(
+                    state.message_id, call_id, data["toolName"], status="cancelled", error=note
+                )
+        status = "interrupted" if retrying else "failed"
+        await self._rec.emit(
+            "assistant_message_ended",
+            {"messageId": state.message_id, "status": status, "error": str(error)},
+        )
+        self._open_message = None
 
     async def _request(self, last: bool) -> ModelRequest:
         messages = fold(await self._store.transcript(self._session_id))

@@ -8,6 +8,7 @@ The key is read from the environment on every call; the SDK client is rebuilt wh
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -86,9 +87,14 @@ class AnthropicProvider:
         translator = _Translator()
         started = False
         try:
-            # Typed by hand: with **params mypy cannot pick the streaming overload of create().
-            response: anthropic.AsyncStream[wire.RawMessageStreamEvent]
-            response = await client.messages.create(**request_params(request), stream=True)
+            response = await client.post(
+                "/v1/messages",
+                content=request_body(request),
+                options={"headers": {"content-type": "application/json"}},
+                cast_to=wire.Message,
+                stream=True,
+                stream_cls=anthropic.AsyncStream[wire.RawMessageStreamEvent],
+            )
             async with response:
                 async for raw_event in response:
                     for event in translator.feed(raw_event):
@@ -112,6 +118,18 @@ class AnthropicProvider:
             )
             self._cached = (key, client)
         return self._cached[1]
+
+
+def request_body(request: ModelRequest) -> bytes:
+    """The serialized streaming request.
+
+    Sent as bytes through the SDK's own ``post`` (its auth, headers, errors and SSE parsing):
+    ``messages.create`` would first walk and copy the whole body in Python on every step,
+    a cost that grows with the conversation. The body is plain JSON data already.
+    """
+    body = request_params(request)
+    body["stream"] = True
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def request_params(request: ModelRequest) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from lsp_agent.core.errors import ProviderError
 from lsp_agent.core.messages import ModelRequest
 from lsp_agent.core.stream import Finished, StreamEvent, TextDelta
 
-Step = Sequence[StreamEvent] | ProviderError
+Step = Sequence[StreamEvent | ProviderError] | ProviderError
 
 
 class UnexpectedCall(AssertionError):
@@ -17,6 +17,8 @@ class UnexpectedCall(AssertionError):
 
 class ScriptedProvider:
     """Each call to ``stream`` consumes the next step: a list of events, or an error to raise.
+
+    An error inside a step's list is raised at that point of the stream (a dropped stream).
 
     Requests without tools (side requests such as titles) get ``side_answer`` and do not
     consume a step. Every request is kept in ``requests`` for assertions.
@@ -52,4 +54,6 @@ class ScriptedProvider:
         if isinstance(step, ProviderError):
             raise step
         for event in step:
+            if isinstance(event, ProviderError):
+                raise event  # mid-stream, after the events before it
             yield event

@@ -33,6 +33,10 @@ class ToolRunContext:
     """Every path argument goes through ``boundary.resolve`` before it is touched."""
     editor: Editor
     """The host: open buffers (unsaved text) win over the disk."""
+    extra_roots: tuple[str, ...] = ()
+    """Folders readable besides the workspace: this session's own spill folder
+    (``<data_dir>/tool-output/<session_id>``). Pass to ``boundary.resolve(..., extra_roots=)``
+    in tools that only read (``read``, ``grep``)."""
 
 
 class Tool(Protocol[P]):

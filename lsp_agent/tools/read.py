@@ -1,6 +1,8 @@
 """The ``read`` tool: a page of a file (numbered lines) or a directory listing.
 
-The path goes through the workspace boundary first; nothing outside is ever opened. An open
+The path goes through the workspace boundary first; nothing outside is ever opened, except
+the session's own spill folder (``ctx.extra_roots``), so the model can page through a spilled
+output. An open
 editor buffer wins over the disk, so the model sees the user's unsaved text. Files are
 streamed line by line in a worker thread: a page of a huge file costs a page of memory.
 """
@@ -80,7 +82,7 @@ class ReadTool:
         self.description = load_description(self.name)
 
     async def run(self, params: ReadParams, ctx: ToolRunContext) -> ToolOutcome:
-        where = ctx.boundary.resolve(params.file_path)
+        where = ctx.boundary.resolve(params.file_path, extra_roots=ctx.extra_roots)
         if isinstance(where, Outside):
             return ToolOutcome(
                 output=where.message,

@@ -2,13 +2,17 @@
 
 It turns each tool's ``Params`` model into the schema the model sees, validates the model's
 arguments, and runs the tool. Every failure comes back as an error ``ToolOutcome`` the model
-reads (the turn goes on); only cancellation propagates.
+reads (the turn goes on); only cancellation propagates. Every outcome, errors included, then
+passes the central output limit: one too large is saved whole to a spill file in the session's
+spill folder and the model gets a head + tail preview naming that file (``truncation.py``).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -18,7 +22,12 @@ from lsp_agent.core.messages import ToolCallPart, ToolSpec
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
 from lsp_agent.tools.base import Tool, ToolRunContext
 from lsp_agent.tools.boundary import WorkspaceBoundary
+from lsp_agent.tools.glob import GlobTool
+from lsp_agent.tools.grep import GrepTool
+from lsp_agent.tools.list import ListTool
 from lsp_agent.tools.read import ReadTool
+from lsp_agent.tools.spill import session_spill_dir, write_spill
+from lsp_agent.tools.truncation import OutputLimits, limit_output
 
 __all__ = [
     "BoundaryFactory",
@@ -38,24 +47,35 @@ def boundary_from_context(ctx: ToolCallContext) -> WorkspaceBoundary:
     return WorkspaceBoundary(ctx.workspace_roots)
 
 
-def default_registry(editor: Editor) -> ToolRegistry:
+def default_registry(editor: Editor, *, limits: OutputLimits, spill_root: Path) -> ToolRegistry:
     """Every built-in tool. Adding a tool is one line here."""
     return ToolRegistry(
         [
             ReadTool(),
+            ListTool(),
+            GlobTool(),
+            GrepTool(),
         ],
         editor=editor,
+        limits=limits,
+        spill_root=spill_root,
     )
 
 
 class ToolRegistry:
-    """Schemas out, calls in, outcomes as values."""
+    """Schemas out, calls in, outcomes as values.
+
+    ``limits`` caps what the model sees of one output; ``spill_root`` (``<data_dir>/tool-output``)
+    holds one folder per session with the whole outputs, which that session's tools may read.
+    """
 
     def __init__(
         self,
         tools: Sequence[Tool[Any]],
         *,
         editor: Editor,
+        limits: OutputLimits,
+        spill_root: Path,
         boundary_factory: BoundaryFactory = boundary_from_context,
     ) -> None:
         self._tools: dict[str, Tool[Any]] = {}
@@ -64,6 +84,8 @@ class ToolRegistry:
                 raise ValueError(f"two tools are named {tool.name!r}")
             self._tools[tool.name] = tool
         self._editor = editor
+        self._limits = limits
+        self._spill_root = spill_root
         self._boundary_factory = boundary_factory
         # Built once, so the tool block of every request is byte-identical (prompt caching).
         self._specs = tuple(
@@ -78,7 +100,20 @@ class ToolRegistry:
     def specs(self) -> tuple[ToolSpec, ...]:
         return self._specs
 
+    @property
+    def limits(self) -> OutputLimits:
+        return self._limits
+
+    def spill_dir(self, session_id: str) -> Path:
+        """``session_id``'s spill folder (it may not exist yet)."""
+        return session_spill_dir(self._spill_root, session_id)
+
     async def execute(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolOutcome:
+        outcome = await self._run(call, ctx)
+        save = functools.partial(write_spill, self._spill_root, ctx.session_id, ctx.tool_call_id)
+        return await limit_output(outcome, self._limits, save)
+
+    async def _run(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolOutcome:
         tool = self._tools.get(call.name)
         if tool is None:
             available = ", ".join(self._tools) or "none"
@@ -92,7 +127,10 @@ class ToolRegistry:
             )
         try:
             run_ctx = ToolRunContext(
-                call=ctx, boundary=self._boundary_factory(ctx), editor=self._editor
+                call=ctx,
+                boundary=self._boundary_factory(ctx),
+                editor=self._editor,
+                extra_roots=(str(self.spill_dir(ctx.session_id)),),
             )
             return await tool.run(params, run_ctx)
         except Exception as exc:  # CancelledError is a BaseException: it propagates.

@@ -292,3 +292,53 @@ async def test_provider_tool_call_ids_reused_across_steps_are_kept_apart(
     assert [c["input"] for c in calls] == [{"file_path": "a"}, {"file_path": "b"}]
     assert len({c["toolCallId"] for c in calls}) == 2
     assert all(c["status"] == "completed" for c in calls)
+
+
+def dropped() -> ProviderError:
+    return ProviderError("connection reset mid-stream", kind="stream_dropped")
+
+
+async def test_a_dropped_stream_is_retried_once_with_the_same_request(
+    store: SqliteEventStore,
+) -> None:
+    broken: list[StreamEvent | ProviderError] = [
+        TextDelta(text="half an ans"),
+        ToolCallStarted(tool_call_id="t9", name="read"),
+        dropped(),
+    ]
+    h = Harness(store, [broken, text("whole answer")])
+    sid, outcome = await h.turn()
+    assert outcome.stop_reason == "end_turn"
+    first, second = h.provider.requests
+    assert first == second
+    assert h.tools.calls == []
+    transcript = await store.transcript(sid)
+    statuses = [(m.role, m.status) for m in transcript]
+    assert statuses == [
+        ("user", "completed"),
+        ("assistant", "interrupted"),
+        ("assistant", "completed"),
+    ]
+    interrupted = transcript[1].to_json()["parts"]
+    assert interrupted[0] == {"type": "text", "text": "half an ans"}
+    assert interrupted[1]["status"] == "cancelled"
+    # the interrupted attempt is never sent to the model later
+    await h.service.admit(sid, [{"type": "text", "text": "more"}])
+    h.provider._steps.append(text("fine"))
+    await h.service.run_turn(sid)
+    later = h.provider.requests[-1]
+    assert "half an ans" not in repr(later.messages)
+    assert [m.role for m in later.messages] == ["user", "assistant", "user"]
+
+
+async def test_a_stream_dropped_twice_fails_the_turn_with_a_clear_error(
+    store: SqliteEventStore,
+) -> None:
+    broken: list[StreamEvent | ProviderError] = [TextDelta(text="x"), dropped()]
+    h = Harness(store, [broken, broken])
+    sid, outcome = await h.turn()
+    assert outcome.stop_reason == "error"
+    assert "broke off twice" in str(outcome.error)
+    assert len(h.provider.requests) == 2
+    transcript = await store.transcript(sid)
+    assert [m.status for m in transcript[1:]] == ["interrupted", "failed"]

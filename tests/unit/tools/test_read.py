@@ -51,11 +51,17 @@ async def read(
     offset: int | None = None,
     limit: int | None = None,
     editor: FakeEditor | None = None,
+    extra_roots: tuple[str, ...] = (),
 ) -> ToolOutcome:
     call = ToolCallContext(
         session_id="ses_1", message_id="msg_1", tool_call_id="call_1", workspace_roots=(str(ws),)
     )
-    ctx = ToolRunContext(call=call, boundary=WorkspaceBoundary([ws]), editor=editor or FakeEditor())
+    ctx = ToolRunContext(
+        call=call,
+        boundary=WorkspaceBoundary([ws]),
+        editor=editor or FakeEditor(),
+        extra_roots=extra_roots,
+    )
     params = ReadParams(file_path=file_path, offset=offset, limit=limit)
     return await ReadTool().run(params, ctx)
 
@@ -339,3 +345,22 @@ async def test_the_title_is_the_workspace_relative_path(ws: Path) -> None:
     outcome = await read(ws, str(ws / "pkg" / "mod.py"))
 
     assert outcome.title == os.path.join("pkg", "mod.py")
+
+
+async def test_extra_roots_are_readable_and_only_they(ws: Path, outside: Path) -> None:
+    spill = ws.parent / "spill" / "ses_1"
+    spill.mkdir(parents=True)
+    write_lines(spill / "call_1.txt", 10)
+
+    inside = await read(ws, str(spill / "call_1.txt"), offset=4, limit=2, extra_roots=(str(spill),))
+    sibling = await read(ws, str(outside / "secret.txt"), extra_roots=(str(spill),))
+    without = await read(ws, str(spill / "call_1.txt"))
+
+    assert inside.output == (
+        "4: line4\n5: line5\n\n(Showing lines 4-5 of 10. Use offset=6 to continue.)"
+    )
+    assert inside.title == str(spill / "call_1.txt")
+    assert sibling.is_error
+    assert "outside the workspace" in sibling.output
+    assert without.is_error
+    assert "outside the workspace" in without.output

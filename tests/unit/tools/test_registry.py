@@ -16,6 +16,7 @@ from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
 from lsp_agent.tools.base import ToolRunContext, load_description
 from lsp_agent.tools.boundary import WorkspaceBoundary
 from lsp_agent.tools.registry import ToolRegistry, default_registry, tool_schema
+from lsp_agent.tools.truncation import OutputLimits
 
 
 class FakeEditor:
@@ -84,6 +85,21 @@ def context(*roots: Path | str) -> ToolCallContext:
     )
 
 
+@pytest.fixture
+def spill_root(tmp_path: Path) -> Path:
+    return tmp_path / "data" / "tool-output"
+
+
+def registry_of(*tools: Any, spill_root: Path, **options: Any) -> ToolRegistry:
+    return ToolRegistry(
+        list(tools), editor=FakeEditor(), limits=OutputLimits(), spill_root=spill_root, **options
+    )
+
+
+def builtin(spill_root: Path) -> ToolRegistry:
+    return default_registry(FakeEditor(), limits=OutputLimits(), spill_root=spill_root)
+
+
 def all_keys(node: Any) -> set[str]:
     """Every dict key in a schema, except property names."""
     if isinstance(node, list):
@@ -99,11 +115,12 @@ def all_keys(node: Any) -> set[str]:
     return keys
 
 
-def test_default_registry_offers_read_with_a_small_clean_schema() -> None:
-    registry = default_registry(FakeEditor())
+def test_default_registry_offers_the_builtin_tools_with_small_clean_schemas(spill_root: Path) -> None:
+    registry = builtin(spill_root)
 
-    (spec,) = registry.specs()
-
+    specs = registry.specs()
+    assert [s.name for s in specs] == ["read", "list", "glob", "grep"]
+    spec = specs[0]
     assert spec.name == "read"
     assert spec.description == load_description("read")
     assert spec.description.strip()
@@ -134,8 +151,8 @@ def spec_description(spec: Any, name: str) -> str:
     return description
 
 
-def test_specs_are_built_once_and_stay_identical() -> None:
-    registry = default_registry(FakeEditor())
+def test_specs_are_built_once_and_stay_identical(spill_root: Path) -> None:
+    registry = builtin(spill_root)
 
     assert registry.specs() is registry.specs()
 
@@ -173,9 +190,9 @@ def test_tool_schema_refuses_recursive_models() -> None:
         tool_schema(Params)
 
 
-def test_two_tools_with_one_name_are_refused() -> None:
+def test_two_tools_with_one_name_are_refused(spill_root: Path) -> None:
     with pytest.raises(ValueError, match="echo"):
-        ToolRegistry([EchoTool(), EchoTool()], editor=FakeEditor())
+        registry_of(EchoTool(), EchoTool(), spill_root=spill_root)
 
 
 @pytest.fixture
@@ -183,10 +200,12 @@ def real_tmp(tmp_path: Path) -> Path:
     return Path(os.path.realpath(tmp_path))
 
 
-async def test_a_valid_call_runs_the_tool_with_boundary_and_editor(real_tmp: Path) -> None:
+async def test_a_valid_call_runs_the_tool_with_boundary_and_editor(
+    real_tmp: Path, spill_root: Path
+) -> None:
     echo = EchoTool()
     editor = FakeEditor()
-    registry = ToolRegistry([echo], editor=editor)
+    registry = ToolRegistry([echo], editor=editor, limits=OutputLimits(), spill_root=spill_root)
 
     outcome = await registry.execute(call("echo", text="hi"), context(real_tmp))
 
@@ -195,20 +214,23 @@ async def test_a_valid_call_runs_the_tool_with_boundary_and_editor(real_tmp: Pat
     assert ctx.editor is editor
     assert ctx.call == context(real_tmp)
     assert ctx.boundary.roots == (str(real_tmp),)
+    assert ctx.extra_roots == (str(spill_root / "ses_1"),)
+    assert registry.spill_dir("ses_1") == spill_root / "ses_1"
+    assert not spill_root.exists()  # nothing was spilled
 
 
-async def test_a_boundary_factory_replaces_the_default(tmp_path: Path) -> None:
+async def test_a_boundary_factory_replaces_the_default(tmp_path: Path, spill_root: Path) -> None:
     echo = EchoTool()
     boundary = WorkspaceBoundary([tmp_path])
-    registry = ToolRegistry([echo], editor=FakeEditor(), boundary_factory=lambda ctx: boundary)
+    registry = registry_of(echo, spill_root=spill_root, boundary_factory=lambda ctx: boundary)
 
     await registry.execute(call("echo", text="hi"), context("/somewhere/else"))
 
     assert echo.contexts[0].boundary is boundary
 
 
-async def test_an_unknown_tool_is_an_error_listing_the_available_ones() -> None:
-    registry = ToolRegistry([EchoTool(), BoomTool(RuntimeError())], editor=FakeEditor())
+async def test_an_unknown_tool_is_an_error_listing_the_available_ones(spill_root: Path) -> None:
+    registry = registry_of(EchoTool(), BoomTool(RuntimeError()), spill_root=spill_root)
 
     outcome = await registry.execute(call("Reed", file_path="x"), context())
 
@@ -226,9 +248,9 @@ async def test_an_unknown_tool_is_an_error_listing_the_available_ones() -> None:
     ],
 )
 async def test_invalid_arguments_are_an_error_the_model_can_act_on(
-    arguments: dict[str, Any], detail: str
+    arguments: dict[str, Any], detail: str, spill_root: Path
 ) -> None:
-    registry = default_registry(FakeEditor())
+    registry = builtin(spill_root)
 
     outcome = await registry.execute(call("read", **arguments), context())
 
@@ -239,8 +261,8 @@ async def test_invalid_arguments_are_an_error_the_model_can_act_on(
     )
 
 
-async def test_a_tool_that_raises_becomes_an_error_outcome() -> None:
-    registry = ToolRegistry([BoomTool(KeyError("missing thing"))], editor=FakeEditor())
+async def test_a_tool_that_raises_becomes_an_error_outcome(spill_root: Path) -> None:
+    registry = registry_of(BoomTool(KeyError("missing thing")), spill_root=spill_root)
 
     outcome = await registry.execute(call("boom", text="x"), context())
 
@@ -248,16 +270,16 @@ async def test_a_tool_that_raises_becomes_an_error_outcome() -> None:
     assert outcome.output == "The boom tool failed: KeyError: 'missing thing'"
 
 
-async def test_cancelled_error_raised_by_a_tool_propagates() -> None:
-    registry = ToolRegistry([BoomTool(asyncio.CancelledError())], editor=FakeEditor())
+async def test_cancelled_error_raised_by_a_tool_propagates(spill_root: Path) -> None:
+    registry = registry_of(BoomTool(asyncio.CancelledError()), spill_root=spill_root)
 
     with pytest.raises(asyncio.CancelledError):
         await registry.execute(call("boom", text="x"), context())
 
 
-async def test_cancelling_a_running_call_propagates() -> None:
+async def test_cancelling_a_running_call_propagates(spill_root: Path) -> None:
     wait = WaitTool()
-    registry = ToolRegistry([wait], editor=FakeEditor())
+    registry = registry_of(wait, spill_root=spill_root)
     task = asyncio.create_task(registry.execute(call("wait", text="x"), context()))
     await wait.started.wait()
 
@@ -267,9 +289,11 @@ async def test_cancelling_a_running_call_propagates() -> None:
         await task
 
 
-async def test_read_runs_through_the_registry_inside_the_call_roots(tmp_path: Path) -> None:
+async def test_read_runs_through_the_registry_inside_the_call_roots(
+    tmp_path: Path, spill_root: Path
+) -> None:
     (tmp_path / "hello.txt").write_text("hello\n")
-    registry = default_registry(FakeEditor())
+    registry = builtin(spill_root)
 
     inside = await registry.execute(call("read", file_path="hello.txt"), context(tmp_path))
     outside = await registry.execute(call("read", file_path="/etc/hostname"), context(tmp_path))
