@@ -13,16 +13,18 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import aiosqlite
 import attrs
 
 from lsp_agent.core.errors import LspAgentError
+
+_T = TypeVar("_T")
 
 DB_FILENAME: Final = "lsp-agent.db"
 
@@ -115,6 +117,20 @@ async def fetch_one(
 ) -> sqlite3.Row | None:
     rows = await fetch_all(conn, sql, params)
     return rows[0] if rows else None
+
+
+async def in_connection_thread(
+    conn: aiosqlite.Connection, work: Callable[[sqlite3.Connection], _T]
+) -> _T:
+    """Run ``work`` on the underlying ``sqlite3`` connection, in aiosqlite's worker thread.
+
+    aiosqlite hops threads once per statement; a transaction of a dozen statements (an append
+    and its projections) is much cheaper as one call. aiosqlite has no public API for this,
+    so this is the one place that uses its internals (covered by the storage tests).
+    """
+    raw: sqlite3.Connection = conn._conn
+    result: _T = await conn._execute(work, raw)  # type: ignore[no-untyped-call]
+    return result
 
 
 async def connect(path: Path) -> aiosqlite.Connection:

@@ -1,10 +1,12 @@
 """``SqliteEventStore``: the event log and its projections in one SQLite file.
 
-``append`` writes a batch of events and the projection rows they change in one
-``BEGIN IMMEDIATE`` transaction: all of it commits or none of it does. Writes on one store run
-one at a time (an asyncio lock); two processes sharing the file take turns through SQLite's
-write lock and ``busy_timeout``. Reads take the same lock, because the store has a single
-connection and a read must never see another coroutine's uncommitted rows.
+``append`` writes a batch of events and the projection rows they change in one ``BEGIN
+IMMEDIATE`` transaction: all of it commits or none of it does. The whole transaction runs as
+one call in the connection's worker thread (projectors are plain synchronous code), so an
+append costs one thread hop, not one per statement: appends sit on the agent's hot path. Writes
+on one store run one at a time (an asyncio lock); two processes sharing the file take turns
+through SQLite's write lock and ``busy_timeout``. Reads take the same lock, because the store
+has a single connection and a read must never see another coroutine's uncommitted rows.
 
 A write runs to its end (commit or rollback) even if the task awaiting it is cancelled, so a
 cancelled turn never leaves half an append or an open transaction behind; the cancelled caller
@@ -16,8 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Sequence
 from itertools import groupby
 from pathlib import Path
 from typing import Any, Self, TypeVar
@@ -33,7 +34,13 @@ from lsp_agent.core.transcript import (
     ToolCallView,
     TranscriptMessage,
 )
-from lsp_agent.storage.db import DB_FILENAME, StorageError, execute, fetch_all, fetch_one, open_db
+from lsp_agent.storage.db import (
+    DB_FILENAME,
+    StorageError,
+    fetch_all,
+    in_connection_thread,
+    open_db,
+)
 from lsp_agent.storage.projections import ProjectionError, clear_projections, dumps, project
 
 _T = TypeVar("_T")
@@ -107,40 +114,12 @@ class SqliteEventStore:
     async def _append(
         self, session_id: str, encoded: list[tuple[NewEvent, str]]
     ) -> list[StoredEvent]:
-        async with self._transaction() as conn:
-            row = await fetch_one(
-                conn,
-                "SELECT COALESCE(MAX(seq), 0) AS seq FROM events WHERE session_id = ?",
-                (session_id,),
-            )
-            last = int(row["seq"]) if row is not None else 0
-            stored: list[StoredEvent] = []
-            for offset, (event, data) in enumerate(encoded, start=1):
-                item = StoredEvent(
-                    session_id=session_id,
-                    seq=last + offset,
-                    type=event.type,
-                    data=json.loads(data),
-                    time=event.time,
-                    version=event.version,
-                )
-                await execute(
-                    conn,
-                    f"INSERT INTO events ({_EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
-                    (session_id, item.seq, item.type, item.version, item.time, data),
-                )
-                await _project(conn, item)
-                stored.append(item)
-            return stored
+        return await in_connection_thread(
+            self._conn, lambda conn: _transaction(conn, _append_rows, session_id, encoded)
+        )
 
     async def _rebuild(self) -> None:
-        async with self._transaction() as conn:
-            await clear_projections(conn)
-            async with conn.execute(
-                f"SELECT {_EVENT_COLUMNS} FROM events ORDER BY session_id, seq"
-            ) as cursor:
-                async for row in cursor:
-                    await _project(conn, _stored_event(row))
+        await in_connection_thread(self._conn, lambda conn: _transaction(conn, _replay_all))
 
     async def _write(self, operation: Callable[[], Awaitable[_T]]) -> _T:
         if self._closed:
@@ -158,17 +137,6 @@ class SqliteEventStore:
     async def _locked(self, operation: Callable[[], Awaitable[_T]]) -> _T:
         async with self._lock:
             return await operation()
-
-    @asynccontextmanager
-    async def _transaction(self) -> AsyncIterator[aiosqlite.Connection]:
-        conn = self._conn
-        await execute(conn, "BEGIN IMMEDIATE")
-        try:
-            yield conn
-            await conn.commit()
-        except BaseException:
-            await conn.rollback()
-            raise
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -258,9 +226,53 @@ class SqliteEventStore:
             return await fetch_all(self._conn, sql, params)
 
 
-async def _project(conn: aiosqlite.Connection, event: StoredEvent) -> None:
+def _transaction(conn: sqlite3.Connection, work: Callable[..., _T], *args: Any) -> _T:
+    """``work(conn, *args)`` inside ``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any error."""
+    conn.execute("BEGIN IMMEDIATE")
     try:
-        await project(conn, event)
+        result = work(conn, *args)
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    return result
+
+
+def _append_rows(
+    conn: sqlite3.Connection, session_id: str, encoded: list[tuple[NewEvent, str]]
+) -> list[StoredEvent]:
+    row = conn.execute(
+        "SELECT COALESCE(MAX(seq), 0) AS seq FROM events WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    last = int(row["seq"]) if row is not None else 0
+    stored: list[StoredEvent] = []
+    for offset, (event, data) in enumerate(encoded, start=1):
+        item = StoredEvent(
+            session_id=session_id,
+            seq=last + offset,
+            type=event.type,
+            data=json.loads(data),
+            time=event.time,
+            version=event.version,
+        )
+        conn.execute(
+            f"INSERT INTO events ({_EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
+            (session_id, item.seq, item.type, item.version, item.time, data),
+        )
+        _project(conn, item)
+        stored.append(item)
+    return stored
+
+
+def _replay_all(conn: sqlite3.Connection) -> None:
+    clear_projections(conn)
+    for row in conn.execute(f"SELECT {_EVENT_COLUMNS} FROM events ORDER BY session_id, seq"):
+        _project(conn, _stored_event(row))
+
+
+def _project(conn: sqlite3.Connection, event: StoredEvent) -> None:
+    try:
+        project(conn, event)
     except ProjectionError:
         raise
     except (sqlite3.IntegrityError, ValueError, TypeError, KeyError) as exc:

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Awaitable, Callable, Collection, Mapping
+import sqlite3
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, Final, get_args
-
-import aiosqlite
 
 from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.transcript import MessageStatus, SessionState, ToolStatus
-from lsp_agent.storage.db import StorageError, execute, fetch_one
+from lsp_agent.storage.db import StorageError
 
 #: Every projection table, children before parents (the order to delete them in).
 PROJECTION_TABLES: Final = ("parts", "tool_calls", "inbox", "messages", "sessions")
@@ -36,7 +35,7 @@ class ProjectionError(StorageError):
     """An event the projections cannot apply; the append that carried it is rolled back."""
 
 
-Projector = Callable[[aiosqlite.Connection, StoredEvent], Awaitable[None]]
+Projector = Callable[[sqlite3.Connection, StoredEvent], None]
 
 
 def dumps(value: Any) -> str:
@@ -48,33 +47,31 @@ def dumps(value: Any) -> str:
     return text
 
 
-async def project(conn: aiosqlite.Connection, event: StoredEvent) -> None:
+def project(conn: sqlite3.Connection, event: StoredEvent) -> None:
     """Apply one committed-to-be event to the projections (inside the caller's transaction)."""
     if event.type != "session_created":
-        await _require_session(conn, event)
+        _require_session(conn, event)
     projector = PROJECTORS.get(event.type)
     if projector is not None:
-        await projector(conn, event)
-    await execute(
-        conn,
+        projector(conn, event)
+    conn.execute(
         "UPDATE sessions SET updated_at = ?, last_seq = ? WHERE session_id = ?",
         (event.time, event.seq, event.session_id),
     )
 
 
-async def clear_projections(conn: aiosqlite.Connection) -> None:
+def clear_projections(conn: sqlite3.Connection) -> None:
     for table in PROJECTION_TABLES:
-        await execute(conn, f"DELETE FROM {table}")
+        conn.execute(f"DELETE FROM {table}")
 
 
 # -- sessions -------------------------------------------------------------------------------
 
 
-async def _session_created(conn: aiosqlite.Connection, event: StoredEvent) -> None:
+def _session_created(conn: sqlite3.Connection, event: StoredEvent) -> None:
     if _str(event, "sessionId") != event.session_id:
         raise _error(event, "data.sessionId is not the session the event is appended to")
-    await execute(
-        conn,
+    conn.execute(
         "INSERT INTO sessions (session_id, title, workspace_folder, model, mode, state,"
         " created_at, updated_at, last_seq) VALUES (?, ?, ?, ?, ?, 'idle', ?, ?, ?)",
         (
@@ -90,12 +87,11 @@ async def _session_created(conn: aiosqlite.Connection, event: StoredEvent) -> No
     )
 
 
-async def _usage_updated(conn: aiosqlite.Connection, event: StoredEvent) -> None:
+def _usage_updated(conn: sqlite3.Connection, event: StoredEvent) -> None:
     cost = event.data.get("cost")
     if cost is not None and (isinstance(cost, bool) or not isinstance(cost, int | float)):
         raise _error(event, "data.cost must be a number")
-    await execute(
-        conn,
+    conn.execute(
         "UPDATE sessions SET input_tokens = ?, output_tokens = ?, cache_read_tokens = ?,"
         " cache_write_tokens = ?, context_used = ?, context_size = ?, cost = ?"
         " WHERE session_id = ?",
@@ -112,10 +108,9 @@ async def _usage_updated(conn: aiosqlite.Connection, event: StoredEvent) -> None
     )
 
 
-async def _state_changed(conn: aiosqlite.Connection, event: StoredEvent) -> None:
+def _state_changed(conn: sqlite3.Connection, event: StoredEvent) -> None:
     error = event.data.get("error")
-    await execute(
-        conn,
+    conn.execute(
         "UPDATE sessions SET state = ?, stop_reason = ?, error = ? WHERE session_id = ?",
         (
             _choice(event, "state", _SESSION_STATES),
@@ -126,9 +121,8 @@ async def _state_changed(conn: aiosqlite.Connection, event: StoredEvent) -> None
     )
 
 
-async def _title_set(conn: aiosqlite.Connection, event: StoredEvent) -> None:
-    await execute(
-        conn,
+def _title_set(conn: sqlite3.Connection, event: StoredEvent) -> None:
+    conn.execute(
         "UPDATE sessions SET title = ? WHERE session_id = ?",
         (_str(event, "title"), event.session_id),
     )
@@ -137,14 +131,13 @@ async def _title_set(conn: aiosqlite.Connection, event: StoredEvent) -> None:
 # -- the inbox and user messages --------------------------------------------------------------
 
 
-async def _user_message_admitted(conn: aiosqlite.Connection, event: StoredEvent) -> None:
+def _user_message_admitted(conn: sqlite3.Connection, event: StoredEvent) -> None:
     content = event.data.get("content")
     if not isinstance(content, list) or not all(
         isinstance(block, dict) and isinstance(block.get("type"), str) for block in content
     ):
         raise _error(event, "data.content must be a list of content blocks")
-    await execute(
-        conn,
+    conn.execute(
         "INSERT INTO inbox (message_id, session_id, content, client_message_id, admitted_seq,"
         " admitted_at) VALUES (?, ?, ?, ?, ?, ?)",
         (
@@ -158,9 +151,9 @@ async def _user_message_admitted(conn: aiosqlite.Connection, event: StoredEvent)
     )
 
 
-async def _user_message_promoted(conn: aiosqlite.Connection, event: StoredEvent) -> None:
+def _user_message_promoted(conn: sqlite3.Connection, event: StoredEvent) -> None:
     message_id = _str(event, "messageId")
-    row = await fetch_one(
+    row = _fetch_one(
         conn,
         "SELECT session_id, content, promoted_seq FROM inbox WHERE message_id = ?",
         (message_id,),
@@ -169,18 +162,14 @@ async def _user_message_promoted(conn: aiosqlite.Connection, event: StoredEvent)
         raise _error(event, f"message {message_id!r} was never admitted to this session")
     if row["promoted_seq"] is not None:
         raise _error(event, f"message {message_id!r} was already promoted")
-    await execute(
-        conn, "UPDATE inbox SET promoted_seq = ? WHERE message_id = ?", (event.seq, message_id)
-    )
-    await execute(
-        conn,
+    conn.execute("UPDATE inbox SET promoted_seq = ? WHERE message_id = ?", (event.seq, message_id))
+    conn.execute(
         "INSERT INTO messages (message_id, session_id, seq, role, status, created_at, ended_at)"
         " VALUES (?, ?, ?, 'user', 'completed', ?, ?)",
         (message_id, event.session_id, event.seq, event.time, event.time),
     )
     for position, data in enumerate(user_text_parts(json.loads(row["content"]))):
-        await execute(
-            conn,
+        conn.execute(
             "INSERT INTO parts (part_id, message_id, session_id, position, type, data)"
             " VALUES (?, ?, ?, ?, 'text', ?)",
             (f"{message_id}.{position}", message_id, event.session_id, position, dumps(data)),
@@ -221,12 +210,11 @@ def _describe_range(value: Any) -> str:
 # -- assistant messages ----------------------------------------------------------------------
 
 
-async def _assistant_message_started(conn: aiosqlite.Connection, event: StoredEvent) -> None:
+def _assistant_message_started(conn: sqlite3.Connection, event: StoredEvent) -> None:
     step = event.data.get("step")
     if step is not None and (isinstance(step, bool) or not isinstance(step, int)):
         raise _error(event, "data.step must be an integer")
-    await execute(
-        conn,
+    conn.execute(
         "INSERT INTO messages (message_id, session_id, seq, role, status, model, step,"
         " created_at) VALUES (?, ?, ?, 'assistant', 'streaming', ?, ?, ?)",
         (
@@ -240,12 +228,11 @@ async def _assistant_message_started(conn: aiosqlite.Connection, event: StoredEv
     )
 
 
-async def _assistant_message_ended(conn: aiosqlite.Connection, event: StoredEvent) -> None:
+def _assistant_message_ended(conn: sqlite3.Connection, event: StoredEvent) -> None:
     message_id = _str(event, "messageId")
-    await _require_assistant_message(conn, event, message_id)
+    _require_assistant_message(conn, event, message_id)
     error = event.data.get("error")
-    await execute(
-        conn,
+    conn.execute(
         "UPDATE messages SET status = ?, finish_reason = ?, error = ?, ended_at = ?"
         " WHERE message_id = ?",
         (
@@ -258,32 +245,32 @@ async def _assistant_message_ended(conn: aiosqlite.Connection, event: StoredEven
     )
 
 
-async def _text_delta(conn: aiosqlite.Connection, event: StoredEvent) -> None:
-    await _append_text(conn, event, "text")
+def _text_delta(conn: sqlite3.Connection, event: StoredEvent) -> None:
+    _append_text(conn, event, "text")
 
 
-async def _reasoning_delta(conn: aiosqlite.Connection, event: StoredEvent) -> None:
-    await _append_text(conn, event, "reasoning")
+def _reasoning_delta(conn: sqlite3.Connection, event: StoredEvent) -> None:
+    _append_text(conn, event, "reasoning")
 
 
-async def _append_text(conn: aiosqlite.Connection, event: StoredEvent, part_type: str) -> None:
+def _append_text(conn: sqlite3.Connection, event: StoredEvent, part_type: str) -> None:
     message_id, part_id, text = _str(event, "messageId"), _str(event, "partId"), _str(event, "text")
-    data = await _existing_part(conn, event, part_id, message_id, part_type)
+    data = _existing_part(conn, event, part_id, message_id, part_type)
     if data is None:
-        await _require_assistant_message(conn, event, message_id)
-        await _insert_part(conn, event, message_id, part_id, part_type, {"text": text})
+        _require_assistant_message(conn, event, message_id)
+        _insert_part(conn, event, message_id, part_id, part_type, {"text": text})
     else:
         data["text"] = str(data.get("text", "")) + text
-        await _update_part(conn, part_id, data)
+        _update_part(conn, part_id, data)
 
 
-async def _reasoning_ended(conn: aiosqlite.Connection, event: StoredEvent) -> None:
+def _reasoning_ended(conn: sqlite3.Connection, event: StoredEvent) -> None:
     message_id, part_id = _str(event, "messageId"), _str(event, "partId")
-    data = await _existing_part(conn, event, part_id, message_id, "reasoning")
+    data = _existing_part(conn, event, part_id, message_id, "reasoning")
     is_new = data is None
     if data is None:
         # Redacted thinking streams no text: its part first appears here.
-        await _require_assistant_message(conn, event, message_id)
+        _require_assistant_message(conn, event, message_id)
         data = {"text": ""}
     for key in ("signature", "redactedData"):
         if key in event.data:
@@ -293,9 +280,9 @@ async def _reasoning_ended(conn: aiosqlite.Connection, event: StoredEvent) -> No
             else:
                 data[key] = value
     if is_new:
-        await _insert_part(conn, event, message_id, part_id, "reasoning", data)
+        _insert_part(conn, event, message_id, part_id, "reasoning", data)
     else:
-        await _update_part(conn, part_id, data)
+        _update_part(conn, part_id, data)
 
 
 # -- tool calls ------------------------------------------------------------------------------
@@ -310,7 +297,7 @@ _TOOL_FIELDS: Final = {
 }
 
 
-async def _tool_call_updated(conn: aiosqlite.Connection, event: StoredEvent) -> None:
+def _tool_call_updated(conn: sqlite3.Connection, event: StoredEvent) -> None:
     tool_call_id, message_id = _str(event, "toolCallId"), _str(event, "messageId")
     values: dict[str, str | None] = {
         "tool_name": _str(event, "toolName"),
@@ -319,22 +306,21 @@ async def _tool_call_updated(conn: aiosqlite.Connection, event: StoredEvent) -> 
     for key, column in _TOOL_FIELDS.items():
         if key in event.data:
             values[column] = _tool_input(event) if key == "input" else _opt_str(event, key)
-    row = await fetch_one(
+    row = _fetch_one(
         conn,
         "SELECT session_id, message_id FROM tool_calls WHERE tool_call_id = ?",
         (tool_call_id,),
     )
     if row is None:
-        await _require_assistant_message(conn, event, message_id)
+        _require_assistant_message(conn, event, message_id)
         values.setdefault("input", "{}")
-        await _insert_tool_call(conn, event, tool_call_id, message_id, values)
-        await _insert_part(conn, event, message_id, tool_call_id, "tool_call", {})
+        _insert_tool_call(conn, event, tool_call_id, message_id, values)
+        _insert_part(conn, event, message_id, tool_call_id, "tool_call", {})
         return
     if row["session_id"] != event.session_id or row["message_id"] != message_id:
         raise _error(event, f"tool call {tool_call_id!r} belongs to another message")
     assignments = ", ".join(f"{column} = ?" for column in values)
-    await execute(
-        conn,
+    conn.execute(
         f"UPDATE tool_calls SET {assignments}, updated_at = ? WHERE tool_call_id = ?",
         (*values.values(), event.time, tool_call_id),
     )
@@ -347,8 +333,8 @@ def _tool_input(event: StoredEvent) -> str:
     return dumps(value)
 
 
-async def _insert_tool_call(
-    conn: aiosqlite.Connection,
+def _insert_tool_call(
+    conn: sqlite3.Connection,
     event: StoredEvent,
     tool_call_id: str,
     message_id: str,
@@ -356,8 +342,7 @@ async def _insert_tool_call(
 ) -> None:
     columns = ", ".join(values)
     marks = ", ".join("?" for _ in values)
-    await execute(
-        conn,
+    conn.execute(
         f"INSERT INTO tool_calls (tool_call_id, session_id, message_id, {columns},"
         f" created_at, updated_at) VALUES (?, ?, ?, {marks}, ?, ?)",
         (tool_call_id, event.session_id, message_id, *values.values(), event.time, event.time),
@@ -367,13 +352,11 @@ async def _insert_tool_call(
 # -- parts and messages ----------------------------------------------------------------------
 
 
-async def _existing_part(
-    conn: aiosqlite.Connection, event: StoredEvent, part_id: str, message_id: str, part_type: str
+def _existing_part(
+    conn: sqlite3.Connection, event: StoredEvent, part_id: str, message_id: str, part_type: str
 ) -> dict[str, Any] | None:
     """The stored data of ``part_id``, or None; it must be ``part_type`` in ``message_id``."""
-    row = await fetch_one(
-        conn, "SELECT message_id, type, data FROM parts WHERE part_id = ?", (part_id,)
-    )
+    row = _fetch_one(conn, "SELECT message_id, type, data FROM parts WHERE part_id = ?", (part_id,))
     if row is None:
         return None
     if row["message_id"] != message_id or row["type"] != part_type:
@@ -382,8 +365,8 @@ async def _existing_part(
     return data
 
 
-async def _insert_part(
-    conn: aiosqlite.Connection,
+def _insert_part(
+    conn: sqlite3.Connection,
     event: StoredEvent,
     message_id: str,
     part_id: str,
@@ -391,8 +374,7 @@ async def _insert_part(
     data: dict[str, Any],
 ) -> None:
     """Insert a part after the message's last one: parts stay where they first appeared."""
-    await execute(
-        conn,
+    conn.execute(
         "INSERT INTO parts (part_id, message_id, session_id, position, type, data)"
         " VALUES (?, ?, ?, (SELECT COALESCE(MAX(position) + 1, 0) FROM parts"
         " WHERE message_id = ?), ?, ?)",
@@ -400,22 +382,22 @@ async def _insert_part(
     )
 
 
-async def _update_part(conn: aiosqlite.Connection, part_id: str, data: dict[str, Any]) -> None:
-    await execute(conn, "UPDATE parts SET data = ? WHERE part_id = ?", (dumps(data), part_id))
+def _update_part(conn: sqlite3.Connection, part_id: str, data: dict[str, Any]) -> None:
+    conn.execute("UPDATE parts SET data = ? WHERE part_id = ?", (dumps(data), part_id))
 
 
-async def _require_assistant_message(
-    conn: aiosqlite.Connection, event: StoredEvent, message_id: str
+def _require_assistant_message(
+    conn: sqlite3.Connection, event: StoredEvent, message_id: str
 ) -> None:
-    row = await fetch_one(
+    row = _fetch_one(
         conn, "SELECT session_id, role FROM messages WHERE message_id = ?", (message_id,)
     )
     if row is None or row["session_id"] != event.session_id or row["role"] != "assistant":
         raise _error(event, f"no assistant message {message_id!r} was started in this session")
 
 
-async def _require_session(conn: aiosqlite.Connection, event: StoredEvent) -> None:
-    row = await fetch_one(conn, "SELECT 1 FROM sessions WHERE session_id = ?", (event.session_id,))
+def _require_session(conn: sqlite3.Connection, event: StoredEvent) -> None:
+    row = _fetch_one(conn, "SELECT 1 FROM sessions WHERE session_id = ?", (event.session_id,))
     if row is None:
         raise _error(event, "the session has no session_created event")
 
@@ -479,3 +461,10 @@ PROJECTORS: Final[Mapping[str, Projector]] = {
     "state_changed": _state_changed,
     "title_set": _title_set,
 }
+
+
+def _fetch_one(
+    conn: sqlite3.Connection, sql: str, params: tuple[Any, ...] = ()
+) -> sqlite3.Row | None:
+    row: sqlite3.Row | None = conn.execute(sql, params).fetchone()
+    return row

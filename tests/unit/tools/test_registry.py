@@ -115,7 +115,9 @@ def all_keys(node: Any) -> set[str]:
     return keys
 
 
-def test_default_registry_offers_the_builtin_tools_with_small_clean_schemas(spill_root: Path) -> None:
+def test_default_registry_offers_the_builtin_tools_with_small_clean_schemas(
+    spill_root: Path,
+) -> None:
     registry = builtin(spill_root)
 
     specs = registry.specs()
