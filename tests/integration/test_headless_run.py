@@ -87,6 +87,13 @@ def test_anthropic_turn_reads_a_file_and_answers(
     assert "read a.py" in result.stderr
     first, second = model_requests(read_then_answer)
     assert first["tools"][0]["name"] == "read"
+    assert first["stream"] is True
+    headers = read_then_answer.requests[0].headers
+    assert API_KEY in (
+        headers.get("x-api-key"),
+        headers.get("authorization", "").removeprefix("Bearer "),
+    )
+    assert "anthropic-version" in headers
     tool_results = [
         block
         for message in second["messages"]
@@ -115,6 +122,9 @@ def test_openai_turn_reads_a_file_and_answers(
     assert "It prints a greeting." in result.stdout
     first, second = model_requests(read_then_answer)
     assert first["stream_options"] == {"include_usage": True}
+    assert first["stream"] is True
+    headers = read_then_answer.requests[0].headers
+    assert headers["authorization"] == f"Bearer {API_KEY}"
     tool_messages = [m for m in second["messages"] if m["role"] == "tool"]
     assert len(tool_messages) == 1
     assert "3: print('hello from a.py')" in json.dumps(tool_messages[0]["content"])
@@ -367,3 +377,41 @@ def test_version() -> None:
     result = run_cli("--version", cwd=Path.cwd())
     assert result.returncode == 0
     assert result.stdout.startswith("lsp-agent ")
+
+
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("grep", {"pattern": "TOP-SECRET", "path": "../outside"}),
+        ("grep", {"pattern": "TOP-SECRET", "path": "/"}),
+        ("grep", {"pattern": "TOP-SECRET", "path": "linked"}),
+        ("grep", {"pattern": "TOP-SECRET"}),
+        ("glob", {"pattern": "**/*.txt", "path": "OUTSIDE"}),
+        ("glob", {"pattern": "**/*.txt"}),
+        ("list", {"path": "linked"}),
+        ("list", {}),
+    ],
+)
+def test_searches_never_bring_outside_content_into_a_request(
+    workspace: Path, tool: str, args: dict[str, str]
+) -> None:
+    outside = workspace.parent / "outside"
+    outside.mkdir()
+    (outside / "secret-name.txt").write_text("TOP-SECRET-CONTENT\n")
+    (workspace / "linked").symlink_to(outside, target_is_directory=True)
+    if args.get("path") == "OUTSIDE":
+        args = {**args, "path": str(outside)}
+    script = [{"tool_calls": [{"name": tool, "input": args}]}, {"text": "done"}]
+    with running_fake_llm(script) as server:
+        result = run_cli(
+            "run",
+            "--model",
+            "anthropic/claude-test",
+            "search",
+            cwd=workspace,
+            env=anthropic_env(server),
+        )
+        assert result.returncode == 0, result.stderr
+        bodies = json.dumps([r.body for r in server.requests])
+    assert "TOP-SECRET-CONTENT" not in bodies
+    assert "secret-name" not in bodies
