@@ -13,6 +13,7 @@ import platformdirs
 from lsp_agent.core.clock import SystemClock, UlidIds
 from lsp_agent.core.interfaces import Clock, Editor, IdFactory
 from lsp_agent.core.messages import ThinkingConfig
+from lsp_agent.core.permission import Rule
 from lsp_agent.core.retry import RetryPolicy
 from lsp_agent.core.session import AgentOptions, SessionService
 from lsp_agent.providers import make_provider
@@ -62,7 +63,12 @@ def agent_options(settings: Settings, model: ResolvedModel) -> AgentOptions:
     thinking = None
     if settings.thinking.enabled:
         thinking = ThinkingConfig(budget_tokens=settings.thinking.budget_tokens)
+    rules = tuple(
+        Rule(permission=r.permission, pattern=r.pattern, action=r.action, source=r.source)
+        for r in settings.permission_rules
+    )
     return AgentOptions(
+        rules=rules,
         model=model.info,
         mode=settings.mode,
         max_steps=settings.max_steps,

@@ -120,7 +120,13 @@ async def _run(args: argparse.Namespace, env: Mapping[str, str], out: TextIO, er
     try:
         if args.session is not None and await store.session(args.session) is None:
             return _fail(err, f"unknown session: {args.session}", EXIT_USAGE)
-        editor = TerminalEditor(stdout=out, stderr=err, json_lines=args.json)
+        editor = TerminalEditor(
+            stdout=out,
+            stderr=err,
+            json_lines=args.json,
+            approve_asks=args.yes,
+            read_line=sys.stdin.readline if _interactive() else None,
+        )
         app = await build_app(settings=settings, model=model, env=env, editor=editor, store=store)
         session_id = args.session or await app.sessions.create(workspace_folder=str(workspace))
         await app.sessions.admit(session_id, [{"type": "text", "text": args.prompt}])
@@ -137,7 +143,17 @@ async def _run(args: argparse.Namespace, env: Mapping[str, str], out: TextIO, er
         return EXIT_MAX_STEPS
     if outcome.stop_reason == "refusal":
         return _fail(err, "the model refused to answer", EXIT_FAILED)
+    if outcome.stop_reason == "cancelled":
+        err.write("stopped: a tool call was rejected\n")
     return EXIT_OK
+
+
+def _interactive() -> bool:
+    """Asks go to a person only when stdin is a terminal (never in CI or a pipe)."""
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def _config_exit(error: ConfigError) -> int:

@@ -23,6 +23,11 @@ Catalogue (type → data):
 - ``state_changed``     {state: running|requires_action|idle, stopReason?, error?:
   {message, retryable, retryAt?}}
 - ``title_set``         {title}
+- ``permission_asked``  {toolCallId, messageId, permission, patterns, always, title,
+  description?, subject?} — the user is asked (the session is ``requires_action``)
+- ``permission_resolved`` {toolCallId, messageId, permission, state: allowed|rejected|
+  cancelled, optionKind?, reason?, always?} — with ``allow_session``/``allow_always``,
+  ``always`` holds the patterns now approved for the session / the project
 """
 
 from __future__ import annotations
@@ -46,6 +51,8 @@ EventType = Literal[
     "usage_updated",
     "state_changed",
     "title_set",
+    "permission_asked",
+    "permission_resolved",
 ]
 
 

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from lsp_agent.core.events import NewEvent, StoredEvent
 from lsp_agent.core.messages import ModelRequest, ToolCallPart, ToolSpec
+from lsp_agent.core.permission import PermissionAsk, PermissionReply, Rule
 from lsp_agent.core.stream import StreamEvent
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
 from lsp_agent.core.transcript import SessionInfo, TranscriptMessage
@@ -69,6 +70,10 @@ class EventStore(Protocol):
         """The message id already admitted under ``client_message_id``, if any."""
         ...
 
+    async def approvals(self, session_id: str) -> list[Rule]:
+        """Saved "allow" answers that apply to this session: its own and its project's."""
+        ...
+
 
 class ToolExecutor(Protocol):
     """The tool registry as the loop sees it: schemas out, calls in, results as values."""
@@ -87,4 +92,8 @@ class Editor(Protocol):
 
     async def open_document_text(self, path: str) -> str | None:
         """The editor's buffer for ``path`` (unsaved text included) or None if not open."""
+        ...
+
+    async def request_permission(self, ask: PermissionAsk) -> PermissionReply:
+        """Ask the user; a dismissed dialog is ``PermissionReply(kind=None)``."""
         ...

@@ -15,6 +15,7 @@ import attrs
 from lsp_agent.core import prompts
 from lsp_agent.core.clock import iso_time
 from lsp_agent.core.errors import ProviderError
+from lsp_agent.core.gate import PermissionGate
 from lsp_agent.core.history import fold
 from lsp_agent.core.interfaces import Clock, EventStore, IdFactory, Provider, ToolExecutor
 from lsp_agent.core.messages import (
@@ -24,9 +25,18 @@ from lsp_agent.core.messages import (
     TextPart,
     ThinkingConfig,
     ToolCallPart,
+    ToolSpec,
     Usage,
 )
 from lsp_agent.core.models import ModelInfo
+from lsp_agent.core.permission import (
+    PermissionRequest,
+    PermissionVerdict,
+    Rule,
+    hidden,
+    mode_rules,
+    permission_key,
+)
 from lsp_agent.core.recorder import Recorder
 from lsp_agent.core.retry import RetryPolicy
 from lsp_agent.core.stream import (
@@ -66,6 +76,13 @@ class TurnConfig:
     max_steps: int = 50
     retry: RetryPolicy = RetryPolicy()
     thinking: ThinkingConfig | None = None
+    mode: str = "build"
+    rules: tuple[Rule, ...] = ()
+    """The configured permission rules (defaults and every config layer, in order)."""
+
+    def captured_rules(self) -> tuple[Rule, ...]:
+        """The rule set a tool call is decided by: configuration, then the mode's rules."""
+        return (*self.rules, *mode_rules(self.mode))
 
 
 @attrs.frozen(kw_only=True)
@@ -90,6 +107,8 @@ class _StepState:
     calls: list[ToolCallEnded] = attrs.Factory(list)
     usage: Usage = Usage()
     finish: FinishReason = "end_turn"
+    stopped_by_user: bool = False
+    """A call was rejected without a reason: the rest of the step does not run."""
 
 
 class TurnRunner:
@@ -106,11 +125,13 @@ class TurnRunner:
         recorder: Recorder,
         clock: Clock,
         ids: IdFactory,
+        gate: PermissionGate,
         on_first_answer: Callable[[], None] | None = None,
     ) -> None:
         """``on_first_answer`` runs once the model has answered (side work such as a title
         waits for it, so a bad key or an outage costs one request, not two)."""
         self._on_first_answer = on_first_answer
+        self._gate = gate
         self._session_id = session_id
         self._config = config
         self._store = store
@@ -139,6 +160,8 @@ class TurnRunner:
                     return await self._end("refusal", step)
                 if last:
                     return await self._end("max_steps", step)
+                if state.stopped_by_user:
+                    return await self._end("cancelled", step)
                 if not state.calls:
                     return await self._end("end_turn", step)
         except ProviderError as error:
@@ -189,7 +212,13 @@ class TurnRunner:
         )
         self._open_message = None
         for call in state.calls:
-            await self._run_tool(state.message_id, call, refuse=last)
+            if state.stopped_by_user:
+                note = "not run: the user rejected an earlier call of this step"
+                await self._tool_update(
+                    state.message_id, call.tool_call_id, call.name, status="cancelled", error=note
+                )
+                continue
+            state.stopped_by_user = await self._run_tool(state.message_id, call, refuse=last)
         return state
 
     async def _stream_step(
@@ -249,7 +278,7 @@ class TurnRunner:
             model=self._config.model.model,
             system=self._config.system,
             messages=tuple(messages),
-            tools=self._tools.specs(),
+            tools=self._offered_tools(),
             tool_choice="none" if last else "auto",
             max_output_tokens=self._config.model.max_output,
             thinking=self._config.thinking,
@@ -329,28 +358,55 @@ class TurnRunner:
 
     # -- tools -------------------------------------------------------------------------
 
-    async def _run_tool(self, message_id: str, call: ToolCallEnded, *, refuse: bool) -> None:
-        call_id, name = call.tool_call_id, call.name
-        if refuse:
-            error = (
+    def _offered_tools(self) -> tuple[ToolSpec, ...]:
+        """The tools the mode and the rules leave visible (a ``*`` deny hides a tool)."""
+        rules = self._config.captured_rules()
+        return tuple(
+            spec for spec in self._tools.specs() if not hidden(permission_key(spec.name), rules)
+        )
+
+    def _refusal(self, call: ToolCallEnded, last: bool) -> str | None:
+        """Why a call must not run at all, or None."""
+        name = call.name
+        if last:
+            return (
                 f"Tools are disabled after the maximum number of steps "
                 f"({self._config.max_steps}); the call was not run."
             )
-            await self._tool_update(message_id, call_id, name, status="failed", error=error)
-            return
         if call.parse_error is not None:
-            error = (
+            return (
                 f"The {name} tool was called with arguments that are not valid JSON: "
                 f"{call.parse_error}"
             )
-            await self._tool_update(message_id, call_id, name, status="failed", error=error)
-            return
+        offered = [spec.name for spec in self._offered_tools()]
+        if name not in offered and name in {spec.name for spec in self._tools.specs()}:
+            return (
+                f"The {name} tool is not available in {self._config.mode} mode; "
+                f"available tools: {', '.join(offered) or 'none'}."
+            )
+        return None
+
+    async def _run_tool(self, message_id: str, call: ToolCallEnded, *, refuse: bool) -> bool:
+        """Run one call; True when the user rejected it without a reason (stop the turn)."""
+        call_id, name = call.tool_call_id, call.name
+        refused = self._refusal(call, refuse)
+        if refused is not None:
+            await self._tool_update(message_id, call_id, name, status="failed", error=refused)
+            return False
         await self._tool_update(message_id, call_id, name, status="in_progress")
+        rules = self._config.captured_rules()
+
+        async def ask(request: PermissionRequest) -> PermissionVerdict:
+            return await self._gate.ask(
+                request, rules=rules, tool_call_id=call_id, message_id=message_id
+            )
+
         ctx = ToolCallContext(
             session_id=self._session_id,
             message_id=message_id,
             tool_call_id=call_id,
             workspace_roots=self._config.workspace_roots,
+            ask=ask,
         )
         part = ToolCallPart(tool_call_id=call_id, name=name, input=call.input)
         outcome = await self._tools.execute(part, ctx)
@@ -361,6 +417,7 @@ class TurnRunner:
             fields["output"] = outcome.output
         status = "failed" if outcome.is_error else "completed"
         await self._tool_update(message_id, call_id, name, status=status, **fields)
+        return outcome.stop_turn
 
     async def _tool_update(
         self, message_id: str, call_id: str, name: str, *, status: str, **fields: Any

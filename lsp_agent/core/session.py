@@ -18,10 +18,12 @@ from lsp_agent.core import prompts
 from lsp_agent.core.clock import iso_time
 from lsp_agent.core.errors import SessionNotFound
 from lsp_agent.core.events import NewEvent
+from lsp_agent.core.gate import PermissionGate
 from lsp_agent.core.interfaces import Clock, Editor, EventStore, IdFactory, Provider, ToolExecutor
 from lsp_agent.core.loop import TurnConfig, TurnOutcome, TurnRunner
 from lsp_agent.core.messages import SystemBlock, ThinkingConfig
 from lsp_agent.core.models import ModelInfo
+from lsp_agent.core.permission import Rule
 from lsp_agent.core.recorder import Recorder
 from lsp_agent.core.retry import RetryPolicy
 from lsp_agent.core.title import generate_title
@@ -38,6 +40,8 @@ class AgentOptions:
     retry: RetryPolicy = RetryPolicy()
     thinking: ThinkingConfig | None = None
     titles: bool = True
+    rules: tuple[Rule, ...] = ()
+    """Configured permission rules, in order (the mode's rules are added per call)."""
 
 
 class SessionService:
@@ -117,6 +121,13 @@ class SessionService:
             recorder=recorder,
             clock=self._clock,
             ids=self._ids,
+            gate=PermissionGate(
+                session_id=session_id,
+                mode=self._options.mode,
+                store=self._store,
+                editor=self._editor,
+                recorder=recorder,
+            ),
             on_first_answer=start_title,
         )
         try:
@@ -144,6 +155,8 @@ class SessionService:
             max_steps=max_steps if max_steps is not None else options.max_steps,
             retry=options.retry,
             thinking=options.thinking,
+            mode=options.mode,
+            rules=options.rules,
         )
 
     async def _title_starter(

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import attrs
+
+from lsp_agent.core.permission import PermissionRequest, PermissionVerdict
+
+AskPermission = Callable[[PermissionRequest], Awaitable[PermissionVerdict]]
 
 
 @attrs.frozen(kw_only=True)
@@ -15,6 +20,8 @@ class ToolCallContext:
     message_id: str
     tool_call_id: str
     workspace_roots: tuple[str, ...]
+    ask: AskPermission
+    """The permission gate for this call: rules decide, or the user is asked."""
 
 
 @attrs.frozen(kw_only=True)
@@ -25,3 +32,5 @@ class ToolOutcome:
     is_error: bool = False
     title: str | None = None
     metadata: dict[str, Any] = attrs.field(factory=dict)
+    stop_turn: bool = False
+    """The user rejected the call without a reason: the turn ends after this call."""

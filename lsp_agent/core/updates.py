@@ -51,6 +51,8 @@ def _update_body(event: StoredEvent) -> dict[str, Any]:
         }
     if kind == "tool_call_updated":
         return _tool_call_update(data)
+    if kind in ("permission_asked", "permission_resolved"):
+        return _permission_update(data)
     if kind == "title_set":
         return {
             "sessionUpdate": "session_info_update",
@@ -81,4 +83,17 @@ def _tool_call_update(data: dict[str, Any]) -> dict[str, Any]:
     text = data.get("error") if data.get("error") is not None else data.get("output")
     if text is not None:
         update["content"] = [{"type": "text", "text": text}]
+    return update
+
+
+def _permission_update(data: dict[str, Any]) -> dict[str, Any]:
+    update: dict[str, Any] = {
+        "sessionUpdate": "permission_update",
+        "toolCallId": data["toolCallId"],
+        "permission": data["permission"],
+        "state": data.get("state", "asked"),
+    }
+    for key in ("optionKind", "reason"):
+        if key in data:
+            update[key] = data[key]
     return update

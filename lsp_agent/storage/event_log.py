@@ -26,6 +26,7 @@ from typing import Any, Self, TypeVar
 import aiosqlite
 
 from lsp_agent.core.events import NewEvent, StoredEvent
+from lsp_agent.core.permission import Rule
 from lsp_agent.core.transcript import (
     PartView,
     SessionInfo,
@@ -207,6 +208,26 @@ class SqliteEventStore:
             (session_id, client_message_id),
         )
         return str(rows[0]["message_id"]) if rows else None
+
+    async def approvals(self, session_id: str) -> list[Rule]:
+        """Saved "allow" answers for this session and for its project, oldest first."""
+        rows = await self._read(
+            "SELECT a.scope, a.permission, a.pattern FROM approvals AS a"
+            " JOIN sessions AS s ON s.session_id = ?"
+            " WHERE (a.scope = 'session' AND a.scope_id = s.session_id)"
+            " OR (a.scope = 'project' AND a.scope_id = s.workspace_folder)"
+            " ORDER BY a.created_at, a.seq",
+            (session_id,),
+        )
+        return [
+            Rule(
+                permission=row["permission"],
+                pattern=row["pattern"],
+                action="allow",
+                source=f"saved for the {row['scope']}",
+            )
+            for row in rows
+        ]
 
     async def events(
         self, session_id: str, after_seq: int = 0, limit: int | None = None

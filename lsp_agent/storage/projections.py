@@ -23,7 +23,7 @@ from lsp_agent.core.transcript import MessageStatus, SessionState, ToolStatus
 from lsp_agent.storage.db import StorageError
 
 #: Every projection table, children before parents (the order to delete them in).
-PROJECTION_TABLES: Final = ("parts", "tool_calls", "inbox", "messages", "sessions")
+PROJECTION_TABLES: Final = ("approvals", "parts", "tool_calls", "inbox", "messages", "sessions")
 
 _SESSION_STATES: Final = frozenset(get_args(SessionState))
 _TOOL_STATUSES: Final = frozenset(get_args(ToolStatus))
@@ -447,8 +447,37 @@ def _choice(event: StoredEvent, key: str, allowed: Collection[str]) -> str:
     return str(value)
 
 
+def _permission_resolved(conn: sqlite3.Connection, event: StoredEvent) -> None:
+    """Remember "allow for this session" / "always allow" answers as approvals."""
+    kind = event.data.get("optionKind")
+    if kind not in ("allow_session", "allow_always"):
+        return
+    permission = _str(event, "permission")
+    patterns = event.data.get("always")
+    if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
+        raise _error(event, "data.always must be a list of patterns")
+    if kind == "allow_session":
+        scope, scope_id = "session", event.session_id
+    else:
+        row = _fetch_one(
+            conn,
+            "SELECT workspace_folder FROM sessions WHERE session_id = ?",
+            (event.session_id,),
+        )
+        scope, scope_id = "project", str(row["workspace_folder"]) if row else ""
+    conn.executemany(
+        "INSERT OR IGNORE INTO approvals (scope, scope_id, permission, pattern, session_id,"
+        " seq, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [
+            (scope, scope_id, permission, p, event.session_id, event.seq, event.time)
+            for p in patterns
+        ],
+    )
+
+
 PROJECTORS: Final[Mapping[str, Projector]] = {
     "session_created": _session_created,
+    "permission_resolved": _permission_resolved,
     "user_message_admitted": _user_message_admitted,
     "user_message_promoted": _user_message_promoted,
     "assistant_message_started": _assistant_message_started,

@@ -52,7 +52,9 @@ class GlobTool:
         self.description = load_description(self.name)
 
     async def run(self, params: GlobParams, ctx: ToolRunContext) -> ToolOutcome:
-        root = await resolve_search_root(ctx, params.path, title=params.pattern, files_too=False)
+        root = await resolve_search_root(
+            ctx, params.path, permission="glob", title=params.pattern, files_too=False
+        )
         if isinstance(root, ToolOutcome):
             return root
         matches = compile_glob(params.pattern)

@@ -65,7 +65,9 @@ class GrepTool:
 
     async def run(self, params: GrepParams, ctx: ToolRunContext) -> ToolOutcome:
         title = params.pattern
-        root = await resolve_search_root(ctx, params.path, title=title, files_too=True, extra=True)
+        root = await resolve_search_root(
+            ctx, params.path, permission="grep", title=title, files_too=True, extra=True
+        )
         if isinstance(root, ToolOutcome):
             return root
         included = compile_glob(params.include) if params.include else None

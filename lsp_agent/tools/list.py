@@ -61,7 +61,7 @@ class ListTool:
 
     async def run(self, params: ListParams, ctx: ToolRunContext) -> ToolOutcome:
         root = await resolve_search_root(
-            ctx, params.path, title=params.path or ".", files_too=False
+            ctx, params.path, permission="list", title=params.path or ".", files_too=False
         )
         if isinstance(root, ToolOutcome):
             return root

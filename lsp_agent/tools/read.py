@@ -18,8 +18,9 @@ from typing import BinaryIO, Literal
 import attrs
 from pydantic import BaseModel, ConfigDict, Field
 
+from lsp_agent.core.permission import PermissionRequest
 from lsp_agent.core.tooling import ToolOutcome
-from lsp_agent.tools.base import ToolRunContext, load_description
+from lsp_agent.tools.base import ToolRunContext, load_description, refusal
 from lsp_agent.tools.boundary import Outside, Resolved, WorkspaceBoundary
 
 __all__ = [
@@ -82,14 +83,16 @@ class ReadTool:
         self.description = load_description(self.name)
 
     async def run(self, params: ReadParams, ctx: ToolRunContext) -> ToolOutcome:
-        where = ctx.boundary.resolve(params.file_path, extra_roots=ctx.extra_roots)
-        if isinstance(where, Outside):
-            return ToolOutcome(
-                output=where.message,
-                is_error=True,
-                title=params.file_path,
-                metadata={"path": where.resolved, "outside": True},
+        where = await ctx.resolve(params.file_path, kind="file", spill=True)
+        if isinstance(where, ToolOutcome):
+            return where
+        verdict = await ctx.ask(
+            PermissionRequest(
+                permission="read", patterns=(where.display,), title=f"Read {where.display}"
             )
+        )
+        if not verdict.allowed:
+            return refusal(verdict, title=where.display)
         offset = params.offset or 1
         limit = params.limit or DEFAULT_LIMIT
         text = await ctx.editor.open_document_text(where.path)

@@ -13,9 +13,10 @@ from collections.abc import Sequence
 
 import attrs
 
+from lsp_agent.core.permission import PermissionRequest
 from lsp_agent.core.tooling import ToolOutcome
-from lsp_agent.tools.base import ToolRunContext
-from lsp_agent.tools.boundary import Outside, Resolved
+from lsp_agent.tools.base import ToolRunContext, refusal
+from lsp_agent.tools.boundary import Resolved
 
 __all__ = ["SearchRoot", "display_path", "newest_first", "resolve_search_root"]
 
@@ -35,20 +36,26 @@ class SearchRoot:
 
 
 async def resolve_search_root(
-    ctx: ToolRunContext, path: str | None, *, title: str, files_too: bool, extra: bool = False
+    ctx: ToolRunContext,
+    path: str | None,
+    *,
+    permission: str,
+    title: str,
+    files_too: bool,
+    extra: bool = False,
 ) -> SearchRoot | ToolOutcome:
     """The folder (or, with ``files_too``, file) to search, or the error outcome.
 
     ``extra`` also admits the session's spill folder (``ctx.extra_roots``).
     """
-    where = ctx.boundary.resolve(path or ".", extra_roots=ctx.extra_roots if extra else ())
-    if isinstance(where, Outside):
-        return ToolOutcome(
-            output=where.message,
-            is_error=True,
-            title=title,
-            metadata={"path": where.resolved, "outside": True},
-        )
+    where = await ctx.resolve(path or ".", kind="directory", spill=extra)
+    if isinstance(where, ToolOutcome):
+        return where
+    verdict = await ctx.ask(
+        PermissionRequest(permission=permission, patterns=(where.display,), title=title)
+    )
+    if not verdict.allowed:
+        return refusal(verdict, title=title)
     try:
         mode = (await asyncio.to_thread(os.stat, where.path)).st_mode
     except OSError:

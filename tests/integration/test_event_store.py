@@ -129,6 +129,18 @@ def conversation(session_id: str) -> list[NewEvent]:
             {"messageId": a1, "status": "completed", "finishReason": "tool_use"},
             14,
         ),
+        ev(
+            "permission_resolved",
+            {
+                "toolCallId": f"{session_id}_call1",
+                "messageId": a1,
+                "permission": "read",
+                "state": "allowed",
+                "optionKind": "allow_always",
+                "always": ["*"],
+            },
+            14,
+        ),
         ev("assistant_message_started", {"messageId": a2, "model": "claude-test", "step": 2}, 15),
         ev(
             "tool_call_updated",
@@ -259,7 +271,7 @@ async def test_fresh_database_reaches_latest_version_and_migrating_again_is_a_no
         assert await schema_version(conn) == latest_version() == applied[-1]
         assert await migrate(conn) == []
         rows = await fetch_all(conn, "SELECT version, name FROM schema_migrations")
-        assert [(row["version"], row["name"]) for row in rows] == [(1, "init")]
+        assert [(row["version"], row["name"]) for row in rows] == [(1, "init"), (2, "approvals")]
     finally:
         await conn.close()
 
@@ -285,11 +297,14 @@ async def test_open_db_creates_the_folder_and_sets_the_pragmas(tmp_path: Path) -
 
 async def test_a_failing_migration_is_rolled_back_entirely(tmp_path: Path) -> None:
     conn = await open_db(tmp_path / DB_FILENAME)
-    broken = Migration(version=2, name="broken", sql="CREATE TABLE extra (x);\nNOT SQL AT ALL;\n")
+    latest = latest_version()
+    broken = Migration(
+        version=latest + 1, name="broken", sql="CREATE TABLE extra (x);\nNOT SQL AT ALL;\n"
+    )
     try:
-        with pytest.raises(StorageError, match="0002_broken"):
+        with pytest.raises(StorageError, match=f"{latest + 1:04d}_broken"):
             await migrate(conn, [*available_migrations(), broken])
-        assert await schema_version(conn) == 1
+        assert await schema_version(conn) == latest
         tables = await fetch_all(conn, "SELECT name FROM sqlite_master WHERE name = 'extra'")
         assert tables == []
     finally:
@@ -329,7 +344,8 @@ async def test_reopening_keeps_everything_and_continues_the_sequence(tmp_path: P
         assert stored[0].seq == len(conversation("ses_1")) + 1
     conn = await connect(tmp_path / DB_FILENAME)
     try:
-        assert len(await fetch_all(conn, "SELECT * FROM schema_migrations")) == 1
+        migrations = await fetch_all(conn, "SELECT * FROM schema_migrations")
+        assert len(migrations) == len(available_migrations())
     finally:
         await conn.close()
 

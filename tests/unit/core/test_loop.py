@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from lsp_agent.core.errors import ProviderError
-from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.messages import (
     ModelRequest,
     TextPart,
@@ -33,25 +32,12 @@ from lsp_agent.core.stream import (
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
 from lsp_agent.storage.event_log import SqliteEventStore, open_store
 from lsp_agent.testing.clock import FakeClock, SequentialIds
+from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.provider import ScriptedProvider, Step
 
 MODEL = ModelInfo(
     provider="scripted", model="m", context_window=1000, input_price=1.0, output_price=2.0
 )
-
-
-class RecordingEditor:
-    def __init__(self) -> None:
-        self.events: list[StoredEvent] = []
-
-    async def publish(self, event: StoredEvent) -> None:
-        self.events.append(event)
-
-    async def open_document_text(self, path: str) -> str | None:
-        return None
-
-    def types(self) -> list[str]:
-        return [e.type for e in self.events]
 
 
 class EchoTools:

@@ -9,6 +9,7 @@ import pytest
 
 from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
+from lsp_agent.testing.permissions import workspace_only
 from lsp_agent.tools.base import ToolRunContext
 from lsp_agent.tools.boundary import WorkspaceBoundary
 from lsp_agent.tools.read import MAX_OUTPUT_BYTES, ReadParams, ReadTool
@@ -54,7 +55,11 @@ async def read(
     extra_roots: tuple[str, ...] = (),
 ) -> ToolOutcome:
     call = ToolCallContext(
-        session_id="ses_1", message_id="msg_1", tool_call_id="call_1", workspace_roots=(str(ws),)
+        session_id="ses_1",
+        message_id="msg_1",
+        tool_call_id="call_1",
+        workspace_roots=(str(ws),),
+        ask=workspace_only,
     )
     ctx = ToolRunContext(
         call=call,

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.messages import ToolCallPart
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
+from lsp_agent.testing.permissions import workspace_only
 from lsp_agent.tools.base import ToolRunContext, load_description
 from lsp_agent.tools.boundary import WorkspaceBoundary
 from lsp_agent.tools.registry import ToolRegistry, default_registry, tool_schema
@@ -82,6 +83,7 @@ def context(*roots: Path | str) -> ToolCallContext:
         message_id="msg_1",
         tool_call_id="call_1",
         workspace_roots=tuple(str(r) for r in roots) or ("/",),
+        ask=workspace_only,
     )
 
 

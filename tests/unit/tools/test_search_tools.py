@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
+from lsp_agent.testing.permissions import workspace_only
 from lsp_agent.tools.base import ToolRunContext
 from lsp_agent.tools.boundary import WorkspaceBoundary
 from lsp_agent.tools.glob import GlobParams, GlobTool
@@ -53,7 +54,11 @@ def spill(ws: Path) -> Path:
 
 def context(ws: Path, extra_roots: tuple[str, ...] = ()) -> ToolRunContext:
     call = ToolCallContext(
-        session_id="ses_1", message_id="msg_1", tool_call_id="call_1", workspace_roots=(str(ws),)
+        session_id="ses_1",
+        message_id="msg_1",
+        tool_call_id="call_1",
+        workspace_roots=(str(ws),),
+        ask=workspace_only,
     )
     return ToolRunContext(
         call=call,

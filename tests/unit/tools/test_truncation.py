@@ -17,6 +17,7 @@ from lsp_agent.app import prune_spill_folder
 from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.messages import ToolCallPart
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
+from lsp_agent.testing.permissions import workspace_only
 from lsp_agent.tools.base import ToolRunContext
 from lsp_agent.tools.read import ReadTool
 from lsp_agent.tools.registry import ToolRegistry
@@ -88,7 +89,11 @@ def registry(
 
 def context(ws: Path, *, session: str = "ses_1", call: str = "call_1") -> ToolCallContext:
     return ToolCallContext(
-        session_id=session, message_id="msg_1", tool_call_id=call, workspace_roots=(str(ws),)
+        session_id=session,
+        message_id="msg_1",
+        tool_call_id=call,
+        workspace_roots=(str(ws),),
+        ask=workspace_only,
     )
 
 

@@ -1,0 +1,125 @@
+"""The permission gate: one place where every tool's request is decided.
+
+Configured rules (with the mode's rules after them) decide first; saved approvals ("for this
+session", "always" for the project) may then turn an ``ask`` into ``allow``, but never beat a
+configured ``deny``. What is still ``ask`` goes to the editor. Every ask and every answer is
+an event, so the editor, the log and the audit trail see the same thing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from lsp_agent.core.interfaces import Editor, EventStore
+from lsp_agent.core.permission import (
+    ALLOWED,
+    REJECTED_MESSAGE,
+    PermissionAsk,
+    PermissionReply,
+    PermissionRequest,
+    PermissionVerdict,
+    Rule,
+    decide,
+    denied_message,
+    rejected_with_reason,
+)
+from lsp_agent.core.recorder import Recorder
+
+
+class PermissionGate:
+    """Decides the permission requests of one session's turn."""
+
+    def __init__(
+        self,
+        *,
+        session_id: str,
+        mode: str,
+        store: EventStore,
+        editor: Editor,
+        recorder: Recorder,
+    ) -> None:
+        self._session_id = session_id
+        self._mode = mode
+        self._store = store
+        self._editor = editor
+        self._rec = recorder
+
+    async def ask(
+        self,
+        request: PermissionRequest,
+        *,
+        rules: Sequence[Rule],
+        tool_call_id: str,
+        message_id: str,
+    ) -> PermissionVerdict:
+        """``rules`` were captured when the tool call started: a mode switch never changes
+        a call in flight."""
+        saved = await self._store.approvals(self._session_id)
+        decision = decide(request.permission, request.patterns, rules, saved)
+        if decision.action == "allow":
+            return ALLOWED
+        if decision.action == "deny":
+            return PermissionVerdict(
+                allowed=False, message=denied_message(request.permission, decision.rules)
+            )
+        return await self._ask_user(request, tool_call_id, message_id)
+
+    async def _ask_user(
+        self, request: PermissionRequest, tool_call_id: str, message_id: str
+    ) -> PermissionVerdict:
+        base = {
+            "toolCallId": tool_call_id,
+            "messageId": message_id,
+            "permission": request.permission,
+        }
+        asked: dict[str, Any] = {
+            **base,
+            "patterns": list(request.patterns),
+            "always": list(request.always),
+            "title": request.title,
+        }
+        if request.description:
+            asked["description"] = request.description
+        if request.subject is not None:
+            asked["subject"] = request.subject
+        await self._rec.emit("permission_asked", asked)
+        await self._rec.emit("state_changed", {"state": "requires_action"})
+        ask = PermissionAsk(
+            session_id=self._session_id, tool_call_id=tool_call_id, mode=self._mode, request=request
+        )
+        try:
+            reply = await self._editor.request_permission(ask)
+        except asyncio.CancelledError:
+            await asyncio.shield(self._resolved(base, PermissionReply(kind=None), request))
+            raise
+        await self._resolved(base, reply, request)
+        await self._rec.emit("state_changed", {"state": "running"})
+        return _verdict(reply)
+
+    async def _resolved(
+        self, base: dict[str, Any], reply: PermissionReply, request: PermissionRequest
+    ) -> None:
+        data: dict[str, Any] = {**base, "state": _state(reply)}
+        if reply.kind is not None:
+            data["optionKind"] = reply.kind
+        if reply.reason:
+            data["reason"] = reply.reason
+        if reply.kind in ("allow_session", "allow_always"):
+            data["always"] = list(request.always)
+        await self._rec.emit("permission_resolved", data)
+
+
+def _state(reply: PermissionReply) -> str:
+    if reply.kind is None:
+        return "cancelled"
+    return "rejected" if reply.kind == "reject_once" else "allowed"
+
+
+def _verdict(reply: PermissionReply) -> PermissionVerdict:
+    if reply.kind in ("allow_once", "allow_session", "allow_always"):
+        return ALLOWED
+    if reply.reason:
+        return PermissionVerdict(allowed=False, message=rejected_with_reason(reply.reason))
+    return PermissionVerdict(allowed=False, message=REJECTED_MESSAGE, stop_turn=True)

@@ -1,0 +1,217 @@
+"""Permission as data: rules, matching, and the decision for one request.
+
+A rule says: for ``permission`` (a tool's permission key such as ``edit``; ``*`` wildcards
+allowed) and ``pattern`` (what the tool touches: a path, a command), do ``action``. The last
+matching rule wins; no match means ``ask``.
+
+Saved approvals ("always" for the project, "for this session") never beat a configured
+``deny``: a request is first decided on the configured rules alone, and only when none of its
+resources is denied there are the saved approvals appended.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any, Literal
+
+import attrs
+
+Action = Literal["allow", "ask", "deny"]
+OptionKind = Literal["allow_once", "allow_session", "allow_always", "reject_once"]
+
+
+@attrs.frozen(kw_only=True)
+class Rule:
+    permission: str
+    pattern: str
+    action: Action
+    source: str = "built-in"
+
+
+def wildcard_match(value: str, pattern: str) -> bool:
+    """``*`` is any run of characters (``/`` included), ``?`` one character; anchored.
+
+    A pattern ending in `` *`` also matches without its tail: ``ls *`` matches ``ls`` and
+    ``ls -la`` but not ``lsof``. Backslashes count as ``/`` on both sides.
+    """
+    return _compiled(pattern).fullmatch(value.replace("\\", "/")) is not None
+
+
+@lru_cache(maxsize=1024)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    pattern = pattern.replace("\\", "/")
+    optional_tail = pattern.endswith(" *")
+    if optional_tail:
+        pattern = pattern[:-2]
+    body = "".join(".*" if ch == "*" else "." if ch == "?" else re.escape(ch) for ch in pattern)
+    if optional_tail:
+        body += "( .*)?"
+    return re.compile(body, re.DOTALL)
+
+
+def evaluate(permission: str, resource: str, rules: Sequence[Rule]) -> Rule | None:
+    """The last rule matching both the permission and the resource, or None (→ ask)."""
+    for rule in reversed(rules):
+        if wildcard_match(permission, rule.permission) and wildcard_match(resource, rule.pattern):
+            return rule
+    return None
+
+
+@attrs.frozen(kw_only=True)
+class Decision:
+    action: Action
+    rules: tuple[Rule, ...] = ()
+    """The rules that decided (for the message the model reads on a deny)."""
+
+
+def decide(
+    permission: str,
+    resources: Sequence[str],
+    configured: Sequence[Rule],
+    saved: Sequence[Rule] = (),
+) -> Decision:
+    """Deny if any resource is denied; else ask if any needs asking; else allow.
+
+    Configured denies are checked first and alone, so no saved approval can override one.
+    """
+    resources = resources or ["*"]
+    denied = [r for r in (evaluate(permission, res, configured) for res in resources) if r]
+    denied = [r for r in denied if r.action == "deny"]
+    if denied:
+        return Decision(action="deny", rules=tuple(denied))
+    combined = [*configured, *saved]
+    outcome: Action = "allow"
+    deciding: list[Rule] = []
+    for resource in resources:
+        rule = evaluate(permission, resource, combined)
+        action: Action = rule.action if rule is not None else "ask"
+        if rule is not None:
+            deciding.append(rule)
+        if action == "deny":
+            return Decision(action="deny", rules=(rule,) if rule else ())
+        if action == "ask":
+            outcome = "ask"
+    return Decision(action=outcome, rules=tuple(deciding))
+
+
+def hidden(permission: str, rules: Sequence[Rule]) -> bool:
+    """A tool is withheld from the model when the last rule for its permission denies ``*``."""
+    for rule in reversed(rules):
+        if wildcard_match(permission, rule.permission):
+            return rule.pattern == "*" and rule.action == "deny"
+    return False
+
+
+@attrs.frozen(kw_only=True)
+class PermissionRequest:
+    """What a tool asks before it acts.
+
+    ``patterns`` are the resources this call touches (workspace-relative paths, commands);
+    ``always`` are the patterns an "allow for session/always" answer would remember.
+    ``subject`` is shown to the user: ``{type: "edit", files, patch}``,
+    ``{type: "command", command, cwd}`` or ``{type: "fetch", url}``.
+    """
+
+    permission: str
+    patterns: tuple[str, ...]
+    always: tuple[str, ...] = ("*",)
+    title: str = ""
+    description: str | None = None
+    subject: dict[str, Any] | None = None
+
+
+@attrs.frozen(kw_only=True)
+class PermissionVerdict:
+    """The answer a tool gets. When not ``allowed``, ``message`` is what the model reads and
+    ``stop_turn`` says the user wants the turn to end (a reject without a reason)."""
+
+    allowed: bool
+    message: str = ""
+    stop_turn: bool = False
+
+
+ALLOWED = PermissionVerdict(allowed=True)
+
+REJECTED_MESSAGE = "The user rejected permission to use this specific tool call."
+
+
+def denied_message(permission: str, rules: Sequence[Rule]) -> str:
+    shown = "; ".join(f"{r.permission} {r.pattern!r}: {r.action} ({r.source})" for r in rules)
+    return (
+        "The user has specified a rule which prevents you from using this specific tool "
+        f"call ({permission}). Relevant rules: {shown or 'none'}."
+    )
+
+
+def rejected_with_reason(reason: str) -> str:
+    return (
+        "The user rejected permission to use this specific tool call with the following "
+        f"feedback: {reason}"
+    )
+
+
+# -- modes ----------------------------------------------------------------------------
+
+EDIT_TOOLS = frozenset({"write", "edit", "apply_patch"})
+
+
+def permission_key(tool_name: str) -> str:
+    """The permission a tool is governed by: ``edit`` covers every tool that changes files."""
+    return "edit" if tool_name in EDIT_TOOLS else tool_name
+
+
+def mode_rules(mode: str) -> tuple[Rule, ...]:
+    """Rules a mode appends after the configured ones (so configuration cannot loosen them).
+
+    ``plan`` investigates and proposes: no edits, every command asked. An unknown mode
+    denies everything.
+    """
+    if mode == "build":
+        return ()
+    if mode == "plan":
+        return (
+            Rule(permission="edit", pattern="*", action="deny", source="plan mode"),
+            Rule(permission="bash", pattern="*", action="ask", source="plan mode"),
+        )
+    return (Rule(permission="*", pattern="*", action="deny", source=f"unknown mode {mode!r}"),)
+
+
+# -- asking the user ------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class PermissionOption:
+    option_id: str
+    name: str
+    kind: OptionKind
+
+
+DEFAULT_OPTIONS = (
+    PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once"),
+    PermissionOption(
+        option_id="allow_session", name="Allow for this session", kind="allow_session"
+    ),
+    PermissionOption(option_id="allow_always", name="Always allow", kind="allow_always"),
+    PermissionOption(option_id="reject_once", name="Reject", kind="reject_once"),
+)
+
+
+@attrs.frozen(kw_only=True)
+class PermissionAsk:
+    """What the editor shows (protocol.md §4 ``agent/session/requestPermission``)."""
+
+    session_id: str
+    tool_call_id: str
+    mode: str
+    request: PermissionRequest
+    options: tuple[PermissionOption, ...] = DEFAULT_OPTIONS
+
+
+@attrs.frozen(kw_only=True)
+class PermissionReply:
+    """The user's answer. ``kind`` None means the ask was cancelled (dismissed)."""
+
+    kind: OptionKind | None
+    reason: str | None = None
