@@ -20,14 +20,18 @@ from pydantic import BaseModel, ValidationError
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.messages import ToolCallPart, ToolSpec
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
+from lsp_agent.tools.apply_patch import ApplyPatchTool
 from lsp_agent.tools.base import Tool, ToolRunContext
 from lsp_agent.tools.boundary import WorkspaceBoundary
+from lsp_agent.tools.edit import EditTool
+from lsp_agent.tools.files import FileLocks
 from lsp_agent.tools.glob import GlobTool
 from lsp_agent.tools.grep import GrepTool
 from lsp_agent.tools.list import ListTool
 from lsp_agent.tools.read import ReadTool
 from lsp_agent.tools.spill import session_spill_dir, write_spill
 from lsp_agent.tools.truncation import OutputLimits, limit_output
+from lsp_agent.tools.write import WriteTool
 
 __all__ = [
     "BoundaryFactory",
@@ -49,12 +53,16 @@ def boundary_from_context(ctx: ToolCallContext) -> WorkspaceBoundary:
 
 def default_registry(editor: Editor, *, limits: OutputLimits, spill_root: Path) -> ToolRegistry:
     """Every built-in tool. Adding a tool is one line here."""
+    locks = FileLocks()  # one per registry: edits to one file never interleave
     return ToolRegistry(
         [
             ReadTool(),
             ListTool(),
             GlobTool(),
             GrepTool(),
+            WriteTool(locks),
+            EditTool(locks),
+            ApplyPatchTool(locks),
         ],
         editor=editor,
         limits=limits,

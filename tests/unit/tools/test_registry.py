@@ -123,7 +123,15 @@ def test_default_registry_offers_the_builtin_tools_with_small_clean_schemas(
     registry = builtin(spill_root)
 
     specs = registry.specs()
-    assert [s.name for s in specs] == ["read", "list", "glob", "grep"]
+    assert [s.name for s in specs] == [
+        "read",
+        "list",
+        "glob",
+        "grep",
+        "write",
+        "edit",
+        "apply_patch",
+    ]
     spec = specs[0]
     assert spec.name == "read"
     assert spec.description == load_description("read")

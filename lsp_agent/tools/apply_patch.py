@@ -1,0 +1,580 @@
+"""The ``apply_patch`` tool: several file changes in one ``*** Begin Patch`` envelope.
+
+All or nothing, in four steps:
+
+1. **Resolve** every path (each file and each move target) through the workspace boundary;
+   an outside path asks ``external_directory`` and a refusal ends the call.
+2. **Verify** in memory: read every file (an open editor buffer wins over the disk, as in
+   ``edit``), apply every hunk, check that Update/Delete targets are regular files and that
+   Add/Move targets do not exist yet. Any problem → an error naming the file and the hunk
+   (every problem at once), and nothing on disk has changed.
+3. **Ask** one ``edit`` permission for the whole patch, with every touched path as a pattern
+   and the combined diff as the subject.
+4. **Write**, holding the locks of every touched path (:class:`~lsp_agent.tools.files.FileLocks`,
+   shared with ``write`` and ``edit``): verify again against the files as they are now (so
+   an edit approved at the same time is not lost; a hunk that no longer fits, or a file to
+   delete that changed, stops everything), then write every new content to a temp file beside
+   its target, rename them all into place, and remove deleted files and move sources. If a
+   step fails midway, what was already replaced or removed is put back from the original
+   bytes kept in memory, so a patch never stays half applied.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import secrets
+import stat
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal
+
+import attrs
+from pydantic import BaseModel, ConfigDict, Field
+
+from lsp_agent.core.interfaces import Editor
+from lsp_agent.core.permission import PermissionRequest
+from lsp_agent.core.tooling import ToolOutcome
+from lsp_agent.tools.base import ToolRunContext, load_description, refusal
+from lsp_agent.tools.boundary import Resolved
+from lsp_agent.tools.files import (
+    FileDiff,
+    FileError,
+    FileLocks,
+    encode_text,
+    read_current,
+    unified_diff,
+)
+from lsp_agent.tools.patch_apply import HunkError, apply_hunks
+from lsp_agent.tools.patch_format import (
+    AddFile,
+    DeleteFile,
+    FileOperation,
+    PatchFormatError,
+    UpdateFile,
+    parse_patch,
+)
+
+__all__ = ["VERIFICATION_FAILED", "ApplyPatchParams", "ApplyPatchTool"]
+
+Operation = Literal["add", "delete", "modify", "move"]
+
+VERIFICATION_FAILED = "apply_patch verification failed"
+_LETTER: dict[Operation, str] = {"add": "A", "delete": "D", "modify": "M", "move": "R"}
+_BINARY_SAMPLE = 8192
+_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+
+
+class ApplyPatchParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    patch: str = Field(
+        description="The whole patch, from '*** Begin Patch' to '*** End Patch', in the "
+        "format the tool description gives."
+    )
+
+
+class ApplyPatchTool:
+    """Implements ``Tool[ApplyPatchParams]``. ``locks`` is shared with every tool that writes
+    files."""
+
+    name = "apply_patch"
+    Params = ApplyPatchParams
+
+    def __init__(self, locks: FileLocks) -> None:
+        self.description = load_description(self.name)
+        self._locks = locks
+
+    async def run(self, params: ApplyPatchParams, ctx: ToolRunContext) -> ToolOutcome:
+        try:
+            patch = parse_patch(params.patch)
+        except PatchFormatError as exc:
+            return ToolOutcome(output=str(exc), is_error=True, title="apply_patch")
+        targets: list[_Target] = []
+        for operation in patch.operations:
+            source = await ctx.resolve(operation.path, kind="file")
+            if isinstance(source, ToolOutcome):
+                return source
+            destination: Resolved | None = None
+            if isinstance(operation, UpdateFile) and operation.move_to is not None:
+                moved = await ctx.resolve(operation.move_to, kind="file")
+                if isinstance(moved, ToolOutcome):
+                    return moved
+                destination = moved if moved.path != source.path else None
+            targets.append(_Target(operation=operation, source=source, destination=destination))
+        clash = _clash(targets)
+        if clash is not None:
+            return _failed([clash])
+        proposed = await _verify_all(targets, ctx.editor)
+        if isinstance(proposed, _Problems):
+            return _failed(proposed.messages)
+        title = f"Apply patch to {len(proposed)} file{'s' if len(proposed) != 1 else ''}"
+        verdict = await ctx.ask(_request(title, proposed))
+        if not verdict.allowed:
+            return refusal(verdict, title=title)
+        locked = [w.path for t in targets for w in (t.source, t.destination) if w is not None]
+        async with self._locks.hold(*locked):
+            changes = await _verify_all(targets, ctx.editor)
+            if isinstance(changes, _Problems):
+                return _stale("\n".join(changes.messages), title)
+            for before, now in zip(proposed, changes, strict=True):
+                if before.removed != now.removed:
+                    return _stale(
+                        f"{now.source.display} changed after its deletion was approved", title
+                    )
+            failure = await asyncio.to_thread(_commit, changes)
+        if failure is not None:
+            return ToolOutcome(output=failure, is_error=True, title=title)
+        summary = "\n".join(change.summary() for change in changes)
+        return ToolOutcome(
+            output=f"Success. Updated the following files:\n{summary}",
+            title=changes[0].label() if len(changes) == 1 else title,
+            metadata={
+                "files": [change.entry(display=True) for change in changes],
+                "patch": _combined(changes),
+            },
+        )
+
+
+# --- what the patch will do -------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class _Target:
+    operation: FileOperation
+    source: Resolved
+    destination: Resolved | None
+    """Where an Update with ``*** Move to`` puts the file (None: it stays)."""
+
+
+@attrs.frozen(kw_only=True)
+class _Change:
+    operation: Operation
+    source: Resolved
+    destination: Resolved | None
+    data: bytes | None
+    """The bytes to write (None for a Delete)."""
+    removed: bytes | None
+    """For a Delete: the file's bytes as verified (a changed file is not deleted)."""
+    diff: FileDiff
+
+    @property
+    def final(self) -> Resolved:
+        return self.destination or self.source
+
+    def label(self) -> str:
+        if self.destination is not None:
+            return f"{self.source.display} -> {self.destination.display}"
+        return self.source.display
+
+    def summary(self) -> str:
+        return f"{_LETTER[self.operation]} {self.label()}"
+
+    def entry(self, *, display: bool = False) -> dict[str, Any]:
+        """The file as the permission subject (``display``: and the tool's metadata) gives it."""
+        entry: dict[str, Any] = {
+            "path": self.final.path,
+            "additions": self.diff.additions,
+            "deletions": self.diff.deletions,
+            "operation": self.operation,
+        }
+        if self.destination is not None:
+            entry["movedFrom"] = self.source.path
+        if display:
+            entry["display"] = self.final.display
+            if self.destination is not None:
+                entry["movedFromDisplay"] = self.source.display
+        return entry
+
+
+@attrs.frozen
+class _Problems:
+    messages: list[str]
+
+
+def _request(title: str, changes: Sequence[_Change]) -> PermissionRequest:
+    patterns: list[str] = []
+    for change in changes:
+        patterns.append(change.source.display)
+        if change.destination is not None:
+            patterns.append(change.destination.display)
+    return PermissionRequest(
+        permission="edit",
+        patterns=tuple(dict.fromkeys(patterns)),
+        always=("*",),
+        title=title,
+        subject={
+            "type": "edit",
+            "files": [change.entry() for change in changes],
+            "patch": _combined(changes),
+        },
+    )
+
+
+def _combined(changes: Sequence[_Change]) -> str:
+    return "".join(change.diff.patch for change in changes)
+
+
+def _failed(problems: Sequence[str]) -> ToolOutcome:
+    if len(problems) == 1:
+        body = f"{VERIFICATION_FAILED}: {problems[0]}"
+    else:
+        listed = "\n".join(f"- {problem}" for problem in problems)
+        body = f"{VERIFICATION_FAILED} ({len(problems)} problems):\n{listed}"
+    return ToolOutcome(output=f"{body}\nNo file was changed.", is_error=True, title="apply_patch")
+
+
+def _clash(targets: Sequence[_Target]) -> str | None:
+    """Two sections touching one file (after symlinks): their order would be ambiguous."""
+    seen: dict[str, _Target] = {}
+    for target in targets:
+        for where in (target.source, target.destination):
+            if where is None:
+                continue
+            earlier = seen.get(where.path)
+            if earlier is not None:
+                return (
+                    f"{where.display} is touched by two sections of this patch (patch lines "
+                    f"{earlier.operation.line} and {target.operation.line}); put all changes "
+                    "to one file in one section"
+                )
+            seen[where.path] = target
+    return None
+
+
+def _stale(problem: str, title: str) -> ToolOutcome:
+    return ToolOutcome(
+        output="apply_patch failed: files changed after the patch was approved, and it no "
+        f"longer applies; no file was changed.\n{problem}\n"
+        "Read the files again and make a new patch.",
+        is_error=True,
+        title=title,
+    )
+
+
+# --- verification -----------------------------------------------------------------------
+
+
+async def _verify_all(targets: Sequence[_Target], editor: Editor) -> list[_Change] | _Problems:
+    changes: list[_Change] = []
+    problems: list[str] = []
+    for target in targets:
+        result = await _verify(target, editor)
+        if isinstance(result, str):
+            problems.append(result)
+        else:
+            changes.append(result)
+    return _Problems(problems) if problems else changes
+
+
+async def _verify(target: _Target, editor: Editor) -> _Change | str:
+    operation, source = target.operation, target.source
+    if isinstance(operation, AddFile):
+        problem = await asyncio.to_thread(_free, source, "add")
+        if problem is not None:
+            return problem
+        content = operation.content
+        return _Change(
+            operation="add",
+            source=source,
+            destination=None,
+            data=content.encode("utf-8"),
+            removed=None,
+            diff=_with_header(unified_diff(None, content, source.display), source, source),
+        )
+    if isinstance(operation, DeleteFile):
+        existing = await asyncio.to_thread(_read_existing, source, "delete")
+        if isinstance(existing, str):
+            return existing
+        return _Change(
+            operation="delete",
+            source=source,
+            destination=None,
+            data=None,
+            removed=existing,
+            diff=_deletion_diff(existing, source),
+        )
+    return await _verify_update(operation, target, editor)
+
+
+async def _verify_update(operation: UpdateFile, target: _Target, editor: Editor) -> _Change | str:
+    source, destination = target.source, target.destination
+    problem = await asyncio.to_thread(_regular_file, source, "update")
+    if problem is not None:
+        return problem
+    try:
+        base = await read_current(editor, source.path)
+    except FileError as exc:
+        return f"cannot update {source.display}: {exc}"
+    if base is None:
+        return f"cannot update {source.display}: file not found"
+    try:
+        text = await asyncio.to_thread(apply_hunks, base.text, operation.hunks)
+    except HunkError as exc:
+        return f"{source.display}: {exc}"
+    if destination is not None:
+        problem = await asyncio.to_thread(_free, destination, f"move {source.display} to")
+        if problem is not None:
+            return problem
+    try:
+        data = encode_text(text, bom=base.bom)
+    except UnicodeEncodeError:
+        return f"{source.display}: the patch is not valid Unicode text (it has a lone surrogate)"
+    final = destination or source
+    diff = unified_diff(base.text, text, source.display, new_label=final.display)
+    return _Change(
+        operation="modify" if destination is None else "move",
+        source=source,
+        destination=destination,
+        data=data,
+        removed=None,
+        diff=_with_header(diff, source, final),
+    )
+
+
+def _with_header(diff: FileDiff, source: Resolved, final: Resolved) -> FileDiff:
+    """An empty diff (a pure rename, an empty new file) still names its files."""
+    if diff.patch:
+        return diff
+    return diff._replace(patch=f"--- {source.display}\n+++ {final.display}\n")
+
+
+def _deletion_diff(data: bytes, source: Resolved) -> FileDiff:
+    if b"\0" in data[:_BINARY_SAMPLE]:
+        return FileDiff(patch=f"Binary file {source.display} deleted\n", additions=0, deletions=0)
+    text = data.decode("utf-8", errors="surrogateescape")
+    return _with_header(unified_diff(text, None, source.display), source, source)
+
+
+def _free(where: Resolved, verb: str) -> str | None:
+    """None when a new file can be created at ``where``; else why not."""
+    if os.path.lexists(where.path):
+        kind = "a directory" if os.path.isdir(where.path) else "a file"
+        hint = " (use '*** Update File' to change it)" if verb == "add" and kind == "a file" else ""
+        return f"cannot {verb} {where.display}: {kind} already exists there{hint}"
+    parent = os.path.dirname(where.path)
+    while not os.path.lexists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        return f"cannot {verb} {where.display}: {parent} is not a directory"
+    return None
+
+
+def _regular_file(where: Resolved, verb: str) -> str | None:
+    """None for an existing regular file; else why it cannot be changed."""
+    try:
+        info = os.stat(where.path)
+    except (FileNotFoundError, NotADirectoryError):
+        return f"cannot {verb} {where.display}: file not found"
+    except OSError as exc:
+        return f"cannot {verb} {where.display}: {_reason(exc)}"
+    if stat.S_ISDIR(info.st_mode):
+        return f"cannot {verb} {where.display}: it is a directory"
+    if not stat.S_ISREG(info.st_mode):
+        return f"cannot {verb} {where.display}: not a regular file"
+    return None
+
+
+def _read_existing(where: Resolved, verb: str) -> bytes | str:
+    problem = _regular_file(where, verb)
+    if problem is not None:
+        return problem
+    try:
+        with open(where.path, "rb") as f:
+            return f.read()
+    except OSError as exc:
+        return f"cannot {verb} {where.display}: {_reason(exc)}"
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+# --- writing (a worker thread) ----------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class _Write:
+    path: str
+    display: str
+    data: bytes
+    mode: int | None
+    original: bytes | None
+    """What was there before (None: nothing; the rollback removes the file)."""
+    original_mode: int | None
+
+
+@attrs.frozen(kw_only=True)
+class _Removal:
+    path: str
+    display: str
+    original: bytes
+    mode: int | None
+
+
+def _snapshot(path: str) -> tuple[bytes, int] | None:
+    """The bytes and permission bits at ``path``, or None when nothing is there."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return None
+    with open(path, "rb") as f:
+        return f.read(), stat.S_IMODE(info.st_mode)
+
+
+def _plan(changes: Sequence[_Change]) -> tuple[list[_Write], list[_Removal]]:
+    """What to write and remove, with the current bytes of everything touched as backups.
+
+    Raises ``OSError`` when a file cannot be read (nothing has been changed yet)."""
+    writes: list[_Write] = []
+    removals: list[_Removal] = []
+    for change in changes:
+        source = _snapshot(change.source.path) if change.operation != "add" else None
+        if change.operation != "add" and source is None:
+            raise FileNotFoundError(2, "No such file or directory", change.source.path)
+        if change.data is not None:
+            original = _snapshot(change.final.path)
+            writes.append(
+                _Write(
+                    path=change.final.path,
+                    display=change.final.display,
+                    data=change.data,
+                    mode=source[1] if source is not None else None,
+                    original=original[0] if original is not None else None,
+                    original_mode=original[1] if original is not None else None,
+                )
+            )
+        if source is not None and (change.data is None or change.destination is not None):
+            removals.append(
+                _Removal(
+                    path=change.source.path,
+                    display=change.source.display,
+                    original=source[0],
+                    mode=source[1],
+                )
+            )
+    return writes, removals
+
+
+def _commit(changes: Sequence[_Change]) -> str | None:
+    """Write every change, or none of them. None on success, else the message for the model."""
+    try:
+        writes, removals = _plan(changes)
+    except OSError as exc:
+        where = exc.filename or "a file"
+        return f"apply_patch failed: cannot read {where}: {_reason(exc)}. No file was changed."
+    created: list[str] = []
+    staged: list[tuple[str, _Write]] = []
+    try:
+        for write in writes:
+            _make_parents(os.path.dirname(write.path), created)
+            staged.append((_write_temp(write.path, write.data, write.mode), write))
+    except OSError as exc:
+        failed = writes[len(staged)]
+        problems = _discard([temp for temp, _ in staged], created)
+        return _failure(f"could not write {failed.display}: {_reason(exc)}", problems)
+    replaced: list[_Write] = []
+    removed: list[_Removal] = []
+    doing = ""
+    try:
+        for temp, write in staged:
+            doing = f"could not write {write.display}"
+            os.replace(temp, write.path)
+            replaced.append(write)
+        for removal in removals:
+            doing = f"could not remove {removal.display}"
+            os.unlink(removal.path)
+            removed.append(removal)
+    except OSError as exc:
+        leftover = [temp for temp, _ in staged[len(replaced) :]]
+        problems = _restore(replaced, removed)
+        problems += _discard(leftover, created)
+        return _failure(f"{doing}: {_reason(exc)}", problems)
+    return None
+
+
+def _failure(what: str, problems: Sequence[str]) -> str:
+    if not problems:
+        return f"apply_patch failed: {what}. Every file was restored: no file was changed."
+    listed = "\n".join(f"- {problem}" for problem in problems)
+    return (
+        f"apply_patch failed: {what}. Restoring the files touched so far failed too; "
+        f"check them:\n{listed}"
+    )
+
+
+def _restore(replaced: Sequence[_Write], removed: Sequence[_Removal]) -> list[str]:
+    problems: list[str] = []
+    for removal in reversed(removed):
+        try:
+            temp = _write_temp(removal.path, removal.original, removal.mode)
+            os.replace(temp, removal.path)
+        except OSError as exc:
+            problems.append(
+                f"{removal.display} was removed and could not be restored: {_reason(exc)}"
+            )
+    for write in reversed(replaced):
+        try:
+            if write.original is None:
+                os.unlink(write.path)
+            else:
+                temp = _write_temp(write.path, write.original, write.original_mode)
+                os.replace(temp, write.path)
+        except OSError as exc:
+            problems.append(f"{write.display} could not be restored: {_reason(exc)}")
+    return problems
+
+
+def _discard(temps: Iterable[str], created: Sequence[str]) -> list[str]:
+    problems: list[str] = []
+    for temp in temps:
+        try:
+            os.unlink(temp)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            problems.append(f"temporary file {temp} could not be removed: {_reason(exc)}")
+    for folder in reversed(created):
+        with contextlib.suppress(OSError):
+            os.rmdir(folder)
+    return problems
+
+
+def _make_parents(folder: str, created: list[str]) -> None:
+    """Create ``folder`` and its missing parents, adding each to ``created`` (outermost
+    first) as soon as it exists, so a failure halfway still knows what to remove."""
+    missing: list[str] = []
+    while not os.path.isdir(folder):
+        missing.append(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    for path in reversed(missing):
+        os.mkdir(path)
+        created.append(path)
+
+
+def _write_temp(final: str, data: bytes, mode: int | None) -> str:
+    """``data`` in a new file beside ``final`` (same file system, so renaming is atomic)."""
+    folder, name = os.path.split(final)
+    while True:
+        temp = os.path.join(folder, f".{name[:200]}.{secrets.token_hex(4)}.tmp")
+        try:
+            # 0o666 and the umask give a new file the usual permissions.
+            fd = os.open(temp, _TEMP_FLAGS, 0o666)
+        except FileExistsError:
+            continue
+        break
+    try:
+        with os.fdopen(fd, "wb") as f:
+            if mode is not None:
+                os.fchmod(f.fileno(), mode)
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    return temp

@@ -1,0 +1,312 @@
+"""File I/O shared by every tool that changes files (``write``, ``edit``, ``apply_patch``).
+
+- **Reading** keeps the encoding facts a rewrite must preserve: a UTF-8 byte order mark and
+  the line-ending style. Bytes that are not UTF-8 are decoded with ``surrogateescape``, so an
+  edit elsewhere in a Latin-1 file writes them back unchanged. An open editor buffer is the
+  base text when there is one (:func:`read_current`).
+- **Writing** is atomic: a temporary file in the same folder, ``fsync``, ``os.replace``. The
+  existing file's permission bits are kept; a new file gets the umask's. Parent folders are
+  created. (``os.replace`` gives the path a new inode, so hard links to the old one keep the
+  old content — the usual price of atomic writes.)
+- **Locks**: :class:`FileLocks` serializes changes to one path. One instance is shared by all
+  the file-changing tools, so ``edit`` and ``apply_patch`` on the same file also take turns.
+- **Diffs**: :func:`unified_diff` gives the patch shown in the permission dialog and the
+  added/removed line counts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import difflib
+import os
+import secrets
+import stat
+from collections.abc import AsyncIterator, Sequence
+from typing import Literal, NamedTuple
+
+import attrs
+
+from lsp_agent.core.interfaces import Editor
+from lsp_agent.core.permission import PermissionRequest
+
+__all__ = [
+    "BOM",
+    "FileDiff",
+    "FileError",
+    "FileLocks",
+    "Newline",
+    "TextFile",
+    "count_lines",
+    "detect_newline",
+    "edit_request",
+    "encode_text",
+    "load_text",
+    "not_found_message",
+    "read_current",
+    "unified_diff",
+    "write_atomic",
+]
+
+BOM = "\ufeff"
+_BINARY_SAMPLE = 8192
+Newline = Literal["\n", "\r\n"]
+
+
+class FileError(Exception):
+    """A file that cannot be changed; ``str(error)`` is written for the model."""
+
+
+@attrs.frozen(kw_only=True)
+class TextFile:
+    """A file's current text and the facts a rewrite keeps."""
+
+    text: str
+    """The text without its BOM, line endings as stored."""
+    bom: bool = False
+    on_disk: bool = True
+    """False for an editor buffer that was never saved."""
+    source: Literal["disk", "editor"] = "disk"
+
+    @property
+    def newline(self) -> Newline:
+        return detect_newline(self.text)
+
+
+def detect_newline(text: str) -> Newline:
+    """The dominant line ending: CRLF when CRLF lines are at least as many as bare-LF lines.
+
+    (Dominant rather than "any CRLF": one stray CRLF in an LF file must not turn every line
+    the tools write into CRLF.)
+    """
+    crlf = text.count("\r\n")
+    return "\r\n" if crlf and crlf >= text.count("\n") - crlf else "\n"
+
+
+def count_lines(text: str) -> int:
+    """Lines as an editor counts them: a final line without a newline counts too."""
+    return text.count("\n") + (not text.endswith("\n") and text != "")
+
+
+def encode_text(text: str, *, bom: bool) -> bytes:
+    """UTF-8 (``surrogateescape`` gives back bytes that were not UTF-8), BOM first if asked.
+
+    Raises ``UnicodeEncodeError`` for lone surrogates that do not stand for a byte.
+    """
+    data = text.removeprefix(BOM).encode("utf-8", errors="surrogateescape")
+    return BOM.encode("utf-8") + data if bom else data
+
+
+def load_text(path: str) -> TextFile | None:
+    """The file at ``path`` as text, or None if it does not exist (blocking: use a thread).
+
+    Raises :class:`FileError` for a directory, a non-regular file, a binary file (a NUL byte
+    near the start) or an error from the system.
+    """
+    try:
+        mode = os.stat(path).st_mode
+        if stat.S_ISDIR(mode):
+            raise FileError(f"Path is a directory, not a file: {path}")
+        if not stat.S_ISREG(mode):
+            raise FileError(f"Not a regular file: {path}")
+        with open(path, "rb") as f:
+            data = f.read()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise FileError(f"Cannot read {path}: {exc.strerror or exc}") from exc
+    if b"\0" in data[:_BINARY_SAMPLE]:
+        raise FileError(f"Cannot change binary file: {path}")
+    text = data.decode("utf-8", errors="surrogateescape")
+    return TextFile(text=text.removeprefix(BOM), bom=text.startswith(BOM))
+
+
+async def read_current(editor: Editor, path: str) -> TextFile | None:
+    """The base text of a change: the editor's buffer when open (unsaved text included),
+    else the disk; None when neither has the file. The BOM flag always comes from the disk.
+    """
+    disk = await asyncio.to_thread(load_text, path)
+    buffer = await editor.open_document_text(path)
+    if buffer is None:
+        return disk
+    return TextFile(
+        text=buffer.removeprefix(BOM),
+        bom=disk.bom if disk else buffer.startswith(BOM),
+        on_disk=disk is not None,
+        source="editor",
+    )
+
+
+def write_atomic(path: str, data: bytes) -> None:
+    """Replace ``path`` with ``data`` atomically (blocking: use a thread).
+
+    Parent folders are created. Readers see the old bytes or the new bytes, never a mix, and
+    a failure leaves the old file and no temporary file behind. Raises ``OSError``.
+    """
+    folder, name = os.path.split(path)
+    os.makedirs(folder, exist_ok=True)
+    try:
+        keep_mode: int | None = stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        keep_mode = None
+    temp, fd = _create_temp(folder, name)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            if keep_mode is not None:
+                os.fchmod(f.fileno(), keep_mode)
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    _fsync_folder(folder)
+
+
+def _create_temp(folder: str, name: str) -> tuple[str, int]:
+    # Created with mode 0o666 so a new file gets exactly the umask's bits, as open() would.
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    while True:
+        temp = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.tmp")
+        try:
+            return temp, os.open(temp, flags, 0o666)
+        except FileExistsError:
+            continue
+
+
+def _fsync_folder(folder: str) -> None:
+    """Make the rename itself durable; best effort (not every system can open a folder)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+class FileLocks:
+    """One ``asyncio.Lock`` per path, made on demand and dropped when nobody holds or waits.
+
+    Create one per application (``default_registry``) and hand it to every tool that changes
+    files. Paths are compared as given: pass resolved (realpath-ed) paths.
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[str, _LockEntry] = {}
+
+    @contextlib.asynccontextmanager
+    async def hold(self, *paths: str) -> AsyncIterator[None]:
+        """Hold the locks of all ``paths``, taken in sorted order so two holders of
+        overlapping sets cannot deadlock."""
+        async with contextlib.AsyncExitStack() as stack:
+            for path in sorted(set(paths)):
+                await stack.enter_async_context(self._hold_one(path))
+            yield
+
+    def held(self) -> tuple[str, ...]:
+        """The paths with a holder or a waiter (for tests and diagnostics)."""
+        return tuple(self._entries)
+
+    @contextlib.asynccontextmanager
+    async def _hold_one(self, path: str) -> AsyncIterator[None]:
+        entry = self._entries.setdefault(path, _LockEntry())
+        entry.users += 1
+        try:
+            async with entry.lock:
+                yield
+        finally:
+            entry.users -= 1
+            if entry.users == 0:
+                del self._entries[path]
+
+
+@attrs.define
+class _LockEntry:
+    lock: asyncio.Lock = attrs.field(factory=asyncio.Lock)
+    users: int = 0
+
+
+class FileDiff(NamedTuple):
+    patch: str
+    additions: int
+    deletions: int
+
+
+def unified_diff(
+    old: str | None, new: str | None, label: str, *, new_label: str | None = None
+) -> FileDiff:
+    """A unified diff (3 lines of context) from ``old`` to ``new``; None is a missing file.
+
+    Line endings are shown as LF (an ending-only change shows no lines), bytes that are not
+    UTF-8 as U+FFFD, and a last line without a newline gets the usual
+    ``\\ No newline at end of file`` marker.
+    """
+    before = _display_lines(old)
+    after = _display_lines(new)
+    lines = list(
+        difflib.unified_diff(
+            before,
+            after,
+            fromfile="/dev/null" if old is None else label,
+            tofile="/dev/null" if new is None else (new_label or label),
+        )
+    )
+    additions = sum(1 for line in lines[2:] if line.startswith("+"))
+    deletions = sum(1 for line in lines[2:] if line.startswith("-"))
+    patch = "".join(
+        line if line.endswith("\n") else f"{line}\n\\ No newline at end of file\n" for line in lines
+    )
+    return FileDiff(patch=patch, additions=additions, deletions=deletions)
+
+
+def _display_lines(text: str | None) -> list[str]:
+    if not text:
+        return []
+    shown = text.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")
+    return shown.replace("\r\n", "\n").splitlines(keepends=True)
+
+
+def edit_request(
+    *, title: str, patterns: Sequence[str], files: Sequence[tuple[str, FileDiff]]
+) -> PermissionRequest:
+    """The ``edit`` ask for a change to ``files`` (absolute path, diff): the subject carries
+    every file's counts and the patches, one after the other."""
+    return PermissionRequest(
+        permission="edit",
+        patterns=tuple(patterns),
+        always=("*",),
+        title=title,
+        subject={
+            "type": "edit",
+            "files": [
+                {"path": path, "additions": diff.additions, "deletions": diff.deletions}
+                for path, diff in files
+            ],
+            "patch": "".join(diff.patch for _path, diff in files),
+        },
+    )
+
+
+def not_found_message(path: str) -> str:
+    """``File not found: path``, with up to three similarly named siblings as hints."""
+    message = f"File not found: {path}"
+    folder, name = os.path.split(path)
+    wanted = name.lower()
+    try:
+        siblings = os.listdir(folder)
+    except OSError:
+        return message
+    similar = sorted(
+        (s for s in siblings if wanted and (wanted in s.lower() or s.lower() in wanted)),
+        key=lambda s: (s.lower() != wanted, s.lower(), s),
+    )
+    if not similar:
+        return message
+    hints = "\n".join(os.path.join(folder, s) for s in similar[:3])
+    return f"{message}\n\nDid you mean one of these?\n{hints}"

@@ -1,0 +1,145 @@
+"""The ``write`` tool: create a file, or replace all of one, with the given content.
+
+Flow: resolve the path (outside the workspace → the ``external_directory`` ask), read what is
+there now (the editor's unsaved buffer when open, else the disk), show the diff in the
+``edit`` ask, then — holding the file's lock — check the file is still what the user approved
+the change of, and write atomically, creating parent folders. A file that changed meanwhile
+(another tool call, the user) is not overwritten: the model is told to read it again.
+
+An existing file keeps its encoding facts: its BOM (a BOM at the start of ``content`` also
+asks for one), and its CRLF line endings when ``content`` uses plain LF. Content that already
+has CRLF is written as given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import attrs
+from pydantic import BaseModel, ConfigDict, Field
+
+from lsp_agent.core.tooling import ToolOutcome
+from lsp_agent.tools.base import ToolRunContext, load_description, refusal
+from lsp_agent.tools.boundary import Resolved
+from lsp_agent.tools.files import (
+    BOM,
+    FileDiff,
+    FileError,
+    FileLocks,
+    TextFile,
+    count_lines,
+    edit_request,
+    encode_text,
+    read_current,
+    unified_diff,
+    write_atomic,
+)
+
+__all__ = ["WriteParams", "WriteTool"]
+
+
+class WriteParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    file_path: str = Field(
+        description="The file to write: absolute, or relative to the first workspace folder. "
+        "Missing parent folders are created."
+    )
+    content: str = Field(description="The whole new content of the file.")
+
+
+@attrs.frozen(kw_only=True)
+class _Change:
+    base: TextFile | None
+    text: str
+    data: bytes
+    diff: FileDiff
+
+
+class WriteTool:
+    """Implements ``Tool[WriteParams]``. ``locks`` is shared with every tool that writes files."""
+
+    name = "write"
+    Params = WriteParams
+
+    def __init__(self, locks: FileLocks) -> None:
+        self.description = load_description(self.name)
+        self._locks = locks
+
+    async def run(self, params: WriteParams, ctx: ToolRunContext) -> ToolOutcome:
+        where = await ctx.resolve(params.file_path, kind="file")
+        if isinstance(where, ToolOutcome):
+            return where
+        change = await _prepare(params.content, where, ctx)
+        if isinstance(change, str):
+            return _error(where, change)
+        request = edit_request(
+            title=f"Write {where.display}",
+            patterns=(where.display,),
+            files=[(where.path, change.diff)],
+        )
+        verdict = await ctx.ask(request)
+        if not verdict.allowed:
+            return refusal(verdict, title=where.display)
+        async with self._locks.hold(where.path):
+            try:
+                now = await read_current(ctx.editor, where.path)
+            except FileError as exc:
+                return _error(where, str(exc))
+            if not _same(now, change.base):
+                return _error(
+                    where,
+                    f"{where.display} changed after the write was approved; nothing was "
+                    "written. Read it again, then write it.",
+                )
+            try:
+                await asyncio.to_thread(write_atomic, where.path, change.data)
+            except OSError as exc:
+                return _error(where, f"Cannot write {where.path}: {exc.strerror or exc}")
+        return _done(where, change)
+
+
+async def _prepare(content: str, where: Resolved, ctx: ToolRunContext) -> _Change | str:
+    try:
+        base = await read_current(ctx.editor, where.path)
+    except FileError as exc:
+        return str(exc)
+    text = content.removeprefix(BOM)
+    bom = content.startswith(BOM) or (base is not None and base.bom)
+    if base is not None and base.newline == "\r\n" and "\r\n" not in text:
+        text = text.replace("\n", "\r\n")
+    try:
+        data = encode_text(text, bom=bom)
+    except UnicodeEncodeError:
+        return "content is not valid Unicode text (it has a lone surrogate)."
+    diff = unified_diff(base.text if base else None, text, where.display)
+    return _Change(base=base, text=text, data=data, diff=diff)
+
+
+def _same(now: TextFile | None, then: TextFile | None) -> bool:
+    if now is None or then is None:
+        return now is then
+    return now.text == then.text and now.bom == then.bom
+
+
+def _done(where: Resolved, change: _Change) -> ToolOutcome:
+    lines = count_lines(change.text)
+    diff = change.diff
+    return ToolOutcome(
+        output=f"Wrote {where.display} ({lines} line{'' if lines == 1 else 's'}).\n"
+        f"Diff: +{diff.additions} -{diff.deletions} lines",
+        title=where.display,
+        metadata={
+            "path": where.path,
+            "additions": diff.additions,
+            "deletions": diff.deletions,
+            "patch": diff.patch,
+            "created": change.base is None or not change.base.on_disk,
+        },
+    )
+
+
+def _error(where: Resolved, message: str) -> ToolOutcome:
+    return ToolOutcome(
+        output=message, is_error=True, title=where.display, metadata={"path": where.path}
+    )
