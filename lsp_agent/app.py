@@ -15,11 +15,13 @@ from lsp_agent.core.interfaces import Clock, Editor, IdFactory
 from lsp_agent.core.messages import ThinkingConfig
 from lsp_agent.core.permission import Rule
 from lsp_agent.core.retry import RetryPolicy
+from lsp_agent.core.secrets import SecretFilter
 from lsp_agent.core.session import AgentOptions, SessionService
 from lsp_agent.providers import make_provider
-from lsp_agent.settings import ResolvedModel, Settings
+from lsp_agent.settings import DEFAULT_API_KEY_ENV, ResolvedModel, Settings, user_config_file
 from lsp_agent.storage.event_log import SqliteEventStore, open_store
 from lsp_agent.tools.registry import default_registry
+from lsp_agent.tools.skills import discover_skills
 from lsp_agent.tools.spill import prune_spill_files
 from lsp_agent.tools.truncation import OutputLimits
 
@@ -59,6 +61,13 @@ class App:
         await self.store.close()
 
 
+def key_variables(settings: Settings) -> tuple[str, ...]:
+    """The names of every variable that holds one of the agent's own provider keys."""
+    names = {name for name in DEFAULT_API_KEY_ENV.values() if name}
+    names |= {p.api_key_env for p in settings.providers.values() if p.api_key_env}
+    return tuple(sorted(names))
+
+
 def agent_options(settings: Settings, model: ResolvedModel) -> AgentOptions:
     thinking = None
     if settings.thinking.enabled:
@@ -84,6 +93,7 @@ async def build_app(
     model: ResolvedModel,
     env: Mapping[str, str],
     editor: Editor,
+    workspace: Path,
     store: SqliteEventStore | None = None,
     clock: Clock | None = None,
     ids: IdFactory | None = None,
@@ -102,13 +112,29 @@ async def build_app(
     limits = OutputLimits(
         max_lines=settings.tool_output.max_lines, max_bytes=settings.tool_output.max_bytes
     )
+    keys = key_variables(settings)
+    secrets = SecretFilter.from_env(env, keys)
+    user_dir = user_config_file(env).parent
+    skills = await asyncio.to_thread(discover_skills, [str(workspace)], str(user_dir))
+    tools = default_registry(
+        editor,
+        limits=limits,
+        spill_root=spill_root,
+        secrets=secrets,
+        hidden_env=keys,
+        allow_hosts=settings.webfetch.allow_hosts,
+        skills=skills,
+    )
+    options = attrs.evolve(
+        agent_options(settings, model), secrets=secrets, context=skills.listing()
+    )
     sessions = SessionService(
         store=store,
         provider=provider,
-        tools=default_registry(editor, limits=limits, spill_root=spill_root),
+        tools=tools,
         editor=editor,
         clock=clock,
         ids=ids or UlidIds(),
-        options=agent_options(settings, model),
+        options=options,
     )
     return App(settings=settings, store=store, sessions=sessions)

@@ -127,11 +127,14 @@ async def _run(args: argparse.Namespace, env: Mapping[str, str], out: TextIO, er
             approve_asks=args.yes,
             read_line=sys.stdin.readline if _interactive() else None,
         )
-        app = await build_app(settings=settings, model=model, env=env, editor=editor, store=store)
+        app = await build_app(
+            settings=settings, model=model, env=env, editor=editor, workspace=workspace, store=store
+        )
         session_id = args.session or await app.sessions.create(workspace_folder=str(workspace))
+        editor.focus(session_id)
         await app.sessions.admit(session_id, [{"type": "text", "text": args.prompt}])
         try:
-            outcome = await app.sessions.run_turn(session_id)
+            outcome = await app.sessions.run_turn(session_id, mode=args.mode)
         finally:
             await app.sessions.drain(timeout=2.0)
     finally:

@@ -34,9 +34,21 @@ async def run_doctor(*, env: Mapping[str, str], cwd: Path, out: TextIO) -> int:
     checks = [_python(), _program("git", shutil.which("git")), _program("rg", find_rg())]
     checks += await _data_dir(env)
     checks += _configuration(env, cwd)
+    checks += _skills(env, cwd)
     for check in checks:
         out.write(f"{check.level:<4}  {check.name}: {check.detail}\n")
     return 1 if any(c.level == "FAIL" for c in checks) else 0
+
+
+def _skills(env: Mapping[str, str], cwd: Path) -> list[Check]:
+    from lsp_agent.settings import user_config_file
+    from lsp_agent.tools.skills import discover_skills
+
+    catalog = discover_skills([str(cwd)], str(user_config_file(env).parent))
+    checks = [Check("warn", "skill", str(problem)) for problem in catalog.problems]
+    if catalog.skills:
+        checks.append(Check("ok", "skills", ", ".join(catalog.names)))
+    return checks
 
 
 def _python() -> Check:

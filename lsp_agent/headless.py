@@ -18,9 +18,10 @@ from typing import Any, TextIO
 
 from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.permission import OptionKind, PermissionAsk, PermissionReply
+from lsp_agent.core.question import Answer, Question, QuestionAsk, QuestionReply
 from lsp_agent.core.updates import to_update
 
-_SUMMARY_KEYS = ("file_path", "path", "pattern", "command", "url")
+_SUMMARY_KEYS = ("file_path", "path", "pattern", "command", "url", "description")
 NO_TERMINAL = "not approved: no terminal (use --yes or a permission rule)"
 _CHOICES: dict[str, OptionKind] = {
     "y": "allow_once",
@@ -50,11 +51,20 @@ class TerminalEditor:
         self._read_line = read_line
         self._mid_line = False
         self._inputs: dict[str, dict[str, Any]] = {}
+        self._root: str | None = None
+
+    def focus(self, session_id: str) -> None:
+        """Stream only this session's text; subagents' sessions show their tool lines."""
+        self._root = session_id
 
     async def publish(self, event: StoredEvent) -> None:
         if self._json:
             self._out.write(json.dumps(to_update(event), ensure_ascii=False) + "\n")
             self._out.flush()
+            return
+        if self._root is not None and event.session_id != self._root:
+            if event.type == "tool_call_updated":
+                self._on_tool_call_updated(event.data, indent="    ")
             return
         handler = getattr(self, f"_on_{event.type}", None)
         if handler is not None:
@@ -103,6 +113,44 @@ class TerminalEditor:
                 reason = (await asyncio.to_thread(self._read_line)).strip()
                 return PermissionReply(kind="reject_once", reason=reason or None)
 
+    async def ask_question(self, ask: QuestionAsk) -> QuestionReply:
+        """On a terminal: each question with numbered options; otherwise declined."""
+        if self._read_line is None:
+            return QuestionReply(outcome="declined")
+        self._end_line()
+        answers: dict[str, Answer] = {}
+        for question in ask.questions:
+            answer = await self._ask_one(question)
+            if answer is None:
+                return QuestionReply(outcome="declined")
+            answers[question.question_id] = answer
+        return QuestionReply(outcome="answered", answers=answers)
+
+    async def _ask_one(self, question: Question) -> Answer | None:
+        title = f"{question.header}: " if question.header else ""
+        self._say(f"\n? {title}{question.question}")
+        for number, option in enumerate(question.options, start=1):
+            more = f" — {option.description}" if option.description else ""
+            self._say(f"  {number}. {option.label}{more}")
+        hint = "numbers separated by commas" if question.multiple else "a number"
+        if question.custom:
+            hint += ", or your own answer"
+        self._err.write(f"  answer ({hint}; empty to decline): ")
+        self._err.flush()
+        assert self._read_line is not None
+        raw = (await asyncio.to_thread(self._read_line)).strip()
+        if not raw:
+            return None
+        picks = [p.strip() for p in raw.split(",")] if question.multiple else [raw]
+        labels = [
+            question.options[int(p) - 1].label
+            for p in picks
+            if p.isdigit() and 1 <= int(p) <= len(question.options)
+        ]
+        if labels and len(labels) == len(picks):
+            return Answer(selected=tuple(labels))
+        return Answer(custom=raw) if question.custom else None
+
     def _on_text_delta(self, data: dict[str, Any]) -> None:
         text: str = data["text"]
         if not text:
@@ -116,18 +164,18 @@ class TerminalEditor:
         if data.get("status") == "interrupted":
             self._say("[interrupted]")
 
-    def _on_tool_call_updated(self, data: dict[str, Any]) -> None:
+    def _on_tool_call_updated(self, data: dict[str, Any], indent: str = "") -> None:
         status = data.get("status")
         name = data.get("toolName", "?")
         call_id = data.get("toolCallId", "")
         if "input" in data:
             self._inputs[call_id] = data["input"]
         if status == "in_progress":
-            self._say(f"→ {name} {_summary(self._inputs.get(call_id, {}))}".rstrip())
+            self._say(f"{indent}→ {name} {_summary(self._inputs.get(call_id, {}))}".rstrip())
         elif status in ("failed", "cancelled", "interrupted"):
             error = data.get("error")
             reason = str(error).splitlines()[0] if error else status
-            self._say(f"✗ {name}: {reason}")
+            self._say(f"{indent}✗ {name}: {reason}")
 
     def _on_permission_resolved(self, data: dict[str, Any]) -> None:
         if data.get("state") != "allowed":

@@ -28,6 +28,15 @@ Catalogue (type → data):
 - ``permission_resolved`` {toolCallId, messageId, permission, state: allowed|rejected|
   cancelled, optionKind?, reason?, always?} — with ``allow_session``/``allow_always``,
   ``always`` holds the patterns now approved for the session / the project
+- ``question_asked``    {toolCallId, questions: [{questionId, header, question, options,
+  multiple, custom}]}
+- ``question_resolved`` {toolCallId, state: answered|declined|cancelled, answers?}
+- ``plan_updated``      {toolCallId, entries: [{content, status, priority}]}
+- ``process_started``   {toolCallId, pgid, startTicks, ownerPid} — recorded before the
+  command runs, so a later process can tell whether the group is still ours to clean up
+- ``process_ended``     {toolCallId, pgid}
+- ``tool_withheld``     {toolName, error, failures} — the circuit breaker took a tool away
+  for the rest of the turn
 """
 
 from __future__ import annotations
@@ -53,6 +62,12 @@ EventType = Literal[
     "title_set",
     "permission_asked",
     "permission_resolved",
+    "question_asked",
+    "question_resolved",
+    "plan_updated",
+    "process_started",
+    "process_ended",
+    "tool_withheld",
 ]
 
 

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from lsp_agent.core.events import NewEvent, StoredEvent
 from lsp_agent.core.messages import ModelRequest, ToolCallPart, ToolSpec
 from lsp_agent.core.permission import PermissionAsk, PermissionReply, Rule
+from lsp_agent.core.question import QuestionAsk, QuestionReply
 from lsp_agent.core.stream import StreamEvent
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
 from lsp_agent.core.transcript import SessionInfo, TranscriptMessage
@@ -96,4 +97,8 @@ class Editor(Protocol):
 
     async def request_permission(self, ask: PermissionAsk) -> PermissionReply:
         """Ask the user; a dismissed dialog is ``PermissionReply(kind=None)``."""
+        ...
+
+    async def ask_question(self, ask: QuestionAsk) -> QuestionReply:
+        """The model's questions; ``declined`` when nobody can answer."""
         ...

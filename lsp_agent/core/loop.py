@@ -13,11 +13,19 @@ from typing import Any, Literal
 import attrs
 
 from lsp_agent.core import prompts
+from lsp_agent.core.call_events import CallEvents, SubtaskRunner
 from lsp_agent.core.clock import iso_time
 from lsp_agent.core.errors import ProviderError
 from lsp_agent.core.gate import PermissionGate
 from lsp_agent.core.history import fold
-from lsp_agent.core.interfaces import Clock, EventStore, IdFactory, Provider, ToolExecutor
+from lsp_agent.core.interfaces import (
+    Clock,
+    Editor,
+    EventStore,
+    IdFactory,
+    Provider,
+    ToolExecutor,
+)
 from lsp_agent.core.messages import (
     Message,
     ModelRequest,
@@ -39,6 +47,7 @@ from lsp_agent.core.permission import (
 )
 from lsp_agent.core.recorder import Recorder
 from lsp_agent.core.retry import RetryPolicy
+from lsp_agent.core.secrets import NO_SECRETS, SecretFilter
 from lsp_agent.core.stream import (
     Finished,
     FinishReason,
@@ -52,6 +61,9 @@ from lsp_agent.core.stream import (
 )
 from lsp_agent.core.tooling import ToolCallContext
 from lsp_agent.core.transcript import SessionUsage
+
+BREAKER_LIMIT = 3
+"""Identical consecutive failures of one tool before it is withheld for the turn."""
 
 StopReason = Literal["end_turn", "max_steps", "cancelled", "error", "refusal"]
 
@@ -77,6 +89,7 @@ class TurnConfig:
     retry: RetryPolicy = RetryPolicy()
     thinking: ThinkingConfig | None = None
     mode: str = "build"
+    secrets: SecretFilter = NO_SECRETS
     rules: tuple[Rule, ...] = ()
     """The configured permission rules (defaults and every config layer, in order)."""
 
@@ -126,12 +139,16 @@ class TurnRunner:
         clock: Clock,
         ids: IdFactory,
         gate: PermissionGate,
+        editor: Editor,
+        subtasks: SubtaskRunner | None = None,
         on_first_answer: Callable[[], None] | None = None,
     ) -> None:
         """``on_first_answer`` runs once the model has answered (side work such as a title
         waits for it, so a bad key or an outage costs one request, not two)."""
         self._on_first_answer = on_first_answer
         self._gate = gate
+        self._editor = editor
+        self._subtasks = subtasks
         self._session_id = session_id
         self._config = config
         self._store = store
@@ -143,6 +160,8 @@ class TurnRunner:
         self._open_message: str | None = None
         self._open_tools: dict[str, dict[str, Any]] = {}
         self._usage = SessionUsage()
+        self._failures: dict[str, tuple[str, int]] = {}  # tool → (last error, times in a row)
+        self._withheld: dict[str, str] = {}  # tool → the error that got it withheld
 
     async def run(self) -> TurnOutcome:
         info = await self._store.session(self._session_id)
@@ -362,7 +381,9 @@ class TurnRunner:
         """The tools the mode and the rules leave visible (a ``*`` deny hides a tool)."""
         rules = self._config.captured_rules()
         return tuple(
-            spec for spec in self._tools.specs() if not hidden(permission_key(spec.name), rules)
+            spec
+            for spec in self._tools.specs()
+            if not hidden(permission_key(spec.name), rules) and spec.name not in self._withheld
         )
 
     def _refusal(self, call: ToolCallEnded, last: bool) -> str | None:
@@ -377,6 +398,14 @@ class TurnRunner:
             return (
                 f"The {name} tool was called with arguments that are not valid JSON: "
                 f"{call.parse_error}"
+            )
+        if name in self._withheld:
+            first = (
+                self._withheld[name].strip().splitlines()[0][:200] if self._withheld[name] else ""
+            )
+            return (
+                f"The {name} tool is withheld for the rest of this turn: it failed "
+                f"{BREAKER_LIMIT} times in a row with the same error ({first})."
             )
         offered = [spec.name for spec in self._offered_tools()]
         if name not in offered and name in {spec.name for spec in self._tools.specs()}:
@@ -401,23 +430,63 @@ class TurnRunner:
                 request, rules=rules, tool_call_id=call_id, message_id=message_id
             )
 
+        base = {
+            "toolCallId": call_id,
+            "messageId": message_id,
+            "toolName": name,
+            "kind": TOOL_KINDS.get(name, "other"),
+        }
+        events = CallEvents(
+            session_id=self._session_id,
+            base=base,
+            recorder=self._rec,
+            editor=self._editor,
+            secrets=self._config.secrets,
+            subtasks=self._subtasks,
+        )
         ctx = ToolCallContext(
             session_id=self._session_id,
             message_id=message_id,
             tool_call_id=call_id,
             workspace_roots=self._config.workspace_roots,
             ask=ask,
+            events=events,
         )
         part = ToolCallPart(tool_call_id=call_id, name=name, input=call.input)
-        outcome = await self._tools.execute(part, ctx)
-        fields: dict[str, Any] = {"title": outcome.title} if outcome.title else {}
+        try:
+            outcome = await self._tools.execute(part, ctx)
+        finally:
+            await events.close()
+        output = outcome.output
         if outcome.is_error:
-            fields["error"] = outcome.output
+            output += await self._breaker(name, outcome.output)
         else:
-            fields["output"] = outcome.output
+            self._failures.pop(name, None)
+        fields: dict[str, Any] = {"title": outcome.title} if outcome.title else {}
+        fields["error" if outcome.is_error else "output"] = output
         status = "failed" if outcome.is_error else "completed"
         await self._tool_update(message_id, call_id, name, status=status, **fields)
         return outcome.stop_turn
+
+    async def _breaker(self, name: str, error: str) -> str:
+        """Count identical consecutive failures; at the limit, withhold the tool.
+
+        Returns what to tell the model in addition to the error (usually nothing).
+        """
+        last, count = self._failures.get(name, ("", 0))
+        count = count + 1 if error == last else 1
+        self._failures[name] = (error, count)
+        if count < BREAKER_LIMIT:
+            return ""
+        self._withheld[name] = error
+        await self._rec.emit(
+            "tool_withheld", {"toolName": name, "error": error[:500], "failures": count}
+        )
+        return (
+            f"\n\n[The {name} tool failed {count} times in a row with the same error; "
+            "it is withheld for the rest of this turn. Do not retry it: change approach or "
+            "explain the problem to the user.]"
+        )
 
     async def _tool_update(
         self, message_id: str, call_id: str, name: str, *, status: str, **fields: Any

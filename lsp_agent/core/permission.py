@@ -162,11 +162,20 @@ def permission_key(tool_name: str) -> str:
     return "edit" if tool_name in EDIT_TOOLS else tool_name
 
 
+SUBAGENT_DENIED = {
+    # read-only: it may look around, nothing else
+    "explore": ("edit", "bash", "webfetch", "task", "todowrite", "question", "skill"),
+    # everything its parent may do, but no further subagents and no plan of its own
+    "general": ("task", "todowrite"),
+}
+
+
 def mode_rules(mode: str) -> tuple[Rule, ...]:
     """Rules a mode appends after the configured ones (so configuration cannot loosen them).
 
-    ``plan`` investigates and proposes: no edits, every command asked. An unknown mode
-    denies everything.
+    ``plan`` investigates and proposes: no edits, every command asked. The subagents
+    ``explore`` (read-only) and ``general`` lose what ``SUBAGENT_DENIED`` names. An unknown
+    mode denies everything.
     """
     if mode == "build":
         return ()
@@ -174,6 +183,12 @@ def mode_rules(mode: str) -> tuple[Rule, ...]:
         return (
             Rule(permission="edit", pattern="*", action="deny", source="plan mode"),
             Rule(permission="bash", pattern="*", action="ask", source="plan mode"),
+        )
+    if mode in SUBAGENT_DENIED:
+        source = f"{mode} subagent"
+        return tuple(
+            Rule(permission=p, pattern="*", action="deny", source=source)
+            for p in SUBAGENT_DENIED[mode]
         )
     return (Rule(permission="*", pattern="*", action="deny", source=f"unknown mode {mode!r}"),)
 

@@ -26,8 +26,10 @@ from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.permission import Rule
 from lsp_agent.core.recorder import Recorder
 from lsp_agent.core.retry import RetryPolicy
+from lsp_agent.core.secrets import NO_SECRETS, SecretFilter
 from lsp_agent.core.title import generate_title
-from lsp_agent.core.transcript import SessionInfo
+from lsp_agent.core.tooling import SubtaskResult
+from lsp_agent.core.transcript import SessionInfo, TextPartView
 
 
 @attrs.frozen(kw_only=True)
@@ -42,6 +44,13 @@ class AgentOptions:
     titles: bool = True
     rules: tuple[Rule, ...] = ()
     """Configured permission rules, in order (the mode's rules are added per call)."""
+    secrets: SecretFilter = NO_SECRETS
+    context: str = ""
+    """Stable notes appended to the system prompt (the skills listing)."""
+
+
+SUBAGENTS = frozenset({"general", "explore"})
+PROMPT_OF_MODE = {"build": "build", "plan": "plan", "general": "build", "explore": "explore"}
 
 
 class SessionService:
@@ -65,7 +74,14 @@ class SessionService:
         self._options = options
         self._background: set[asyncio.Task[None]] = set()
 
-    async def create(self, *, workspace_folder: str, title: str = "") -> str:
+    async def create(
+        self,
+        *,
+        workspace_folder: str,
+        title: str = "",
+        mode: str | None = None,
+        parent_session_id: str | None = None,
+    ) -> str:
         """A new, empty session; ``workspace_folder`` is an absolute, realpath-ed folder."""
         session_id = self._ids.new("ses")
         data = {
@@ -73,8 +89,10 @@ class SessionService:
             "workspaceFolder": _file_uri(workspace_folder),
             "title": title,
             "model": self._options.model.ref,
-            "mode": self._options.mode,
+            "mode": mode or self._options.mode,
         }
+        if parent_session_id is not None:
+            data["parentSessionId"] = parent_session_id
         event = NewEvent(type="session_created", data=data, time=iso_time(self._clock.now()))
         for stored in await self._store.append(session_id, [event]):
             await self._editor.publish(stored)
@@ -102,9 +120,15 @@ class SessionService:
             await self._editor.publish(stored)
         return message_id
 
-    async def run_turn(self, session_id: str, *, max_steps: int | None = None) -> TurnOutcome:
-        """Promote pending input and run the loop until the model stops (or a limit)."""
+    async def run_turn(
+        self, session_id: str, *, max_steps: int | None = None, mode: str | None = None
+    ) -> TurnOutcome:
+        """Promote pending input and run the loop until the model stops (or a limit).
+
+        ``mode`` overrides the session's own mode for this turn.
+        """
         info = await self._require(session_id)
+        mode = mode or info.mode
         recorder = Recorder(
             session_id=session_id, store=self._store, editor=self._editor, clock=self._clock
         )
@@ -112,9 +136,13 @@ class SessionService:
         start_title = None
         if self._options.titles and not info.title:
             start_title = await self._title_starter(session_id, recorder)
+
+        async def subtask(description: str, prompt: str, agent: str) -> SubtaskResult:
+            return await self._run_subtask(session_id, folder, description, prompt, agent)
+
         runner = TurnRunner(
             session_id=session_id,
-            config=self._turn_config(folder, max_steps),
+            config=self._turn_config(folder, max_steps, mode),
             store=self._store,
             provider=self._provider,
             tools=self._tools,
@@ -123,11 +151,13 @@ class SessionService:
             ids=self._ids,
             gate=PermissionGate(
                 session_id=session_id,
-                mode=self._options.mode,
+                mode=mode,
                 store=self._store,
                 editor=self._editor,
                 recorder=recorder,
             ),
+            editor=self._editor,
+            subtasks=subtask,
             on_first_answer=start_title,
         )
         try:
@@ -144,10 +174,43 @@ class SessionService:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
 
-    def _turn_config(self, folder: str, max_steps: int | None) -> TurnConfig:
+    async def _run_subtask(
+        self, parent: str, folder: str, description: str, prompt: str, agent: str
+    ) -> SubtaskResult:
+        """A child session with its own log and the agent's restricted tools, run to its end."""
+        if agent not in SUBAGENTS:
+            known = ", ".join(sorted(SUBAGENTS))
+            error = f"Unknown agent type {agent!r}; available: {known}."
+            return SubtaskResult(session_id="", text="", stop_reason="error", error=error)
+        child = await self.create(
+            workspace_folder=folder,
+            title=f"{description} (@{agent} subagent)",
+            mode=agent,
+            parent_session_id=parent,
+        )
+        await self.admit(child, [{"type": "text", "text": prompt}])
+        outcome = await self.run_turn(child)
+        transcript = await self._store.transcript(child)
+        texts = [
+            part.text
+            for message in transcript
+            if message.role == "assistant" and message.status == "completed"
+            for part in message.parts
+            if isinstance(part, TextPartView) and part.type == "text"
+        ]
+        return SubtaskResult(
+            session_id=child,
+            text=texts[-1] if texts else "",
+            stop_reason=outcome.stop_reason,
+            error=str(outcome.error) if outcome.error is not None else None,
+        )
+
+    def _turn_config(self, folder: str, max_steps: int | None, mode: str) -> TurnConfig:
         options = self._options
-        prompt = prompts.load("plan" if options.mode == "plan" else "build")
+        prompt = prompts.load(PROMPT_OF_MODE.get(mode, "build"))
         system = f"{prompt}\nWorkspace folder: {folder}\n"
+        if options.context:
+            system += f"\n{options.context}\n"
         return TurnConfig(
             model=options.model,
             system=(SystemBlock(text=system, cache=True),),
@@ -155,8 +218,9 @@ class SessionService:
             max_steps=max_steps if max_steps is not None else options.max_steps,
             retry=options.retry,
             thinking=options.thinking,
-            mode=options.mode,
+            mode=mode,
             rules=options.rules,
+            secrets=options.secrets,
         )
 
     async def _title_starter(

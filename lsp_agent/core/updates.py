@@ -53,6 +53,14 @@ def _update_body(event: StoredEvent) -> dict[str, Any]:
         return _tool_call_update(data)
     if kind in ("permission_asked", "permission_resolved"):
         return _permission_update(data)
+    if kind in ("question_asked", "question_resolved"):
+        return {
+            "sessionUpdate": "question_update",
+            "toolCallId": data["toolCallId"],
+            "state": data.get("state", "asked"),
+        }
+    if kind == "plan_updated":
+        return {"sessionUpdate": "plan_update", "entries": data["entries"]}
     if kind == "title_set":
         return {
             "sessionUpdate": "session_info_update",

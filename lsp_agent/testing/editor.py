@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.permission import PermissionAsk, PermissionReply
+from lsp_agent.core.question import QuestionAsk, QuestionReply
 
 
 class UnexpectedAsk(AssertionError):
@@ -13,23 +14,31 @@ class UnexpectedAsk(AssertionError):
 
 
 class RecordingEditor:
-    """``replies`` answer permission asks in order; ``buffers`` are open documents by path."""
+    """``replies`` answer permission asks in order; ``buffers`` are open documents by path.
+
+    ``opened`` records every path ``open_document_text`` was asked for, in order.
+    """
 
     def __init__(
         self,
         replies: Iterable[PermissionReply] = (),
         *,
         buffers: dict[str, str] | None = None,
+        answers: Iterable[QuestionReply] = (),
     ) -> None:
         self.events: list[StoredEvent] = []
         self.asks: list[PermissionAsk] = []
         self._replies = list(replies)
         self._buffers = dict(buffers or {})
+        self._answers = list(answers)
+        self.questions: list[QuestionAsk] = []
+        self.opened: list[str] = []
 
     async def publish(self, event: StoredEvent) -> None:
         self.events.append(event)
 
     async def open_document_text(self, path: str) -> str | None:
+        self.opened.append(path)
         return self._buffers.get(path)
 
     async def request_permission(self, ask: PermissionAsk) -> PermissionReply:
@@ -37,6 +46,11 @@ class RecordingEditor:
         if not self._replies:
             raise UnexpectedAsk(f"unscripted permission ask: {ask.request.title}")
         return self._replies.pop(0)
+
+    async def ask_question(self, ask: QuestionAsk) -> QuestionReply:
+        """Scripted answers in order; without one the questions are declined."""
+        self.questions.append(ask)
+        return self._answers.pop(0) if self._answers else QuestionReply(outcome="declined")
 
     def types(self) -> list[str]:
         return [e.type for e in self.events]

@@ -11,26 +11,35 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 from pydantic import BaseModel, ValidationError
 
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.messages import ToolCallPart, ToolSpec
+from lsp_agent.core.secrets import NO_SECRETS, SecretFilter
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
 from lsp_agent.tools.apply_patch import ApplyPatchTool
 from lsp_agent.tools.base import Tool, ToolRunContext
+from lsp_agent.tools.bash import BashTool
 from lsp_agent.tools.boundary import WorkspaceBoundary
 from lsp_agent.tools.edit import EditTool
 from lsp_agent.tools.files import FileLocks
 from lsp_agent.tools.glob import GlobTool
 from lsp_agent.tools.grep import GrepTool
 from lsp_agent.tools.list import ListTool
+from lsp_agent.tools.question import QuestionTool
 from lsp_agent.tools.read import ReadTool
+from lsp_agent.tools.skill import SkillTool
+from lsp_agent.tools.skills import SkillCatalog
 from lsp_agent.tools.spill import session_spill_dir, write_spill
+from lsp_agent.tools.task import TaskTool
+from lsp_agent.tools.todowrite import TodoWriteTool
 from lsp_agent.tools.truncation import OutputLimits, limit_output
+from lsp_agent.tools.webfetch import WebfetchTool
 from lsp_agent.tools.write import WriteTool
 
 __all__ = [
@@ -51,8 +60,21 @@ def boundary_from_context(ctx: ToolCallContext) -> WorkspaceBoundary:
     return WorkspaceBoundary(ctx.workspace_roots)
 
 
-def default_registry(editor: Editor, *, limits: OutputLimits, spill_root: Path) -> ToolRegistry:
-    """Every built-in tool. Adding a tool is one line here."""
+def default_registry(
+    editor: Editor,
+    *,
+    limits: OutputLimits,
+    spill_root: Path,
+    secrets: SecretFilter = NO_SECRETS,
+    hidden_env: Collection[str] = (),
+    allow_hosts: Sequence[str] = (),
+    skills: SkillCatalog | None = None,
+) -> ToolRegistry:
+    """Every built-in tool. Adding a tool is one line here.
+
+    ``hidden_env`` names the variables ``bash`` commands never see (the agent's own keys);
+    ``allow_hosts`` admits named hosts to ``webfetch`` even on private addresses.
+    """
     locks = FileLocks()  # one per registry: edits to one file never interleave
     return ToolRegistry(
         [
@@ -63,10 +85,17 @@ def default_registry(editor: Editor, *, limits: OutputLimits, spill_root: Path) 
             WriteTool(locks),
             EditTool(locks),
             ApplyPatchTool(locks),
+            BashTool(hidden_env=hidden_env),
+            WebfetchTool(allow_hosts=allow_hosts),
+            TodoWriteTool(),
+            QuestionTool(),
+            SkillTool(skills or SkillCatalog()),
+            TaskTool(),
         ],
         editor=editor,
         limits=limits,
         spill_root=spill_root,
+        secrets=secrets,
     )
 
 
@@ -84,6 +113,7 @@ class ToolRegistry:
         editor: Editor,
         limits: OutputLimits,
         spill_root: Path,
+        secrets: SecretFilter = NO_SECRETS,
         boundary_factory: BoundaryFactory = boundary_from_context,
     ) -> None:
         self._tools: dict[str, Tool[Any]] = {}
@@ -94,6 +124,7 @@ class ToolRegistry:
         self._editor = editor
         self._limits = limits
         self._spill_root = spill_root
+        self._secrets = secrets
         self._boundary_factory = boundary_factory
         # Built once, so the tool block of every request is byte-identical (prompt caching).
         self._specs = tuple(
@@ -117,9 +148,18 @@ class ToolRegistry:
         return session_spill_dir(self._spill_root, session_id)
 
     async def execute(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolOutcome:
-        outcome = await self._run(call, ctx)
+        outcome = self._redacted(await self._run(call, ctx))
         save = functools.partial(write_spill, self._spill_root, ctx.session_id, ctx.tool_call_id)
         return await limit_output(outcome, self._limits, save)
+
+    def _redacted(self, outcome: ToolOutcome) -> ToolOutcome:
+        """Secrets leave no tool: filtered before the model, the log or a spill file."""
+        redact = self._secrets.redact
+        output = redact(outcome.output)
+        title = redact(outcome.title) if outcome.title else outcome.title
+        if output == outcome.output and title == outcome.title:
+            return outcome
+        return attrs.evolve(outcome, output=output, title=title)
 
     async def _run(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolOutcome:
         tool = self._tools.get(call.name)

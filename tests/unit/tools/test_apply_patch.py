@@ -9,12 +9,11 @@ from pathlib import Path
 import pytest
 
 from lsp_agent.core.permission import PermissionRequest, PermissionVerdict
-from lsp_agent.core.tooling import AskPermission, ToolCallContext, ToolOutcome
+from lsp_agent.core.tooling import AskPermission, ToolOutcome
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.permissions import RecordingAsk, allow_all, deny, workspace_only
+from lsp_agent.testing.tools import tool_context
 from lsp_agent.tools.apply_patch import ApplyPatchParams, ApplyPatchTool
-from lsp_agent.tools.base import ToolRunContext
-from lsp_agent.tools.boundary import WorkspaceBoundary
 from lsp_agent.tools.files import FileLocks
 from lsp_agent.tools.patch_apply import (
     HunkError,
@@ -186,21 +185,6 @@ def test_normalize_punctuation() -> None:
 # --- the tool -----------------------------------------------------------------------------
 
 
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    root = Path(os.path.realpath(tmp_path)) / "ws"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
-def outside(ws: Path) -> Path:
-    folder = ws.parent / "outside"
-    folder.mkdir()
-    (folder / "secret.txt").write_text("TOP-SECRET-CONTENT\n")
-    return folder
-
-
 async def run(
     ws: Path,
     patch: str,
@@ -209,15 +193,7 @@ async def run(
     buffers: dict[str, str] | None = None,
     locks: FileLocks | None = None,
 ) -> ToolOutcome:
-    call = ToolCallContext(
-        session_id="ses_1",
-        message_id="msg_1",
-        tool_call_id="call_1",
-        workspace_roots=(str(ws),),
-        ask=ask,
-    )
-    editor = RecordingEditor(buffers=buffers)
-    ctx = ToolRunContext(call=call, boundary=WorkspaceBoundary([ws]), editor=editor)
+    ctx = tool_context(ws, ask=ask, editor=RecordingEditor(buffers=buffers))
     tool = ApplyPatchTool(locks or FileLocks())
     return await tool.run(ApplyPatchParams(patch=patch), ctx)
 

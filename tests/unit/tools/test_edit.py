@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import stat
 from pathlib import Path
 
 import pytest
 
 from lsp_agent.core.permission import ALLOWED, PermissionRequest, PermissionVerdict
-from lsp_agent.core.tooling import AskPermission, ToolCallContext, ToolOutcome
+from lsp_agent.core.tooling import AskPermission, ToolOutcome
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.permissions import RecordingAsk, allow_all, deny, workspace_only
-from lsp_agent.tools.base import ToolRunContext
-from lsp_agent.tools.boundary import WorkspaceBoundary
+from lsp_agent.testing.tools import tool_context
 from lsp_agent.tools.edit import EditParams, EditTool
 from lsp_agent.tools.files import FileLocks
 
@@ -22,31 +20,10 @@ BOM = b"\xef\xbb\xbf"
 
 
 @pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    root = Path(os.path.realpath(tmp_path)) / "ws"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
-def outside(ws: Path) -> Path:
-    folder = ws.parent / "outside"
-    folder.mkdir()
-    (folder / "secret.txt").write_bytes(b"keep = 1\n")
-    return folder
-
-
-def context(ws: Path, ask: AskPermission, editor: RecordingEditor | None = None) -> ToolRunContext:
-    call = ToolCallContext(
-        session_id="ses_1",
-        message_id="msg_1",
-        tool_call_id="call_1",
-        workspace_roots=(str(ws),),
-        ask=ask,
-    )
-    return ToolRunContext(
-        call=call, boundary=WorkspaceBoundary([ws]), editor=editor or RecordingEditor()
-    )
+def outside_keep(outside: Path) -> Path:
+    """The shared ``outside`` folder; its ``secret.txt`` holds ``keep = 1`` (asserted intact)."""
+    (outside / "secret.txt").write_bytes(b"keep = 1\n")
+    return outside
 
 
 async def edit(
@@ -63,7 +40,8 @@ async def edit(
     params = EditParams(
         file_path=file_path, old_string=old, new_string=new, replace_all=replace_all
     )
-    return await (tool or EditTool(FileLocks())).run(params, context(ws, ask, editor))
+    ctx = tool_context(ws, ask=ask, editor=editor)
+    return await (tool or EditTool(FileLocks())).run(params, ctx)
 
 
 async def test_a_unique_match_is_replaced(ws: Path) -> None:
@@ -370,12 +348,12 @@ async def test_the_permission_request_carries_the_diff_and_the_display_path(ws: 
 
 @pytest.mark.parametrize("how", ["relative", "absolute", "symlinked-folder"])
 async def test_outside_paths_ask_external_directory_and_stay_untouched(
-    ws: Path, outside: Path, how: str
+    ws: Path, outside_keep: Path, how: str
 ) -> None:
-    (ws / "linked").symlink_to(outside, target_is_directory=True)
+    (ws / "linked").symlink_to(outside_keep, target_is_directory=True)
     path = {
         "relative": "../outside/secret.txt",
-        "absolute": str(outside / "secret.txt"),
+        "absolute": str(outside_keep / "secret.txt"),
         "symlinked-folder": "linked/secret.txt",
     }[how]
     ask = RecordingAsk(lambda r: ALLOWED if r.permission != "external_directory" else deny())
@@ -385,7 +363,7 @@ async def test_outside_paths_ask_external_directory_and_stay_untouched(
     assert outcome.is_error
     assert "outside the workspace" in outcome.output
     assert ask.permissions() == ["external_directory"]
-    assert (outside / "secret.txt").read_bytes() == b"keep = 1\n"
+    assert (outside_keep / "secret.txt").read_bytes() == b"keep = 1\n"
 
 
 async def test_an_outside_file_is_not_created(ws: Path, outside: Path) -> None:

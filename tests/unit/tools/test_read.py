@@ -7,42 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from lsp_agent.core.events import StoredEvent
-from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
-from lsp_agent.testing.permissions import workspace_only
-from lsp_agent.tools.base import ToolRunContext
-from lsp_agent.tools.boundary import WorkspaceBoundary
+from lsp_agent.core.tooling import ToolOutcome
+from lsp_agent.testing.editor import RecordingEditor
+from lsp_agent.testing.tools import tool_context
 from lsp_agent.tools.read import MAX_OUTPUT_BYTES, ReadParams, ReadTool
-
-
-class FakeEditor:
-    """Open buffers by realpath; remembers which paths were asked for."""
-
-    def __init__(self, buffers: dict[str, str] | None = None) -> None:
-        self.buffers = buffers or {}
-        self.asked: list[str] = []
-
-    async def publish(self, event: StoredEvent) -> None:
-        pass
-
-    async def open_document_text(self, path: str) -> str | None:
-        self.asked.append(path)
-        return self.buffers.get(path)
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    root = Path(os.path.realpath(tmp_path)) / "ws"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
-def outside(ws: Path) -> Path:
-    folder = ws.parent / "outside"
-    folder.mkdir()
-    (folder / "secret.txt").write_text("TOP-SECRET-CONTENT\n")
-    return folder
 
 
 async def read(
@@ -51,22 +19,10 @@ async def read(
     *,
     offset: int | None = None,
     limit: int | None = None,
-    editor: FakeEditor | None = None,
+    editor: RecordingEditor | None = None,
     extra_roots: tuple[str, ...] = (),
 ) -> ToolOutcome:
-    call = ToolCallContext(
-        session_id="ses_1",
-        message_id="msg_1",
-        tool_call_id="call_1",
-        workspace_roots=(str(ws),),
-        ask=workspace_only,
-    )
-    ctx = ToolRunContext(
-        call=call,
-        boundary=WorkspaceBoundary([ws]),
-        editor=editor or FakeEditor(),
-        extra_roots=extra_roots,
-    )
+    ctx = tool_context(ws, editor=editor, extra_roots=extra_roots)
     params = ReadParams(file_path=file_path, offset=offset, limit=limit)
     return await ReadTool().run(params, ctx)
 
@@ -290,7 +246,7 @@ async def test_a_directory_listing_pages_with_offset_and_limit(ws: Path) -> None
 
 async def test_outside_paths_are_refused_and_never_read(ws: Path, outside: Path) -> None:
     (ws / "link.txt").symlink_to(outside / "secret.txt")
-    editor = FakeEditor()
+    editor = RecordingEditor()
 
     for path in (str(outside / "secret.txt"), "../outside/secret.txt", "link.txt"):
         outcome = await read(ws, path, editor=editor)
@@ -300,23 +256,23 @@ async def test_outside_paths_are_refused_and_never_read(ws: Path, outside: Path)
         assert str(ws) in outcome.output
         assert "external_directory" in outcome.output
         assert "TOP-SECRET-CONTENT" not in outcome.output
-    assert editor.asked == []
+    assert editor.opened == []
 
 
 async def test_an_open_editor_buffer_wins_over_the_disk(ws: Path) -> None:
     (ws / "a.py").write_text("on disk\n")
     (ws / "alias.py").symlink_to(ws / "a.py")
-    editor = FakeEditor({str(ws / "a.py"): "unsaved\nchanges"})
+    editor = RecordingEditor(buffers={str(ws / "a.py"): "unsaved\nchanges"})
 
     outcome = await read(ws, "alias.py", editor=editor)
 
     assert outcome.output == "1: unsaved\n2: changes\n\n(End of file - total 2 lines)"
     assert outcome.metadata["source"] == "editor"
-    assert editor.asked == [str(ws / "a.py")]
+    assert editor.opened == [str(ws / "a.py")]
 
 
 async def test_an_unsaved_new_buffer_is_readable(ws: Path) -> None:
-    editor = FakeEditor({str(ws / "new.py"): "draft\n"})
+    editor = RecordingEditor(buffers={str(ws / "new.py"): "draft\n"})
 
     outcome = await read(ws, "new.py", offset=1, limit=5, editor=editor)
 
@@ -325,7 +281,7 @@ async def test_an_unsaved_new_buffer_is_readable(ws: Path) -> None:
 
 async def test_an_editor_buffer_pages_like_a_file(ws: Path) -> None:
     text = "".join(f"b{n}\n" for n in range(1, 11))
-    editor = FakeEditor({str(ws / "buf.txt"): text})
+    editor = RecordingEditor(buffers={str(ws / "buf.txt"): text})
 
     outcome = await read(ws, "buf.txt", offset=4, limit=3, editor=editor)
 

@@ -10,22 +10,14 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.messages import ToolCallPart
-from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
-from lsp_agent.testing.permissions import workspace_only
+from lsp_agent.core.tooling import ToolOutcome
+from lsp_agent.testing.editor import RecordingEditor
+from lsp_agent.testing.tools import call_context
 from lsp_agent.tools.base import ToolRunContext, load_description
 from lsp_agent.tools.boundary import WorkspaceBoundary
 from lsp_agent.tools.registry import ToolRegistry, default_registry, tool_schema
 from lsp_agent.tools.truncation import OutputLimits
-
-
-class FakeEditor:
-    async def publish(self, event: StoredEvent) -> None:
-        pass
-
-    async def open_document_text(self, path: str) -> str | None:
-        return None
 
 
 class EchoParams(BaseModel):
@@ -77,16 +69,6 @@ def call(name: str, **arguments: Any) -> ToolCallPart:
     return ToolCallPart(tool_call_id="call_1", name=name, input=arguments)
 
 
-def context(*roots: Path | str) -> ToolCallContext:
-    return ToolCallContext(
-        session_id="ses_1",
-        message_id="msg_1",
-        tool_call_id="call_1",
-        workspace_roots=tuple(str(r) for r in roots) or ("/",),
-        ask=workspace_only,
-    )
-
-
 @pytest.fixture
 def spill_root(tmp_path: Path) -> Path:
     return tmp_path / "data" / "tool-output"
@@ -94,12 +76,16 @@ def spill_root(tmp_path: Path) -> Path:
 
 def registry_of(*tools: Any, spill_root: Path, **options: Any) -> ToolRegistry:
     return ToolRegistry(
-        list(tools), editor=FakeEditor(), limits=OutputLimits(), spill_root=spill_root, **options
+        list(tools),
+        editor=RecordingEditor(),
+        limits=OutputLimits(),
+        spill_root=spill_root,
+        **options,
     )
 
 
 def builtin(spill_root: Path) -> ToolRegistry:
-    return default_registry(FakeEditor(), limits=OutputLimits(), spill_root=spill_root)
+    return default_registry(RecordingEditor(), limits=OutputLimits(), spill_root=spill_root)
 
 
 def all_keys(node: Any) -> set[str]:
@@ -124,14 +110,9 @@ def test_default_registry_offers_the_builtin_tools_with_small_clean_schemas(
 
     specs = registry.specs()
     assert [s.name for s in specs] == [
-        "read",
-        "list",
-        "glob",
-        "grep",
-        "write",
-        "edit",
-        "apply_patch",
-    ]
+        "read", "list", "glob", "grep", "write", "edit", "apply_patch",
+        "bash", "webfetch", "todowrite", "question", "skill", "task",
+    ]  # fmt: skip
     spec = specs[0]
     assert spec.name == "read"
     assert spec.description == load_description("read")
@@ -216,15 +197,15 @@ async def test_a_valid_call_runs_the_tool_with_boundary_and_editor(
     real_tmp: Path, spill_root: Path
 ) -> None:
     echo = EchoTool()
-    editor = FakeEditor()
+    editor = RecordingEditor()
     registry = ToolRegistry([echo], editor=editor, limits=OutputLimits(), spill_root=spill_root)
 
-    outcome = await registry.execute(call("echo", text="hi"), context(real_tmp))
+    outcome = await registry.execute(call("echo", text="hi"), call_context(real_tmp))
 
     assert outcome == ToolOutcome(output="hi")
     (ctx,) = echo.contexts
     assert ctx.editor is editor
-    assert ctx.call == context(real_tmp)
+    assert ctx.call == call_context(real_tmp)
     assert ctx.boundary.roots == (str(real_tmp),)
     assert ctx.extra_roots == (str(spill_root / "ses_1"),)
     assert registry.spill_dir("ses_1") == spill_root / "ses_1"
@@ -236,7 +217,7 @@ async def test_a_boundary_factory_replaces_the_default(tmp_path: Path, spill_roo
     boundary = WorkspaceBoundary([tmp_path])
     registry = registry_of(echo, spill_root=spill_root, boundary_factory=lambda ctx: boundary)
 
-    await registry.execute(call("echo", text="hi"), context("/somewhere/else"))
+    await registry.execute(call("echo", text="hi"), call_context("/somewhere/else"))
 
     assert echo.contexts[0].boundary is boundary
 
@@ -244,7 +225,7 @@ async def test_a_boundary_factory_replaces_the_default(tmp_path: Path, spill_roo
 async def test_an_unknown_tool_is_an_error_listing_the_available_ones(spill_root: Path) -> None:
     registry = registry_of(EchoTool(), BoomTool(RuntimeError()), spill_root=spill_root)
 
-    outcome = await registry.execute(call("Reed", file_path="x"), context())
+    outcome = await registry.execute(call("Reed", file_path="x"), call_context("/"))
 
     assert outcome.is_error
     assert outcome.output == "Unknown tool: Reed. Available tools: echo, boom."
@@ -264,7 +245,7 @@ async def test_invalid_arguments_are_an_error_the_model_can_act_on(
 ) -> None:
     registry = builtin(spill_root)
 
-    outcome = await registry.execute(call("read", **arguments), context())
+    outcome = await registry.execute(call("read", **arguments), call_context("/"))
 
     assert outcome.is_error
     assert outcome.output == (
@@ -276,7 +257,7 @@ async def test_invalid_arguments_are_an_error_the_model_can_act_on(
 async def test_a_tool_that_raises_becomes_an_error_outcome(spill_root: Path) -> None:
     registry = registry_of(BoomTool(KeyError("missing thing")), spill_root=spill_root)
 
-    outcome = await registry.execute(call("boom", text="x"), context())
+    outcome = await registry.execute(call("boom", text="x"), call_context("/"))
 
     assert outcome.is_error
     assert outcome.output == "The boom tool failed: KeyError: 'missing thing'"
@@ -286,13 +267,13 @@ async def test_cancelled_error_raised_by_a_tool_propagates(spill_root: Path) -> 
     registry = registry_of(BoomTool(asyncio.CancelledError()), spill_root=spill_root)
 
     with pytest.raises(asyncio.CancelledError):
-        await registry.execute(call("boom", text="x"), context())
+        await registry.execute(call("boom", text="x"), call_context("/"))
 
 
 async def test_cancelling_a_running_call_propagates(spill_root: Path) -> None:
     wait = WaitTool()
     registry = registry_of(wait, spill_root=spill_root)
-    task = asyncio.create_task(registry.execute(call("wait", text="x"), context()))
+    task = asyncio.create_task(registry.execute(call("wait", text="x"), call_context("/")))
     await wait.started.wait()
 
     task.cancel()
@@ -307,8 +288,10 @@ async def test_read_runs_through_the_registry_inside_the_call_roots(
     (tmp_path / "hello.txt").write_text("hello\n")
     registry = builtin(spill_root)
 
-    inside = await registry.execute(call("read", file_path="hello.txt"), context(tmp_path))
-    outside = await registry.execute(call("read", file_path="/etc/hostname"), context(tmp_path))
+    inside = await registry.execute(call("read", file_path="hello.txt"), call_context(tmp_path))
+    outside = await registry.execute(
+        call("read", file_path="/etc/hostname"), call_context(tmp_path)
+    )
 
     assert inside.output == "1: hello\n\n(End of file - total 1 lines)"
     assert inside.title == "hello.txt"

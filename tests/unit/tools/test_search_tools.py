@@ -9,11 +9,8 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from lsp_agent.core.events import StoredEvent
-from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
-from lsp_agent.testing.permissions import workspace_only
-from lsp_agent.tools.base import ToolRunContext
-from lsp_agent.tools.boundary import WorkspaceBoundary
+from lsp_agent.core.tooling import ToolOutcome
+from lsp_agent.testing.tools import tool_context
 from lsp_agent.tools.glob import GlobParams, GlobTool
 from lsp_agent.tools.grep import GrepParams, GrepTool
 from lsp_agent.tools.list import ListParams, ListTool
@@ -21,27 +18,11 @@ from lsp_agent.tools.list import ListParams, ListTool
 SECRET = "TOP-SECRET-CONTENT"
 
 
-class FakeEditor:
-    async def publish(self, event: StoredEvent) -> None:
-        pass
-
-    async def open_document_text(self, path: str) -> str | None:
-        return None
-
-
 @pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    root = Path(os.path.realpath(tmp_path)) / "ws"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
-def outside(ws: Path) -> Path:
-    folder = ws.parent / "outside"
-    folder.mkdir()
-    (folder / "secret-name.txt").write_text(f"{SECRET}\n")
-    return folder
+def outside_named(outside: Path) -> Path:
+    """The shared ``outside`` folder plus ``secret-name.txt``, a name no search may show."""
+    (outside / "secret-name.txt").write_text(f"{SECRET}\n")
+    return outside
 
 
 @pytest.fixture
@@ -52,26 +33,11 @@ def spill(ws: Path) -> Path:
     return folder
 
 
-def context(ws: Path, extra_roots: tuple[str, ...] = ()) -> ToolRunContext:
-    call = ToolCallContext(
-        session_id="ses_1",
-        message_id="msg_1",
-        tool_call_id="call_1",
-        workspace_roots=(str(ws),),
-        ask=workspace_only,
-    )
-    return ToolRunContext(
-        call=call,
-        boundary=WorkspaceBoundary([ws]),
-        editor=FakeEditor(),
-        extra_roots=extra_roots,
-    )
-
-
 async def glob(
-    ws: Path, pattern: str, path: str | None = None, **kw: tuple[str, ...]
+    ws: Path, pattern: str, path: str | None = None, *, extra_roots: tuple[str, ...] = ()
 ) -> ToolOutcome:
-    return await GlobTool().run(GlobParams(pattern=pattern, path=path), context(ws, **kw))
+    ctx = tool_context(ws, extra_roots=extra_roots)
+    return await GlobTool().run(GlobParams(pattern=pattern, path=path), ctx)
 
 
 async def grep(
@@ -79,16 +45,22 @@ async def grep(
     pattern: str,
     path: str | None = None,
     include: str | None = None,
-    **kw: tuple[str, ...],
+    *,
+    extra_roots: tuple[str, ...] = (),
 ) -> ToolOutcome:
     params = GrepParams(pattern=pattern, path=path, include=include)
-    return await GrepTool().run(params, context(ws, **kw))
+    return await GrepTool().run(params, tool_context(ws, extra_roots=extra_roots))
 
 
 async def list_(
-    ws: Path, path: str | None = None, ignore: list[str] | None = None, **kw: tuple[str, ...]
+    ws: Path,
+    path: str | None = None,
+    ignore: list[str] | None = None,
+    *,
+    extra_roots: tuple[str, ...] = (),
 ) -> ToolOutcome:
-    return await ListTool().run(ListParams(path=path, ignore=ignore), context(ws, **kw))
+    ctx = tool_context(ws, extra_roots=extra_roots)
+    return await ListTool().run(ListParams(path=path, ignore=ignore), ctx)
 
 
 def write(path: Path, text: str = "x\n", mtime: int | None = None) -> Path:
@@ -474,10 +446,10 @@ async def run_all(ws: Path, path: str) -> list[ToolOutcome]:
 
 @pytest.mark.parametrize("escape", ESCAPES)
 async def test_paths_outside_the_workspace_are_refused(
-    ws: Path, outside: Path, escape: str
+    ws: Path, outside_named: Path, escape: str
 ) -> None:
-    (ws / "link").symlink_to(outside)
-    path = str(outside) if escape == "OUTSIDE" else escape
+    (ws / "link").symlink_to(outside_named)
+    path = str(outside_named) if escape == "OUTSIDE" else escape
 
     outcomes = await run_all(ws, path)
 
@@ -490,9 +462,11 @@ async def test_paths_outside_the_workspace_are_refused(
         assert "secret-name" not in outcome.output
 
 
-async def test_searches_skip_symlinks_that_leave_the_workspace(ws: Path, outside: Path) -> None:
-    (ws / "linked-folder").symlink_to(outside)
-    (ws / "linked-file.txt").symlink_to(outside / "secret-name.txt")
+async def test_searches_skip_symlinks_that_leave_the_workspace(
+    ws: Path, outside_named: Path
+) -> None:
+    (ws / "linked-folder").symlink_to(outside_named)
+    (ws / "linked-file.txt").symlink_to(outside_named / "secret-name.txt")
     write(ws / "a.txt", "harmless\n")
 
     globbed = [await glob(ws, pattern) for pattern in ("*", "**/*.txt", "linked-folder/**")]

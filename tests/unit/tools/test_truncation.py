@@ -14,10 +14,10 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from lsp_agent.app import prune_spill_folder
-from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.messages import ToolCallPart
-from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
-from lsp_agent.testing.permissions import workspace_only
+from lsp_agent.core.tooling import ToolOutcome
+from lsp_agent.testing.editor import RecordingEditor
+from lsp_agent.testing.tools import call_context
 from lsp_agent.tools.base import ToolRunContext
 from lsp_agent.tools.read import ReadTool
 from lsp_agent.tools.registry import ToolRegistry
@@ -37,14 +37,6 @@ MARKER = re.compile(
     r"\(lines (?P<first>\d+)-(?P<last>\d+) of (?P<total>\d+)\); (?P<rest>[^\n]*)"
 )
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="POSIX modes and symlinks")
-
-
-class FakeEditor:
-    async def publish(self, event: StoredEvent) -> None:
-        pass
-
-    async def open_document_text(self, path: str) -> str | None:
-        return None
 
 
 class NoParams(BaseModel):
@@ -68,13 +60,6 @@ class EmitTool:
 
 
 @pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    root = Path(os.path.realpath(tmp_path)) / "ws"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
 def spill_root(ws: Path) -> Path:
     return ws.parent / "data" / "tool-output"
 
@@ -83,17 +68,10 @@ def registry(
     spill_root: Path, outcome: ToolOutcome | BaseException, limits: OutputLimits = LIMITS
 ) -> ToolRegistry:
     return ToolRegistry(
-        [ReadTool(), EmitTool(outcome)], editor=FakeEditor(), limits=limits, spill_root=spill_root
-    )
-
-
-def context(ws: Path, *, session: str = "ses_1", call: str = "call_1") -> ToolCallContext:
-    return ToolCallContext(
-        session_id=session,
-        message_id="msg_1",
-        tool_call_id=call,
-        workspace_roots=(str(ws),),
-        ask=workspace_only,
+        [ReadTool(), EmitTool(outcome)],
+        editor=RecordingEditor(),
+        limits=limits,
+        spill_root=spill_root,
     )
 
 
@@ -133,7 +111,7 @@ async def test_ten_megabytes_become_a_preview_and_a_whole_spill_file_read_can_pa
     assert len(full.encode()) > 10_000_000
     tools = registry(spill_root, ToolOutcome(output=full, title="big", metadata={"k": 1}))
 
-    outcome = await tools.execute(emit(), context(ws))
+    outcome = await tools.execute(emit(), call_context(ws))
 
     spill = spill_root / "ses_1" / "call_1.txt"
     assert within(outcome.output)
@@ -161,7 +139,7 @@ async def test_ten_megabytes_become_a_preview_and_a_whole_spill_file_read_can_pa
     assert int(marker["lines"]) == last - first + 1
 
     page = await tools.execute(
-        read(file_path=str(spill), offset=first, limit=3), context(ws, call="call_2")
+        read(file_path=str(spill), offset=first, limit=3), call_context(ws, tool_call_id="call_2")
     )
 
     assert not page.is_error
@@ -173,11 +151,11 @@ async def test_ten_megabytes_become_a_preview_and_a_whole_spill_file_read_can_pa
 
 async def test_another_session_cannot_read_the_spill_file(ws: Path, spill_root: Path) -> None:
     tools = registry(spill_root, ToolOutcome(output=numbered(5000)))
-    outcome = await tools.execute(emit(), context(ws))
+    outcome = await tools.execute(emit(), call_context(ws))
     spill = outcome.metadata["spill_path"]
 
-    mine = await tools.execute(read(file_path=spill, limit=1), context(ws, call="c2"))
-    theirs = await tools.execute(read(file_path=spill), context(ws, session="ses_2"))
+    mine = await tools.execute(read(file_path=spill, limit=1), call_context(ws, tool_call_id="c2"))
+    theirs = await tools.execute(read(file_path=spill), call_context(ws, session_id="ses_2"))
 
     assert mine.output.startswith("1: 0000001 ")
     assert theirs.is_error
@@ -189,7 +167,7 @@ async def test_another_session_cannot_read_the_spill_file(ws: Path, spill_root: 
 async def test_spill_files_are_private(ws: Path, spill_root: Path) -> None:
     tools = registry(spill_root, ToolOutcome(output=numbered(5000)))
 
-    outcome = await tools.execute(emit(), context(ws))
+    outcome = await tools.execute(emit(), call_context(ws))
 
     spill = Path(outcome.metadata["spill_path"])
     assert stat.S_IMODE(spill.stat().st_mode) == 0o600
@@ -202,7 +180,7 @@ async def test_an_output_within_the_limits_is_untouched(ws: Path, spill_root: Pa
     small = ToolOutcome(output=numbered(2000, width=24), metadata={"k": 1})
     assert within(small.output)
 
-    outcome = await registry(spill_root, small).execute(emit(), context(ws))
+    outcome = await registry(spill_root, small).execute(emit(), call_context(ws))
 
     assert outcome is small
     assert not spill_root.exists()
@@ -212,7 +190,7 @@ async def test_a_huge_error_outcome_is_truncated_too(ws: Path, spill_root: Path)
     full = "error: " + numbered(10_000)
     tools = registry(spill_root, ToolOutcome(output=full, is_error=True))
 
-    outcome = await tools.execute(emit(), context(ws))
+    outcome = await tools.execute(emit(), call_context(ws))
 
     assert outcome.is_error
     assert within(outcome.output)
@@ -222,7 +200,7 @@ async def test_a_huge_error_outcome_is_truncated_too(ws: Path, spill_root: Path)
 async def test_a_huge_exception_message_is_truncated_too(ws: Path, spill_root: Path) -> None:
     tools = registry(spill_root, RuntimeError("z" * 200_000))
 
-    outcome = await tools.execute(emit(), context(ws))
+    outcome = await tools.execute(emit(), call_context(ws))
 
     assert outcome.is_error
     assert within(outcome.output)
@@ -236,7 +214,7 @@ async def test_many_short_lines_trigger_the_line_limit_alone(ws: Path, spill_roo
     assert len(full.encode()) < LIMITS.max_bytes
     tools = registry(spill_root, ToolOutcome(output=full))
 
-    outcome = await tools.execute(emit(), context(ws))
+    outcome = await tools.execute(emit(), call_context(ws))
 
     assert within(outcome.output)
     head, marker, tail = split_preview(outcome.output)
@@ -258,7 +236,7 @@ async def test_one_huge_line_triggers_the_byte_limit_and_is_cut_safely(
     full = piece * (200_000 // len(piece.encode()))
     tools = registry(spill_root, ToolOutcome(output=full))
 
-    outcome = await tools.execute(emit(), context(ws))
+    outcome = await tools.execute(emit(), call_context(ws))
 
     assert within(outcome.output)
     assert "\ufffd" not in outcome.output
@@ -283,7 +261,7 @@ async def test_when_the_spill_cannot_be_written_the_preview_says_so(ws: Path) ->
     full = numbered(10_000)
     tools = registry(blocker / "tool-output", ToolOutcome(output=full))
 
-    outcome = await tools.execute(emit(), context(ws))
+    outcome = await tools.execute(emit(), call_context(ws))
 
     assert within(outcome.output)
     _, marker, _ = split_preview(outcome.output)
@@ -300,10 +278,10 @@ async def test_a_reused_call_id_never_overwrites_an_earlier_spill(
     first_output, second_output = numbered(5000), numbered(6000)
 
     first = await registry(spill_root, ToolOutcome(output=first_output)).execute(
-        emit(), context(ws)
+        emit(), call_context(ws)
     )
     second = await registry(spill_root, ToolOutcome(output=second_output)).execute(
-        emit(), context(ws)
+        emit(), call_context(ws)
     )
 
     assert first.metadata["spill_path"] == str(spill_root / "ses_1" / "call_1.txt")

@@ -10,11 +10,10 @@ from pathlib import Path
 import pytest
 
 from lsp_agent.core.permission import ALLOWED, PermissionRequest, PermissionVerdict
-from lsp_agent.core.tooling import AskPermission, ToolCallContext, ToolOutcome
+from lsp_agent.core.tooling import AskPermission, ToolOutcome
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.permissions import RecordingAsk, allow_all, deny, workspace_only
-from lsp_agent.tools.base import ToolRunContext
-from lsp_agent.tools.boundary import WorkspaceBoundary
+from lsp_agent.testing.tools import tool_context
 from lsp_agent.tools.files import (
     FileDiff,
     FileLocks,
@@ -29,18 +28,10 @@ BOM = b"\xef\xbb\xbf"
 
 
 @pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    root = Path(os.path.realpath(tmp_path)) / "ws"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
-def outside(ws: Path) -> Path:
-    folder = ws.parent / "outside"
-    folder.mkdir()
-    (folder / "secret.txt").write_bytes(b"keep\n")
-    return folder
+def outside_keep(outside: Path) -> Path:
+    """The shared ``outside`` folder; its ``secret.txt`` holds ``keep`` (asserted intact)."""
+    (outside / "secret.txt").write_bytes(b"keep\n")
+    return outside
 
 
 async def write(
@@ -52,16 +43,7 @@ async def write(
     editor: RecordingEditor | None = None,
     tool: WriteTool | None = None,
 ) -> ToolOutcome:
-    call = ToolCallContext(
-        session_id="ses_1",
-        message_id="msg_1",
-        tool_call_id="call_1",
-        workspace_roots=(str(ws),),
-        ask=ask,
-    )
-    ctx = ToolRunContext(
-        call=call, boundary=WorkspaceBoundary([ws]), editor=editor or RecordingEditor()
-    )
+    ctx = tool_context(ws, ask=ask, editor=editor)
     params = WriteParams(file_path=file_path, content=content)
     return await (tool or WriteTool(FileLocks())).run(params, ctx)
 
@@ -191,12 +173,12 @@ async def test_the_permission_request_carries_the_diff_and_the_display_path(ws: 
 
 @pytest.mark.parametrize("how", ["relative", "absolute", "symlinked-folder", "new-folder"])
 async def test_outside_paths_ask_external_directory_and_stay_untouched(
-    ws: Path, outside: Path, how: str
+    ws: Path, outside_keep: Path, how: str
 ) -> None:
-    (ws / "linked").symlink_to(outside, target_is_directory=True)
+    (ws / "linked").symlink_to(outside_keep, target_is_directory=True)
     path = {
         "relative": "../outside/secret.txt",
-        "absolute": str(outside / "secret.txt"),
+        "absolute": str(outside_keep / "secret.txt"),
         "symlinked-folder": "linked/secret.txt",
         "new-folder": "../elsewhere/new.txt",
     }[how]
@@ -207,7 +189,7 @@ async def test_outside_paths_ask_external_directory_and_stay_untouched(
     assert outcome.is_error
     assert "outside the workspace" in outcome.output
     assert ask.permissions() == ["external_directory"]
-    assert (outside / "secret.txt").read_bytes() == b"keep\n"
+    assert (outside_keep / "secret.txt").read_bytes() == b"keep\n"
     assert not (ws.parent / "elsewhere").exists()
 
 

@@ -1,0 +1,57 @@
+"""Contexts for running a tool directly in a test, as the registry would hand them over."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lsp_agent.core.interfaces import Editor
+from lsp_agent.core.tooling import AskPermission, ToolCallContext
+from lsp_agent.testing.editor import RecordingEditor
+from lsp_agent.testing.permissions import workspace_only
+from lsp_agent.tools.base import ToolRunContext
+from lsp_agent.tools.boundary import WorkspaceBoundary
+
+
+def call_context(
+    workspace: Path | str,
+    *,
+    ask: AskPermission = workspace_only,
+    session_id: str = "ses_1",
+    message_id: str = "msg_1",
+    tool_call_id: str = "call_1",
+) -> ToolCallContext:
+    """One call in ``session_id``; ``workspace`` is its only root, as given (not realpath-ed)."""
+    return ToolCallContext(
+        session_id=session_id,
+        message_id=message_id,
+        tool_call_id=tool_call_id,
+        workspace_roots=(str(workspace),),
+        ask=ask,
+    )
+
+
+def tool_context(
+    workspace: Path | str,
+    *,
+    ask: AskPermission = workspace_only,
+    editor: Editor | None = None,
+    extra_roots: tuple[str, ...] = (),
+    session_id: str = "ses_1",
+    message_id: str = "msg_1",
+    tool_call_id: str = "call_1",
+) -> ToolRunContext:
+    """What a tool's ``run`` gets: :func:`call_context`, a boundary at ``workspace`` and an
+    editor (a fresh :class:`RecordingEditor` unless one is given)."""
+    call = call_context(
+        workspace,
+        ask=ask,
+        session_id=session_id,
+        message_id=message_id,
+        tool_call_id=tool_call_id,
+    )
+    return ToolRunContext(
+        call=call,
+        boundary=WorkspaceBoundary([workspace]),
+        editor=editor if editor is not None else RecordingEditor(),
+        extra_roots=extra_roots,
+    )
