@@ -21,7 +21,8 @@ Catalogue (type → data):
 - ``usage_updated``     {inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens,
   contextUsed, contextSize, cost?} — session totals; contextUsed is the last call's
 - ``state_changed``     {state: running|requires_action|idle, stopReason?, error?:
-  {message, retryable, retryAt?}}
+  {message, retryable, retryAt?}, owner?: {pid, startTicks}} — a turn's first ``running``
+  names the process that owns it (recovery checks whether it still lives)
 - ``title_set``         {title}
 - ``permission_asked``  {toolCallId, messageId, permission, patterns, always, title,
   description?, subject?} — the user is asked (the session is ``requires_action``)

@@ -37,6 +37,7 @@ from lsp_agent.core.messages import (
     Usage,
 )
 from lsp_agent.core.models import ModelInfo
+from lsp_agent.core.owner import current_owner
 from lsp_agent.core.permission import (
     PermissionRequest,
     PermissionVerdict,
@@ -169,7 +170,7 @@ class TurnRunner:
             self._usage = info.usage
         step = 0
         try:
-            await self._rec.emit("state_changed", {"state": "running"})
+            await self._rec.emit("state_changed", {"state": "running", "owner": current_owner()})
             await self._promote_pending()
             while True:
                 step += 1
@@ -465,7 +466,8 @@ class TurnRunner:
         fields: dict[str, Any] = {"title": outcome.title} if outcome.title else {}
         fields["error" if outcome.is_error else "output"] = output
         status = "failed" if outcome.is_error else "completed"
-        await self._tool_update(message_id, call_id, name, status=status, **fields)
+        # A finished result is recorded even if a cancel arrives meanwhile: never lost.
+        await asyncio.shield(self._tool_update(message_id, call_id, name, status=status, **fields))
         return outcome.stop_turn
 
     async def _breaker(self, name: str, error: str) -> str:
