@@ -10,6 +10,7 @@ from pathlib import Path
 import attrs
 import platformdirs
 
+from lsp_agent.context_sources import FileContextSources
 from lsp_agent.core.clock import SystemClock, UlidIds
 from lsp_agent.core.interfaces import Clock, Editor, IdFactory
 from lsp_agent.core.messages import ThinkingConfig
@@ -18,6 +19,7 @@ from lsp_agent.core.retry import RetryPolicy
 from lsp_agent.core.secrets import SecretFilter
 from lsp_agent.core.session import AgentOptions, SessionService
 from lsp_agent.providers import make_provider
+from lsp_agent.recovery import RecoveryReport, recover
 from lsp_agent.settings import DEFAULT_API_KEY_ENV, ResolvedModel, Settings, user_config_file
 from lsp_agent.storage.event_log import SqliteEventStore, open_store
 from lsp_agent.tools.registry import default_registry
@@ -37,7 +39,23 @@ def data_dir(env: Mapping[str, str]) -> Path:
 
 
 async def open_data_store(env: Mapping[str, str]) -> SqliteEventStore:
-    return await open_store(data_dir(env))
+    """Open the database (a corrupt one is moved aside) and recover dead owners' turns.
+
+    Every process that opens the database comes through here before doing anything else.
+    """
+    store, _report = await open_and_recover(env)
+    return store
+
+
+async def open_and_recover(env: Mapping[str, str]) -> tuple[SqliteEventStore, RecoveryReport]:
+    """``open_data_store``, also saying what recovery did (``doctor`` reports it)."""
+    store = await open_store(data_dir(env))
+    try:
+        report = await recover(store)
+    except BaseException:
+        await store.close()
+        raise
+    return store, report
 
 
 async def prune_spill_folder(spill_root: Path, now: float) -> None:
@@ -125,10 +143,14 @@ async def build_app(
         allow_hosts=settings.webfetch.allow_hosts,
         skills=skills,
     )
-    options = attrs.evolve(
-        agent_options(settings, model), secrets=secrets, context=skills.listing()
+    options = attrs.evolve(agent_options(settings, model), secrets=secrets)
+    sources = FileContextSources(
+        user_config_dir=user_dir,
+        configured=settings.instructions,
+        skills=lambda roots: discover_skills(list(roots), str(user_dir)),
     )
     sessions = SessionService(
+        sources=sources,
         store=store,
         provider=provider,
         tools=tools,

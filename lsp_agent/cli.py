@@ -92,6 +92,8 @@ def _run_with_interrupt(args: argparse.Namespace, env: dict[str, str]) -> int:
             return EXIT_INTERRUPTED
         finally:
             loop.remove_signal_handler(signal.SIGINT)
+            # The turn is over and recorded; a late second Ctrl-C must not kill the exit.
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     return asyncio.run(runner())
 

@@ -13,12 +13,15 @@ import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal, TextIO
+from typing import TYPE_CHECKING, Literal, TextIO
 
 import attrs
 
 from lsp_agent.core.errors import ConfigError
 from lsp_agent.tools.ripgrep import find_rg
+
+if TYPE_CHECKING:
+    from lsp_agent.recovery import RecoveryReport
 
 Level = Literal["ok", "warn", "FAIL"]
 
@@ -70,7 +73,7 @@ def _program(name: str, path: str | None) -> Check:
 
 
 async def _data_dir(env: Mapping[str, str]) -> list[Check]:
-    from lsp_agent.app import data_dir, open_data_store
+    from lsp_agent.app import data_dir, open_and_recover
 
     folder = data_dir(env)
     try:
@@ -81,14 +84,40 @@ async def _data_dir(env: Mapping[str, str]) -> list[Check]:
         return [Check("FAIL", "data dir", f"{folder} is not writable: {error}")]
     checks = [Check("ok", "data dir", str(folder))]
     try:
-        store = await open_data_store(env)
+        store, report = await open_and_recover(env)
+        moved = store.moved_aside
         await store.close()
         with sqlite3.connect(folder / "lsp-agent.db") as conn:
             verdict = conn.execute("PRAGMA integrity_check").fetchone()[0]
     except Exception as error:  # any failure to open is what this check reports
         return [*checks, Check("FAIL", "database", f"does not open: {error}")]
+    if moved is not None:
+        checks.append(
+            Check(
+                "FAIL",
+                "database",
+                f"was corrupt ({moved.reason}); moved aside to {moved.moved_to},"
+                " a fresh one was created",
+            )
+        )
     level: Level = "ok" if verdict == "ok" else "FAIL"
-    return [*checks, Check(level, "database", f"migrated; integrity {verdict}")]
+    checks.append(Check(level, "database", f"migrated; integrity {verdict}"))
+    return [*checks, _recovery(report)]
+
+
+def _recovery(report: RecoveryReport) -> Check:
+    if report.failed:
+        return Check("FAIL", "recovery", f"could not recover sessions {', '.join(report.failed)}")
+    if not report.recovered:
+        return Check("ok", "recovery", "no interrupted turns")
+    sessions = ", ".join(turn.session_id for turn in report.recovered)
+    killed = sum(len(turn.killed) for turn in report.recovered)
+    leftovers = f"; stopped {killed} leftover processes" if killed else ""
+    return Check(
+        "ok",
+        "recovery",
+        f"closed {len(report.recovered)} turns whose process had died ({sessions}){leftovers}",
+    )
 
 
 def _configuration(env: Mapping[str, str], cwd: Path) -> list[Check]:

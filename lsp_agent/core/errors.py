@@ -70,3 +70,7 @@ class ProviderError(LspAgentError):
 class ContextOverflow(ProviderError):
     def __init__(self, message: str, *, status: int | None = 400, provider: str | None = None):
         super().__init__(message, kind="context_overflow", status=status, provider=provider)
+
+
+class ContextUnavailable(LspAgentError):
+    """The first baseline needs a source that cannot be read; the input stays queued."""

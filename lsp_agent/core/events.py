@@ -38,6 +38,11 @@ Catalogue (type → data):
 - ``process_ended``     {toolCallId, pgid}
 - ``tool_withheld``     {toolName, error, failures} — the circuit breaker took a tool away
   for the rest of the turn
+- ``context_built``     {epoch, baseline, date, instructions: {path: text}, skills} — the
+  baseline note of a context epoch, built right before the session's first model call; the
+  system prompt of every request of the epoch ends with ``baseline``
+- ``context_noted``     {messageId, text, date, instructions, skills} — what changed since:
+  ``text`` joins the history as a user-role message; the other fields are the new snapshot
 """
 
 from __future__ import annotations
@@ -69,6 +74,8 @@ EventType = Literal[
     "process_started",
     "process_ended",
     "tool_withheld",
+    "context_built",
+    "context_noted",
 ]
 
 

@@ -4,7 +4,9 @@ Rules that keep the conversation valid for every provider:
 - every tool call gets exactly one result (unfinished ones read as interrupted);
 - text of an interrupted or failed assistant message is never sent back, nor are its tool
   calls that never ran;
-- consecutive messages of one role are merged (tool results, then a new prompt).
+- messages are never merged: a request's messages are a prefix of the next request's,
+  byte for byte, so provider prompt caches keep hitting (providers accept consecutive
+  user messages: tool results, then a note or a new prompt).
 """
 
 from __future__ import annotations
@@ -80,9 +82,5 @@ def _result_of(call: ToolCallView) -> ToolResultPart:
 
 
 def _push(messages: list[Message], message: Message) -> None:
-    if not message.parts:
-        return
-    if messages and messages[-1].role == message.role:
-        last = messages.pop()
-        message = Message(role=message.role, parts=last.parts + message.parts)
-    messages.append(message)
+    if message.parts:
+        messages.append(message)

@@ -71,6 +71,12 @@ class EventStore(Protocol):
         """The message id already admitted under ``client_message_id``, if any."""
         ...
 
+    async def events(
+        self, session_id: str, after_seq: int = 0, limit: int | None = None
+    ) -> list[StoredEvent]:
+        """The session's events with ``seq > after_seq``, in order."""
+        ...
+
     async def approvals(self, session_id: str) -> list[Rule]:
         """Saved "allow" answers that apply to this session: its own and its project's."""
         ...

@@ -15,7 +15,15 @@ import attrs
 from lsp_agent.core import prompts
 from lsp_agent.core.call_events import CallEvents, SubtaskRunner
 from lsp_agent.core.clock import iso_time
-from lsp_agent.core.errors import ProviderError
+from lsp_agent.core.context import (
+    ContextSources,
+    Epoch,
+    build_baseline,
+    changes,
+    current_epoch,
+    local_date,
+)
+from lsp_agent.core.errors import ContextUnavailable, LspAgentError, ProviderError
 from lsp_agent.core.gate import PermissionGate
 from lsp_agent.core.history import fold
 from lsp_agent.core.interfaces import (
@@ -84,7 +92,8 @@ TOOL_KINDS = {
 @attrs.frozen(kw_only=True)
 class TurnConfig:
     model: ModelInfo
-    system: tuple[SystemBlock, ...]
+    system_prompt: str
+    """The mode's prompt; the epoch's baseline follows it."""
     workspace_roots: tuple[str, ...]
     max_steps: int = 50
     retry: RetryPolicy = RetryPolicy()
@@ -103,7 +112,7 @@ class TurnConfig:
 class TurnOutcome:
     stop_reason: StopReason
     steps: int
-    error: ProviderError | None = None
+    error: LspAgentError | None = None
 
 
 class _BrokeOff(Exception):
@@ -141,6 +150,7 @@ class TurnRunner:
         ids: IdFactory,
         gate: PermissionGate,
         editor: Editor,
+        sources: ContextSources,
         subtasks: SubtaskRunner | None = None,
         on_first_answer: Callable[[], None] | None = None,
     ) -> None:
@@ -148,6 +158,9 @@ class TurnRunner:
         waits for it, so a bad key or an outage costs one request, not two)."""
         self._on_first_answer = on_first_answer
         self._gate = gate
+        self._sources = sources
+        self._epoch = Epoch(number=0, baseline="", date="", instructions={}, skills="")
+        self._fresh_epoch = False
         self._editor = editor
         self._subtasks = subtasks
         self._session_id = session_id
@@ -171,6 +184,7 @@ class TurnRunner:
         step = 0
         try:
             await self._rec.emit("state_changed", {"state": "running", "owner": current_owner()})
+            self._epoch = await self._context_epoch()
             await self._promote_pending()
             while True:
                 step += 1
@@ -184,13 +198,14 @@ class TurnRunner:
                     return await self._end("cancelled", step)
                 if not state.calls:
                     return await self._end("end_turn", step)
-        except ProviderError as error:
+        except (ProviderError, ContextUnavailable) as error:
+            retryable = isinstance(error, ProviderError) and error.retryable
             await self._rec.emit(
                 "state_changed",
                 {
                     "state": "idle",
                     "stopReason": "error",
-                    "error": {"message": str(error), "retryable": error.retryable},
+                    "error": {"message": str(error), "retryable": retryable},
                 },
             )
             return TurnOutcome(stop_reason="error", steps=step, error=error)
@@ -290,13 +305,61 @@ class TurnRunner:
         )
         self._open_message = None
 
+    async def _context_epoch(self) -> Epoch:
+        """The session's epoch; built now if this is its first model call.
+
+        A source that cannot be read for the first baseline stops the turn before the input
+        is promoted: it stays queued and is sent once the source can be read.
+        """
+        epoch = current_epoch(await self._store.events(self._session_id))
+        if epoch is not None:
+            self._fresh_epoch = False
+            return epoch
+        roots = self._config.workspace_roots
+        snapshot = await self._sources.collect(roots, full=True)
+        unreadable = snapshot.unreadable()
+        if unreadable:
+            what = "; ".join(f"{s.path}: {s.error}" for s in unreadable)
+            raise ContextUnavailable(
+                f"cannot read the project instructions ({what}); the message stays queued "
+                "and is sent once they can be read"
+            )
+        epoch = build_baseline(snapshot, local_date(self._clock.now()))
+        await self._rec.emit("context_built", epoch.to_json())
+        self._fresh_epoch = True
+        return epoch
+
+    async def _note_changes(self) -> None:
+        """Before a model call: what changed since the epoch's snapshot becomes a note."""
+        if self._fresh_epoch:  # just built from these very sources
+            self._fresh_epoch = False
+            return
+        snapshot = await self._sources.collect(self._config.workspace_roots, full=False)
+        found = changes(self._epoch, snapshot, local_date(self._clock.now()))
+        if found is None:
+            return
+        note, self._epoch = found
+        data = self._epoch.to_json()
+        del data["baseline"], data["epoch"]
+        await self._rec.emit(
+            "context_noted", {"messageId": self._ids.new("msg"), "text": note, **data}
+        )
+
+    def _system(self) -> tuple[SystemBlock, ...]:
+        """The mode's prompt, then the epoch's baseline: the same bytes all epoch long."""
+        return (
+            SystemBlock(text=self._config.system_prompt),
+            SystemBlock(text=self._epoch.baseline, cache=True),
+        )
+
     async def _request(self, last: bool) -> ModelRequest:
+        await self._note_changes()
         messages = fold(await self._store.transcript(self._session_id))
         if last:
             messages = _with_wrap_up(messages, prompts.load("max_steps"))
         return ModelRequest(
             model=self._config.model.model,
-            system=self._config.system,
+            system=self._system(),
             messages=tuple(messages),
             tools=self._offered_tools(),
             tool_choice="none" if last else "auto",
@@ -540,9 +603,5 @@ class TurnRunner:
 
 
 def _with_wrap_up(messages: list[Message], instruction: str) -> list[Message]:
-    """Append the wrap-up instruction to the final user message (roles keep alternating)."""
-    wrap = TextPart(text=instruction)
-    if messages and messages[-1].role == "user":
-        last = messages[-1]
-        return [*messages[:-1], Message(role="user", parts=(*last.parts, wrap))]
-    return [*messages, Message(role="user", parts=(wrap,))]
+    """The wrap-up instruction as one more user message (earlier messages stay as sent)."""
+    return [*messages, Message(role="user", parts=(TextPart(text=instruction),))]

@@ -7,7 +7,8 @@ into the conversation and runs the loop. Titles are made on the side and never b
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -16,12 +17,13 @@ import attrs
 
 from lsp_agent.core import prompts
 from lsp_agent.core.clock import iso_time
+from lsp_agent.core.context import ContextSources, SourcesSnapshot
 from lsp_agent.core.errors import SessionNotFound
 from lsp_agent.core.events import NewEvent
 from lsp_agent.core.gate import PermissionGate
 from lsp_agent.core.interfaces import Clock, Editor, EventStore, IdFactory, Provider, ToolExecutor
 from lsp_agent.core.loop import TurnConfig, TurnOutcome, TurnRunner
-from lsp_agent.core.messages import SystemBlock, ThinkingConfig
+from lsp_agent.core.messages import ThinkingConfig
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.permission import Rule
 from lsp_agent.core.recorder import Recorder
@@ -45,8 +47,13 @@ class AgentOptions:
     rules: tuple[Rule, ...] = ()
     """Configured permission rules, in order (the mode's rules are added per call)."""
     secrets: SecretFilter = NO_SECRETS
-    context: str = ""
-    """Stable notes appended to the system prompt (the skills listing)."""
+
+
+class FoldersOnly:
+    """Context sources for hosts that give none: the workspace folders and the platform."""
+
+    async def collect(self, workspace_roots: Sequence[str], *, full: bool) -> SourcesSnapshot:
+        return SourcesSnapshot(workspace_roots=tuple(workspace_roots), platform=sys.platform)
 
 
 SUBAGENTS = frozenset({"general", "explore"})
@@ -64,7 +71,9 @@ class SessionService:
         clock: Clock,
         ids: IdFactory,
         options: AgentOptions,
+        sources: ContextSources | None = None,
     ) -> None:
+        """``sources`` feed the baseline note (instructions, skills, git); none: folders only."""
         self._store = store
         self._provider = provider
         self._tools = tools
@@ -72,6 +81,7 @@ class SessionService:
         self._clock = clock
         self._ids = ids
         self._options = options
+        self._sources = sources or FoldersOnly()
         self._background: set[asyncio.Task[None]] = set()
 
     async def create(
@@ -157,6 +167,7 @@ class SessionService:
                 recorder=recorder,
             ),
             editor=self._editor,
+            sources=self._sources,
             subtasks=subtask,
             on_first_answer=start_title,
         )
@@ -207,13 +218,9 @@ class SessionService:
 
     def _turn_config(self, folder: str, max_steps: int | None, mode: str) -> TurnConfig:
         options = self._options
-        prompt = prompts.load(PROMPT_OF_MODE.get(mode, "build"))
-        system = f"{prompt}\nWorkspace folder: {folder}\n"
-        if options.context:
-            system += f"\n{options.context}\n"
         return TurnConfig(
             model=options.model,
-            system=(SystemBlock(text=system, cache=True),),
+            system_prompt=prompts.load(PROMPT_OF_MODE.get(mode, "build")),
             workspace_roots=(folder,),
             max_steps=max_steps if max_steps is not None else options.max_steps,
             retry=options.retry,

@@ -7,13 +7,23 @@ it in ``schema_migrations``; a second process opening the same file at the same 
 
 Connections run in autocommit mode (``isolation_level=None``): every transaction is an
 explicit ``BEGIN`` … ``COMMIT``.
+
+:func:`open_checked_db` (what the event store opens) first runs ``PRAGMA quick_check``. A
+corrupt file (or one that is not a database at all) is never used: it is renamed, with its
+``-wal``/``-shm`` files, to ``lsp-agent.db.corrupt-<UTC time>`` (``…-wal``, ``…-shm``) next
+to it, a warning says so, and a fresh database is created in its place. A busy or locked
+database is not corruption and is never moved.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import os
 import re
+import shutil
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -25,6 +35,8 @@ import attrs
 from lsp_agent.core.errors import LspAgentError
 
 _T = TypeVar("_T")
+
+_log = logging.getLogger(__name__)
 
 DB_FILENAME: Final = "lsp-agent.db"
 
@@ -49,6 +61,25 @@ CREATE TABLE IF NOT EXISTS schema_migrations (
 
 class StorageError(LspAgentError):
     """The database cannot be used: a broken migration, or a schema newer than this code."""
+
+
+class DatabaseCorrupt(StorageError):
+    """The file fails ``PRAGMA quick_check`` or is not an SQLite database at all."""
+
+
+@attrs.frozen(kw_only=True)
+class MovedAside:
+    """A corrupt database that was renamed out of the way (a fresh one took its place)."""
+
+    original: Path
+    moved_to: Path
+    reason: str
+
+    def message(self) -> str:
+        return (
+            f"lsp-agent: the database {self.original} is corrupt ({self.reason}); it was moved"
+            f" aside to {self.moved_to} and a fresh, empty database was created"
+        )
 
 
 @attrs.frozen(kw_only=True)
@@ -144,6 +175,169 @@ async def connect(path: Path) -> aiosqlite.Connection:
         await conn.close()
         raise
     return conn
+
+
+def is_corruption(error: BaseException) -> bool:
+    """Whether an SQLite error means the file is damaged (not merely busy, locked or full)."""
+    name = getattr(error, "sqlite_errorname", None)
+    if isinstance(name, str):
+        return name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
+    text = str(error).lower()
+    return "malformed" in text or "not a database" in text
+
+
+async def quick_check(conn: aiosqlite.Connection) -> list[str]:
+    """The problems ``PRAGMA quick_check`` finds ([] when the database is fine)."""
+    rows = await fetch_all(conn, "PRAGMA quick_check")
+    problems = [str(row[0]) for row in rows]
+    return [] if problems == ["ok"] else problems
+
+
+async def open_checked_db(path: Path) -> tuple[aiosqlite.Connection, MovedAside | None]:
+    """Like :func:`open_db`, but a corrupt file is moved aside first (and reported).
+
+    Returns the migrated connection and, if the file was corrupt, where it went.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    identity = _identity(path)
+    conn, problem = await _connect_checked(path)
+    moved: MovedAside | None = None
+    if problem is not None:
+        moved = await _move_aside(path, problem, identity, conn)
+        if moved is not None:
+            _log.warning("%s", moved.message())
+        conn, problem = await _connect_checked(path)
+        if problem is not None:
+            await conn.close()
+            raise DatabaseCorrupt(f"the database {path} is corrupt: {problem}")
+    try:
+        await migrate(conn)
+    except BaseException:
+        await conn.close()
+        raise
+    return conn, moved
+
+
+async def _connect_checked(path: Path) -> tuple[aiosqlite.Connection, str | None]:
+    """Connect and run ``quick_check`` before anything writes: (connection, None) with our
+    PRAGMAs set, or (the still open connection, what is wrong) for a corrupt file.
+
+    The connection is left open on corruption so that SQLite, closing it, cannot delete the
+    ``-wal``/``-shm`` files before they are set aside with the database.
+    """
+    conn = await aiosqlite.connect(path, isolation_level=None)
+    try:
+        conn.row_factory = sqlite3.Row
+        await execute(conn, PRAGMAS[0])  # busy_timeout: a busy database is waited for
+        try:
+            problems = await quick_check(conn)
+        except sqlite3.DatabaseError as error:
+            if not is_corruption(error):
+                raise
+            return conn, str(error)
+        if problems:
+            more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+            return conn, f"quick_check: {problems[0]}{more}"
+        for pragma in PRAGMAS[1:]:
+            await execute(conn, pragma)
+    except BaseException:
+        await conn.close()
+        raise
+    return conn, None
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+_SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
+async def _move_aside(
+    path: Path, reason: str, identity: tuple[int, int] | None, conn: aiosqlite.Connection
+) -> MovedAside | None:
+    """Rename the corrupt ``path`` (and its side files) to ``<name>.corrupt-<UTC time>``,
+    closing ``conn`` (the connection that found it corrupt) on the way.
+
+    Under an exclusive lock on the folder, so two processes that found the same corruption
+    do not both move: the second finds a file other than the one it checked (or none) and
+    moves nothing (None). Raises ``StorageError`` if the file cannot be moved.
+    """
+    with _folder_lock(path.parent):
+        current = _identity(path)
+        if current is None or (identity is not None and current != identity):
+            await conn.close()
+            return None  # another process moved it already; the caller opens what is there
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        target = path.with_name(f"{path.name}.corrupt-{stamp}")
+        counter = 1
+        while any(_with_suffix(target, s).exists() for s in ("", *_SIDE_FILES)):
+            target = path.with_name(f"{path.name}.corrupt-{stamp}.{counter}")
+            counter += 1
+        try:
+            # Second names for the side files first: closing may delete the originals.
+            for suffix in _SIDE_FILES:
+                _second_name(_with_suffix(path, suffix), _with_suffix(target, suffix))
+            await conn.close()
+            for suffix in _SIDE_FILES:
+                _drop_original(_with_suffix(path, suffix), _with_suffix(target, suffix))
+            os.replace(path, target)
+        except OSError as error:
+            await conn.close()  # (closing twice is harmless)
+            raise StorageError(
+                f"the database {path} is corrupt ({reason}) and could not be moved aside: {error}"
+            ) from error
+    return MovedAside(original=path, moved_to=target, reason=reason)
+
+
+def _with_suffix(path: Path, suffix: str) -> Path:
+    return path.with_name(path.name + suffix)
+
+
+def _second_name(original: Path, aside: Path) -> None:
+    """``aside`` names the same file as ``original`` (a copy where links are not possible)."""
+    try:
+        os.link(original, aside)
+    except FileNotFoundError:
+        return
+    except OSError:
+        shutil.copy2(original, aside)
+
+
+def _drop_original(original: Path, aside: Path) -> None:
+    """Remove ``original`` if it is still there (``aside`` already holds it): a stale WAL
+    left next to the fresh database would be replayed into it."""
+    if not original.exists():
+        return
+    if aside.exists():
+        original.unlink()
+    else:
+        os.replace(original, aside)
+
+
+@contextlib.contextmanager
+def _folder_lock(folder: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on the folder itself (a no-op where there is none)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        yield
+        return
+    try:
+        with contextlib.suppress(OSError):  # a file system without flock: best effort
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 async def open_db(path: Path) -> aiosqlite.Connection:

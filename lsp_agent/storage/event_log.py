@@ -11,6 +11,10 @@ has a single connection and a read must never see another coroutine's uncommitte
 A write runs to its end (commit or rollback) even if the task awaiting it is cancelled, so a
 cancelled turn never leaves half an append or an open transaction behind; the cancelled caller
 does not learn the new ``seq`` numbers (an editor resyncs when it sees the gap).
+
+For recovery after a crash (``lsp_agent.recovery``): :meth:`SqliteEventStore.open_turns` reads
+the sessions whose turn has not ended, with what each left open, and
+:meth:`SqliteEventStore.append_after` appends only if nobody appended to the session since.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from pathlib import Path
 from typing import Any, Self, TypeVar
 
 import aiosqlite
+import attrs
 
 from lsp_agent.core.events import NewEvent, StoredEvent
 from lsp_agent.core.permission import Rule
@@ -37,10 +42,11 @@ from lsp_agent.core.transcript import (
 )
 from lsp_agent.storage.db import (
     DB_FILENAME,
+    MovedAside,
     StorageError,
     fetch_all,
     in_connection_thread,
-    open_db,
+    open_checked_db,
 )
 from lsp_agent.storage.projections import ProjectionError, clear_projections, dumps, project
 
@@ -61,19 +67,83 @@ ORDER BY m.seq, p.position
 """
 
 
+_ASK_EVENTS = (
+    "permission_asked",
+    "permission_resolved",
+    "question_asked",
+    "question_resolved",
+    "process_started",
+    "process_ended",
+)
+
+
+@attrs.frozen(kw_only=True)
+class OpenToolCall:
+    """A tool call still ``pending`` or ``in_progress``."""
+
+    tool_call_id: str
+    message_id: str
+    tool_name: str
+    status: str
+
+
+@attrs.frozen(kw_only=True)
+class OpenProcess:
+    """A command's process group with ``process_started`` and no ``process_ended``.
+
+    ``start_ticks`` is when its leader started (0: unknown, so it cannot be told apart from a
+    later group that reuses the id).
+    """
+
+    tool_call_id: str
+    pgid: int
+    start_ticks: int
+    owner_pid: int | None
+
+
+@attrs.frozen(kw_only=True)
+class OpenTurn:
+    """A session whose state is not ``idle``, and everything its turn left open.
+
+    ``owner`` is the ``owner`` of the session's last ``state_changed`` event that has one
+    (the turn's first ``running``), or None if none was ever recorded.
+    """
+
+    session_id: str
+    state: str
+    last_seq: int
+    owner: dict[str, Any] | None
+    tool_calls: tuple[OpenToolCall, ...] = ()
+    streaming_messages: tuple[str, ...] = ()
+    permission_asks: tuple[dict[str, Any], ...] = ()
+    """The data of each ``permission_asked`` event that has no ``permission_resolved``."""
+    question_asks: tuple[str, ...] = ()
+    """The tool call ids of ``question_asked`` events that have no ``question_resolved``."""
+    processes: tuple[OpenProcess, ...] = ()
+
+
 async def open_store(data_dir: Path) -> SqliteEventStore:
-    """Open (creating and migrating as needed) ``<data_dir>/lsp-agent.db``."""
+    """Open (creating and migrating as needed) ``<data_dir>/lsp-agent.db``.
+
+    A corrupt database is moved aside first and a fresh one created (``db.open_checked_db``);
+    ``moved_aside`` on the store then says where it went.
+    """
     path = data_dir / DB_FILENAME
-    return SqliteEventStore(await open_db(path), path=path)
+    conn, moved = await open_checked_db(path)
+    return SqliteEventStore(conn, path=path, moved_aside=moved)
 
 
 class SqliteEventStore:
     """Implements the core's ``EventStore`` port, plus the reads the CLI and adapters need."""
 
-    def __init__(self, conn: aiosqlite.Connection, *, path: Path) -> None:
+    def __init__(
+        self, conn: aiosqlite.Connection, *, path: Path, moved_aside: MovedAside | None = None
+    ) -> None:
         """Take over ``conn``, an open, migrated connection (see ``db.open_db``)."""
         self._conn = conn
         self.path = path
+        self.moved_aside = moved_aside
+        """Set when the database was found corrupt at open and replaced by a fresh one."""
         self._lock = asyncio.Lock()
         self._writes: set[asyncio.Task[Any]] = set()
         self._closed = False
@@ -107,6 +177,23 @@ class SqliteEventStore:
         # projections see exactly what a replay of the log will see.
         encoded = [(event, dumps(event.data)) for event in events]
         return await self._write(lambda: self._append(session_id, encoded))
+
+    async def append_after(
+        self, session_id: str, last_seq: int, events: Sequence[NewEvent]
+    ) -> list[StoredEvent] | None:
+        """``append``, but only if the session's last ``seq`` is still ``last_seq``.
+
+        The check and the append are one transaction; None (nothing written) when another
+        writer appended to the session in the meantime.
+        """
+        if not events:
+            return []
+        encoded = [(event, dumps(event.data)) for event in events]
+
+        def work(conn: sqlite3.Connection) -> list[StoredEvent] | None:
+            return _transaction(conn, _append_rows_after, session_id, last_seq, encoded)
+
+        return await self._write(lambda: in_connection_thread(self._conn, work))
 
     async def rebuild_projections(self) -> None:
         """Delete every projection row and replay the whole log, in one transaction."""
@@ -240,6 +327,17 @@ class SqliteEventStore:
             params.append(max(limit, 0))
         return [_stored_event(row) for row in await self._read(sql, params)]
 
+    async def open_turns(self, session_ids: Sequence[str] | None = None) -> list[OpenTurn]:
+        """Every session (of ``session_ids``, if given) whose state is not ``idle``, with what
+        its turn left open; read in one transaction, so each is a consistent snapshot."""
+        if self._closed:
+            raise StorageError("the event store is closed")
+        wanted = None if session_ids is None else list(session_ids)
+        async with self._lock:
+            return await in_connection_thread(
+                self._conn, lambda conn: _read_transaction(conn, _open_turns, wanted)
+            )
+
     async def _read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         if self._closed:
             raise StorageError("the event store is closed")
@@ -259,13 +357,141 @@ def _transaction(conn: sqlite3.Connection, work: Callable[..., _T], *args: Any) 
     return result
 
 
-def _append_rows(
-    conn: sqlite3.Connection, session_id: str, encoded: list[tuple[NewEvent, str]]
-) -> list[StoredEvent]:
+def _read_transaction(conn: sqlite3.Connection, work: Callable[..., _T], *args: Any) -> _T:
+    """``work(conn, *args)`` inside a read transaction (one snapshot of the database)."""
+    conn.execute("BEGIN")
+    try:
+        return work(conn, *args)
+    finally:
+        conn.execute("COMMIT")
+
+
+def _last_seq(conn: sqlite3.Connection, session_id: str) -> int:
     row = conn.execute(
         "SELECT COALESCE(MAX(seq), 0) AS seq FROM events WHERE session_id = ?", (session_id,)
     ).fetchone()
-    last = int(row["seq"]) if row is not None else 0
+    return int(row["seq"]) if row is not None else 0
+
+
+def _append_rows_after(
+    conn: sqlite3.Connection,
+    session_id: str,
+    expected: int,
+    encoded: list[tuple[NewEvent, str]],
+) -> list[StoredEvent] | None:
+    if _last_seq(conn, session_id) != expected:
+        return None
+    return _append_rows(conn, session_id, encoded)
+
+
+def _open_turns(conn: sqlite3.Connection, wanted: list[str] | None) -> list[OpenTurn]:
+    rows = conn.execute(
+        "SELECT session_id, state FROM sessions WHERE state != 'idle' ORDER BY session_id"
+    ).fetchall()
+    turns = []
+    for row in rows:
+        session_id = str(row["session_id"])
+        if wanted is None or session_id in wanted:
+            turns.append(_open_turn(conn, session_id, str(row["state"])))
+    return turns
+
+
+def _open_turn(conn: sqlite3.Connection, session_id: str, state: str) -> OpenTurn:
+    calls = tuple(
+        OpenToolCall(
+            tool_call_id=row["tool_call_id"],
+            message_id=row["message_id"],
+            tool_name=row["tool_name"],
+            status=row["status"],
+        )
+        for row in conn.execute(
+            "SELECT tool_call_id, message_id, tool_name, status FROM tool_calls"
+            " WHERE session_id = ? AND status IN ('pending', 'in_progress')"
+            " ORDER BY rowid",  # the order they were first recorded in
+            (session_id,),
+        )
+    )
+    streaming = tuple(
+        str(row["message_id"])
+        for row in conn.execute(
+            "SELECT message_id FROM messages WHERE session_id = ? AND role = 'assistant'"
+            " AND status = 'streaming' ORDER BY seq",
+            (session_id,),
+        )
+    )
+    permissions: dict[str, dict[str, Any]] = {}
+    questions: dict[str, None] = {}
+    processes: dict[tuple[str, int], OpenProcess] = {}
+    marks = ", ".join("?" for _ in _ASK_EVENTS)
+    for row in conn.execute(
+        f"SELECT type, data FROM events WHERE session_id = ? AND type IN ({marks}) ORDER BY seq",
+        (session_id, *_ASK_EVENTS),
+    ):
+        kind, data = row["type"], json.loads(row["data"])
+        call_id = str(data.get("toolCallId", ""))
+        if kind == "permission_asked":
+            permissions[call_id] = data
+        elif kind == "permission_resolved":
+            permissions.pop(call_id, None)
+        elif kind == "question_asked":
+            questions[call_id] = None
+        elif kind == "question_resolved":
+            questions.pop(call_id, None)
+        elif kind == "process_started":
+            process = _open_process(call_id, data)
+            if process is not None:
+                processes[(call_id, process.pgid)] = process
+        else:
+            processes.pop((call_id, _as_int(data.get("pgid")) or 0), None)
+    return OpenTurn(
+        session_id=session_id,
+        state=state,
+        last_seq=_last_seq(conn, session_id),
+        owner=_turn_owner(conn, session_id),
+        tool_calls=calls,
+        streaming_messages=streaming,
+        permission_asks=tuple(permissions.values()),
+        question_asks=tuple(questions),
+        processes=tuple(processes.values()),
+    )
+
+
+def _turn_owner(conn: sqlite3.Connection, session_id: str) -> dict[str, Any] | None:
+    """The owner named by the session's latest ``state_changed`` event that names one."""
+    cursor = conn.execute(
+        "SELECT data FROM events WHERE session_id = ? AND type = 'state_changed' ORDER BY seq DESC",
+        (session_id,),
+    )
+    try:
+        for row in cursor:
+            owner = json.loads(row["data"]).get("owner")
+            if isinstance(owner, dict):
+                return owner
+    finally:
+        cursor.close()
+    return None
+
+
+def _open_process(call_id: str, data: dict[str, Any]) -> OpenProcess | None:
+    pgid = _as_int(data.get("pgid"))
+    if pgid is None:
+        return None
+    return OpenProcess(
+        tool_call_id=call_id,
+        pgid=pgid,
+        start_ticks=_as_int(data.get("startTicks")) or 0,
+        owner_pid=_as_int(data.get("ownerPid")),
+    )
+
+
+def _as_int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _append_rows(
+    conn: sqlite3.Connection, session_id: str, encoded: list[tuple[NewEvent, str]]
+) -> list[StoredEvent]:
+    last = _last_seq(conn, session_id)
     stored: list[StoredEvent] = []
     for offset, (event, data) in enumerate(encoded, start=1):
         item = StoredEvent(

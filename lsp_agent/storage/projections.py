@@ -447,6 +447,21 @@ def _choice(event: StoredEvent, key: str, allowed: Collection[str]) -> str:
     return str(value)
 
 
+def _context_noted(conn: sqlite3.Connection, event: StoredEvent) -> None:
+    """A context note joins the conversation as a user-role message of its own."""
+    message_id = _str(event, "messageId")
+    conn.execute(
+        "INSERT INTO messages (message_id, session_id, seq, role, status, created_at, ended_at)"
+        " VALUES (?, ?, ?, 'user', 'completed', ?, ?)",
+        (message_id, event.session_id, event.seq, event.time, event.time),
+    )
+    conn.execute(
+        "INSERT INTO parts (part_id, message_id, session_id, position, type, data)"
+        " VALUES (?, ?, ?, 0, 'text', ?)",
+        (f"{message_id}.0", message_id, event.session_id, dumps({"text": _str(event, "text")})),
+    )
+
+
 def _permission_resolved(conn: sqlite3.Connection, event: StoredEvent) -> None:
     """Remember "allow for this session" / "always allow" answers as approvals."""
     kind = event.data.get("optionKind")
@@ -478,6 +493,7 @@ def _permission_resolved(conn: sqlite3.Connection, event: StoredEvent) -> None:
 PROJECTORS: Final[Mapping[str, Projector]] = {
     "session_created": _session_created,
     "permission_resolved": _permission_resolved,
+    "context_noted": _context_noted,
     "user_message_admitted": _user_message_admitted,
     "user_message_promoted": _user_message_promoted,
     "assistant_message_started": _assistant_message_started,

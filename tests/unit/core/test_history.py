@@ -35,7 +35,7 @@ def test_tool_calls_get_results_in_a_following_user_message() -> None:
         ),
     )
     messages = fold([user("m1", "hi"), assistant, user("m3", "and?")])
-    assert [m.role for m in messages] == ["user", "assistant", "user"]
+    assert [m.role for m in messages] == ["user", "assistant", "user", "user"]
     assert messages[1].parts == (
         ReasoningPart(text="hmm", signature="sig"),
         TextPart(text="Let me look."),
@@ -45,8 +45,8 @@ def test_tool_calls_get_results_in_a_following_user_message() -> None:
     assert messages[2].parts == (
         ToolResultPart(tool_call_id="t1", output="1: x"),
         ToolResultPart(tool_call_id="t2", output="nope", is_error=True),
-        TextPart(text="and?"),
     )
+    assert messages[3].parts == (TextPart(text="and?"),)
 
 
 def test_interrupted_text_is_not_sent_but_unfinished_calls_get_a_result() -> None:
@@ -66,8 +66,7 @@ def test_interrupted_text_is_not_sent_but_unfinished_calls_get_a_result() -> Non
     )
 
 
-def test_an_assistant_message_with_nothing_to_send_is_dropped() -> None:
+def test_an_assistant_message_with_nothing_to_send_is_dropped_and_nothing_is_merged() -> None:
     assistant = TranscriptMessage(message_id="m2", role="assistant", status="failed", parts=())
     messages = fold([user("m1", "hi"), assistant, user("m3", "again")])
-    assert len(messages) == 1
-    assert messages[0].parts == (TextPart(text="hi"), TextPart(text="again"))
+    assert [m.parts for m in messages] == [(TextPart(text="hi"),), (TextPart(text="again"),)]

@@ -113,10 +113,11 @@ async def test_a_text_turn_is_recorded_and_ends_idle(store: SqliteEventStore) ->
     assert transcript[1].to_json()["parts"] == [{"type": "text", "text": "Hello there"}]
     seqs = [e.seq for e in h.editor.events]
     assert seqs == list(range(1, len(seqs) + 1))
-    assert [t for t in h.editor.types() if t != "title_set"][:4] == [
+    assert [t for t in h.editor.types() if t != "title_set"][:5] == [
         "session_created",
         "user_message_admitted",
         "state_changed",
+        "context_built",
         "user_message_promoted",
     ]
     info = await store.session(sid)
@@ -328,3 +329,23 @@ async def test_a_stream_dropped_twice_fails_the_turn_with_a_clear_error(
     assert len(h.provider.requests) == 2
     transcript = await store.transcript(sid)
     assert [m.status for m in transcript[1:]] == ["interrupted", "failed"]
+
+
+async def test_crossing_midnight_adds_a_date_note_and_keeps_the_system(
+    store: SqliteEventStore,
+) -> None:
+    h = Harness(store, [text("first"), text("second")])
+    sid, _ = await h.turn("one")
+    h.clock.advance(24 * 3600)
+    await h.turn("two", session_id=sid)
+    first, second = h.provider.requests
+    assert second.system == first.system
+    assert second.messages[: len(first.messages)] == first.messages
+    notes = [
+        part.text
+        for message in second.messages[len(first.messages) :]
+        for part in message.parts
+        if isinstance(part, TextPart) and "context-update" in part.text
+    ]
+    assert len(notes) == 1
+    assert "The date is now" in notes[0]

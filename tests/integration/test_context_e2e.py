@@ -1,0 +1,145 @@
+"""A stable request prefix: the baseline note, notes for changes, across restarts."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import os
+import subprocess
+import sys
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lsp_agent.testing.fake_llm import FakeLLMServer, running_fake_llm
+
+KEY = "sk-context-test"
+
+
+def cli(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "lsp_agent", *args],
+        cwd=cwd,
+        env={**os.environ, **env},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def env_for(server: FakeLLMServer) -> dict[str, str]:
+    return {"ANTHROPIC_BASE_URL": server.anthropic_base_url, "ANTHROPIC_API_KEY": KEY}
+
+
+def run(
+    server: FakeLLMServer, cwd: Path, prompt: str, *extra: str
+) -> subprocess.CompletedProcess[str]:
+    result = cli(
+        "run", *extra, "--model", "anthropic/claude-test", prompt, cwd=cwd, env=env_for(server)
+    )
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+def session_id(cwd: Path) -> str:
+    listing = json.loads(cli("sessions", "list", "--json", cwd=cwd, env={}).stdout)
+    return str(listing["sessions"][0]["sessionId"])
+
+
+def model_bodies(server: FakeLLMServer) -> list[dict[str, Any]]:
+    return [r.body for r in server.requests if r.turn != "side"]
+
+
+def without_cache_marks(value: Any) -> Any:
+    """Requests move their cache breakpoint forward; the content itself must not change."""
+    value = copy.deepcopy(value)
+    if isinstance(value, dict):
+        value.pop("cache_control", None)
+        return {k: without_cache_marks(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [without_cache_marks(v) for v in value]
+    return value
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "AGENTS.md").write_text("Always answer in haiku.\n")
+    (ws / "a.py").write_text("x = 1\n")
+    return ws
+
+
+def test_the_prefix_stays_byte_identical_across_steps_turns_and_restarts(workspace: Path) -> None:
+    read = {"tool_calls": [{"name": "read", "input": {"file_path": "a.py"}}]}
+    script = [read, {"text": "first"}, read, {"text": "second"}]
+    with running_fake_llm(script) as server:
+        run(server, workspace, "one")
+        sid = session_id(workspace)
+        run(server, workspace, "two", "--session", sid)  # a new process: a restart
+        bodies = model_bodies(server)
+    assert len(bodies) == 4
+    system = bodies[0]["system"]
+    system_text = json.dumps(without_cache_marks(system))
+    assert "Always answer in haiku." in system_text
+    assert date.today().isoformat() in system_text
+    for body in bodies[1:]:
+        assert without_cache_marks(body["system"]) == without_cache_marks(system)
+        assert body["tools"] == bodies[0]["tools"]
+    for before, after in itertools.pairwise(bodies):
+        earlier = without_cache_marks(before["messages"])
+        assert without_cache_marks(after["messages"])[: len(earlier)] == earlier
+    first_bytes = len(json.dumps(system)) + len(json.dumps(bodies[0]["tools"]))
+    assert first_bytes > 0
+
+
+def test_edited_instructions_arrive_as_a_note_and_the_system_stays(workspace: Path) -> None:
+    with running_fake_llm([{"text": "first"}, {"text": "second"}]) as server:
+        run(server, workspace, "one")
+        sid = session_id(workspace)
+        (workspace / "AGENTS.md").write_text("Always answer in limericks.\n")
+        run(server, workspace, "two", "--session", sid)
+        first, second = model_bodies(server)
+    assert without_cache_marks(second["system"]) == without_cache_marks(first["system"])
+    later = json.dumps(second["messages"][len(first["messages"]) :])
+    assert "Always answer in limericks." in later
+    assert "limericks" not in json.dumps(second["system"])
+
+
+def test_unreadable_instructions_hold_the_input_back_until_they_can_be_read(
+    workspace: Path,
+) -> None:
+    (workspace / "AGENTS.md").unlink()
+    (workspace / "AGENTS.md").mkdir()  # root reads anything: a folder cannot be read as a file
+    with running_fake_llm([{"text": "finally"}]) as server:
+        env = env_for(server)
+        failed = cli("run", "--model", "anthropic/claude-test", "hello", cwd=workspace, env=env)
+        assert failed.returncode == 1
+        assert "AGENTS.md" in failed.stderr
+        assert model_bodies(server) == []
+        sid = session_id(workspace)
+        shown = json.loads(cli("sessions", "show", sid, "--json", cwd=workspace, env={}).stdout)
+        assert shown["messages"] == []  # admitted, not promoted: nothing sent yet
+        (workspace / "AGENTS.md").rmdir()
+        (workspace / "AGENTS.md").write_text("Be brief.\n")
+        ok = cli(
+            "run",
+            "--session",
+            sid,
+            "--model",
+            "anthropic/claude-test",
+            "again",
+            cwd=workspace,
+            env=env,
+        )
+        assert ok.returncode == 0, ok.stderr
+        (body,) = model_bodies(server)
+    user_texts = json.dumps([m for m in body["messages"] if m["role"] == "user"])
+    assert "hello" in user_texts
+    assert "again" in user_texts
+    assert "Be brief." in json.dumps(body["system"])
