@@ -12,6 +12,7 @@ import platformdirs
 
 from lsp_agent.context_sources import FileContextSources
 from lsp_agent.core.clock import SystemClock, UlidIds
+from lsp_agent.core.compaction import CompactionPolicy
 from lsp_agent.core.interfaces import Clock, Editor, IdFactory
 from lsp_agent.core.messages import ThinkingConfig
 from lsp_agent.core.permission import Rule
@@ -94,7 +95,13 @@ def agent_options(settings: Settings, model: ResolvedModel) -> AgentOptions:
         Rule(permission=r.permission, pattern=r.pattern, action=r.action, source=r.source)
         for r in settings.permission_rules
     )
+    compaction = CompactionPolicy(
+        auto=settings.compaction.auto,
+        reserve_tokens=settings.compaction.reserve_tokens_for(model.info),
+        keep_recent_tokens=settings.compaction.keep_recent_tokens_for(model.info),
+    )
     return AgentOptions(
+        compaction=compaction,
         rules=rules,
         model=model.info,
         mode=settings.mode,

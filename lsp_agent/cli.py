@@ -51,6 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     export = verbs.add_parser("export", help="the session as Markdown or JSON")
     export.add_argument("id", metavar="ID")
     export.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    compact = verbs.add_parser("compact", help="summarize the older part of a session now")
+    compact.add_argument("id", metavar="ID")
 
     commands.add_parser("doctor", help="what is installed and configured, what is missing")
     return parser
@@ -68,6 +70,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     if args.command == "run":
         return _run_with_interrupt(args, env)
+    if args.command == "sessions" and args.verb == "compact":
+        return asyncio.run(_compact(args, env, sys.stdout, sys.stderr))
     if args.command == "sessions":
         return asyncio.run(_sessions(args, env, sys.stdout, sys.stderr))
     from lsp_agent.doctor import run_doctor
@@ -159,6 +163,38 @@ def _interactive() -> bool:
         return sys.stdin is not None and sys.stdin.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+async def _compact(
+    args: argparse.Namespace, env: Mapping[str, str], out: TextIO, err: TextIO
+) -> int:
+    """``sessions compact ID``: one summary request with the session's own model."""
+    from lsp_agent.app import build_app, open_data_store
+    from lsp_agent.headless import TerminalEditor
+    from lsp_agent.settings import load_settings, resolve_model
+
+    workspace = Path(os.path.realpath(os.getcwd()))
+    store = await open_data_store(env)
+    try:
+        info = await store.session(args.id)
+        if info is None:
+            return _fail(err, f"unknown session: {args.id}", EXIT_USAGE)
+        try:
+            settings = load_settings(workspace=workspace, env=env)
+            model = resolve_model(settings, info.model)
+        except ConfigError as error:
+            return _fail(err, str(error), _config_exit(error))
+        editor = TerminalEditor(stdout=out, stderr=err)
+        app = await build_app(
+            settings=settings, model=model, env=env, editor=editor, workspace=workspace, store=store
+        )
+        if info.state != "idle":
+            return _fail(err, f"session {args.id} is {info.state}; compact it when idle", 1)
+        done = await app.sessions.compact(args.id)
+    finally:
+        await store.close()
+    out.write("compacted\n" if done else "nothing old enough to compact\n")
+    return EXIT_OK
 
 
 def _config_exit(error: ConfigError) -> int:

@@ -43,6 +43,10 @@ Catalogue (type → data):
   system prompt of every request of the epoch ends with ``baseline``
 - ``context_noted``     {messageId, text, date, instructions, skills} — what changed since:
   ``text`` joins the history as a user-role message; the other fields are the new snapshot
+- ``compaction_started`` {auto, reason}
+- ``compaction_ended``  {auto, summary?, firstKeptMessageId?, error?} — with ``summary``, the
+  model from now on sees a checkpoint with it instead of the messages before
+  ``firstKeptMessageId`` (null: all messages before this event); nothing is deleted
 """
 
 from __future__ import annotations
@@ -76,6 +80,8 @@ EventType = Literal[
     "tool_withheld",
     "context_built",
     "context_noted",
+    "compaction_started",
+    "compaction_ended",
 ]
 
 

@@ -15,6 +15,15 @@ import attrs
 from lsp_agent.core import prompts
 from lsp_agent.core.call_events import CallEvents, SubtaskRunner
 from lsp_agent.core.clock import iso_time
+from lsp_agent.core.compaction import (
+    Checkpoint,
+    CompactionPolicy,
+    current_view,
+    estimate_tokens,
+    latest_checkpoint,
+    model_messages,
+)
+from lsp_agent.core.compactor import Compactor
 from lsp_agent.core.context import (
     ContextSources,
     Epoch,
@@ -23,7 +32,12 @@ from lsp_agent.core.context import (
     current_epoch,
     local_date,
 )
-from lsp_agent.core.errors import ContextUnavailable, LspAgentError, ProviderError
+from lsp_agent.core.errors import (
+    ContextOverflow,
+    ContextUnavailable,
+    LspAgentError,
+    ProviderError,
+)
 from lsp_agent.core.gate import PermissionGate
 from lsp_agent.core.history import fold
 from lsp_agent.core.interfaces import (
@@ -69,7 +83,7 @@ from lsp_agent.core.stream import (
     UsageReported,
 )
 from lsp_agent.core.tooling import ToolCallContext
-from lsp_agent.core.transcript import SessionUsage
+from lsp_agent.core.transcript import SessionUsage, TranscriptMessage
 
 BREAKER_LIMIT = 3
 """Identical consecutive failures of one tool before it is withheld for the turn."""
@@ -99,6 +113,7 @@ class TurnConfig:
     retry: RetryPolicy = RetryPolicy()
     thinking: ThinkingConfig | None = None
     mode: str = "build"
+    compaction: CompactionPolicy = CompactionPolicy()
     secrets: SecretFilter = NO_SECRETS
     rules: tuple[Rule, ...] = ()
     """The configured permission rules (defaults and every config layer, in order)."""
@@ -160,6 +175,7 @@ class TurnRunner:
         self._gate = gate
         self._sources = sources
         self._epoch = Epoch(number=0, baseline="", date="", instructions={}, skills="")
+        self._checkpoint: Checkpoint | None = None
         self._fresh_epoch = False
         self._editor = editor
         self._subtasks = subtasks
@@ -234,9 +250,22 @@ class TurnRunner:
     async def _step(self, step: int, last: bool) -> _StepState:
         request = await self._request(last)
         try:
-            state = await self._stream_step(request, step, may_retry=True)
-        except _BrokeOff:  # the same request once more
-            state = await self._stream_step(request, step, may_retry=False)
+            state = await self._stream_once_more_if_dropped(request, step)
+        except ContextOverflow as overflow:
+            # One compaction and one retry, only because nothing of this step had started.
+            if not await self._compact(auto=True, reason="overflow"):
+                raise
+            request = await self._request(last, allow_compaction=False)
+            try:
+                state = await self._stream_once_more_if_dropped(request, step)
+            except ContextOverflow as again:
+                raise ProviderError(
+                    "the conversation is still too long for the model after compacting it "
+                    f"({again}); start a new session or compact with a smaller "
+                    "compaction.keep_recent_tokens",
+                    kind="context_overflow",
+                    provider=again.provider,
+                ) from overflow
         if self._on_first_answer is not None:
             self._on_first_answer()
             self._on_first_answer = None
@@ -255,6 +284,12 @@ class TurnRunner:
                 continue
             state.stopped_by_user = await self._run_tool(state.message_id, call, refuse=last)
         return state
+
+    async def _stream_once_more_if_dropped(self, request: ModelRequest, step: int) -> _StepState:
+        try:
+            return await self._stream_step(request, step, may_retry=True)
+        except _BrokeOff:  # the same request once more
+            return await self._stream_step(request, step, may_retry=False)
 
     async def _stream_step(
         self, request: ModelRequest, step: int, *, may_retry: bool
@@ -305,13 +340,51 @@ class TurnRunner:
         )
         self._open_message = None
 
+    def _needs_compaction(self, transcript: list[TranscriptMessage]) -> bool:
+        """Measured, not guessed: the provider's reported context of the last request plus
+        a deliberately high estimate of only what was added since (the messages after the
+        last answer)."""
+        policy = self._config.compaction
+        if not policy.auto or self._usage.context_used == 0:
+            return False
+        view = current_view(transcript, self._checkpoint)
+        last_answer = max(
+            (i for i, m in enumerate(view) if m.role == "assistant" and m.status == "completed"),
+            default=-1,
+        )
+        added = estimate_tokens(fold(view[last_answer + 1 :])) * 4 // 3
+        limit = self._config.model.context_window - policy.reserve_tokens
+        return self._usage.context_used + added > limit
+
+    async def _compact(self, *, auto: bool, reason: str) -> bool:
+        compactor = Compactor(
+            session_id=self._session_id,
+            store=self._store,
+            provider=self._provider,
+            recorder=self._rec,
+            clock=self._clock,
+            sources=self._sources,
+            model=self._config.model,
+            keep_recent_tokens=self._config.compaction.keep_recent_tokens,
+            workspace_roots=self._config.workspace_roots,
+        )
+        done = await compactor.run(self._checkpoint, self._epoch.number, auto=auto, reason=reason)
+        if done is None:
+            return False
+        self._checkpoint = done.checkpoint
+        if done.epoch is not None:
+            self._epoch, self._fresh_epoch = done.epoch, True
+        return True
+
     async def _context_epoch(self) -> Epoch:
         """The session's epoch; built now if this is its first model call.
 
         A source that cannot be read for the first baseline stops the turn before the input
         is promoted: it stays queued and is sent once the source can be read.
         """
-        epoch = current_epoch(await self._store.events(self._session_id))
+        events = await self._store.events(self._session_id)
+        self._checkpoint = latest_checkpoint(events)
+        epoch = current_epoch(events)
         if epoch is not None:
             self._fresh_epoch = False
             return epoch
@@ -352,9 +425,16 @@ class TurnRunner:
             SystemBlock(text=self._epoch.baseline, cache=True),
         )
 
-    async def _request(self, last: bool) -> ModelRequest:
+    async def _request(self, last: bool, *, allow_compaction: bool = True) -> ModelRequest:
         await self._note_changes()
-        messages = fold(await self._store.transcript(self._session_id))
+        transcript = await self._store.transcript(self._session_id)
+        if (
+            allow_compaction
+            and self._needs_compaction(transcript)
+            and await self._compact(auto=True, reason="threshold")
+        ):
+            transcript = await self._store.transcript(self._session_id)
+        messages = model_messages(transcript, self._checkpoint)
         if last:
             messages = _with_wrap_up(messages, prompts.load("max_steps"))
         return ModelRequest(

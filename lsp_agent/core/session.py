@@ -17,7 +17,9 @@ import attrs
 
 from lsp_agent.core import prompts
 from lsp_agent.core.clock import iso_time
-from lsp_agent.core.context import ContextSources, SourcesSnapshot
+from lsp_agent.core.compaction import CompactionPolicy, latest_checkpoint
+from lsp_agent.core.compactor import Compactor
+from lsp_agent.core.context import ContextSources, SourcesSnapshot, current_epoch
 from lsp_agent.core.errors import SessionNotFound
 from lsp_agent.core.events import NewEvent
 from lsp_agent.core.gate import PermissionGate
@@ -47,6 +49,7 @@ class AgentOptions:
     rules: tuple[Rule, ...] = ()
     """Configured permission rules, in order (the mode's rules are added per call)."""
     secrets: SecretFilter = NO_SECRETS
+    compaction: CompactionPolicy = CompactionPolicy()
 
 
 class FoldersOnly:
@@ -176,6 +179,36 @@ class SessionService:
         finally:
             await recorder.close()
 
+    async def compact(self, session_id: str) -> bool:
+        """Manual compaction of an idle session; False when there was nothing to compact."""
+        info = await self._require(session_id)
+        events = await self._store.events(session_id)
+        epoch = current_epoch(events)
+        recorder = Recorder(
+            session_id=session_id, store=self._store, editor=self._editor, clock=self._clock
+        )
+        compactor = Compactor(
+            session_id=session_id,
+            store=self._store,
+            provider=self._provider,
+            recorder=recorder,
+            clock=self._clock,
+            sources=self._sources,
+            model=self._options.model,
+            keep_recent_tokens=self._options.compaction.keep_recent_tokens,
+            workspace_roots=(_path_of(info.workspace_folder),),
+        )
+        try:
+            done = await compactor.run(
+                latest_checkpoint(events),
+                epoch.number if epoch is not None else 0,
+                auto=False,
+                reason="manual",
+            )
+        finally:
+            await recorder.close()
+        return done is not None
+
     async def drain(self, timeout: float) -> None:
         """Give side work (titles) up to ``timeout`` seconds to finish, then stop it."""
         if not self._background:
@@ -228,6 +261,7 @@ class SessionService:
             mode=mode,
             rules=options.rules,
             secrets=options.secrets,
+            compaction=options.compaction,
         )
 
     async def _title_starter(

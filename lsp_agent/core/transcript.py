@@ -108,6 +108,8 @@ class TranscriptMessage:
     role: Literal["user", "assistant"]
     status: MessageStatus
     parts: tuple[PartView, ...]
+    seq: int = 0
+    """The seq of the event that added the message (its place in the conversation)."""
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -59,6 +59,13 @@ def _update_body(event: StoredEvent) -> dict[str, Any]:
             "toolCallId": data["toolCallId"],
             "state": data.get("state", "asked"),
         }
+    if kind in ("compaction_started", "compaction_ended"):
+        phase = "started" if kind == "compaction_started" else "ended"
+        return {
+            "sessionUpdate": "compaction_update",
+            "phase": phase,
+            "auto": data.get("auto", True),
+        }
     if kind == "plan_updated":
         return {"sessionUpdate": "plan_update", "entries": data["entries"]}
     if kind == "title_set":

@@ -55,7 +55,7 @@ _T = TypeVar("_T")
 _EVENT_COLUMNS = "session_id, seq, type, version, time, data"
 
 _TRANSCRIPT_SQL = """
-SELECT m.message_id, m.role, m.status,
+SELECT m.message_id, m.role, m.status, m.seq AS message_seq,
        p.part_id, p.type AS part_type, p.data AS part_data,
        t.tool_name, t.status AS tool_status, t.input AS tool_input,
        t.output AS tool_output, t.error AS tool_error
@@ -267,6 +267,7 @@ class SqliteEventStore:
                     role=group_rows[0]["role"],
                     status=group_rows[0]["status"],
                     parts=parts,
+                    seq=group_rows[0]["message_seq"],
                 )
             )
         return messages

@@ -1,0 +1,109 @@
+"""Runs a compaction: one summary request, recorded as events, then a new context epoch."""
+
+from __future__ import annotations
+
+import attrs
+
+from lsp_agent.core import prompts
+from lsp_agent.core.compaction import (
+    Checkpoint,
+    current_view,
+    split_for_compaction,
+    summary_prompt,
+)
+from lsp_agent.core.context import ContextSources, Epoch, build_baseline, local_date
+from lsp_agent.core.errors import ProviderError
+from lsp_agent.core.history import fold
+from lsp_agent.core.interfaces import Clock, EventStore, Provider
+from lsp_agent.core.messages import Message, ModelRequest, SystemBlock, TextPart
+from lsp_agent.core.models import ModelInfo
+from lsp_agent.core.recorder import Recorder
+from lsp_agent.core.stream import TextDelta
+
+SUMMARY_MAX_TOKENS = 4096
+
+
+@attrs.frozen(kw_only=True)
+class Compacted:
+    checkpoint: Checkpoint
+    epoch: Epoch | None
+    """The new epoch's baseline (None if its sources could not be read: keep the old)."""
+
+
+class Compactor:
+    def __init__(
+        self,
+        *,
+        session_id: str,
+        store: EventStore,
+        provider: Provider,
+        recorder: Recorder,
+        clock: Clock,
+        sources: ContextSources,
+        model: ModelInfo,
+        keep_recent_tokens: int,
+        workspace_roots: tuple[str, ...],
+    ) -> None:
+        self._session_id = session_id
+        self._store = store
+        self._provider = provider
+        self._rec = recorder
+        self._clock = clock
+        self._sources = sources
+        self._model = model
+        self._keep = keep_recent_tokens
+        self._roots = workspace_roots
+
+    async def run(
+        self, checkpoint: Checkpoint | None, epoch_number: int, *, auto: bool, reason: str
+    ) -> Compacted | None:
+        """Summarize what is older than the newest ``keep_recent_tokens``; None if nothing
+        could be compacted (too little history, or the summary request failed)."""
+        await self._rec.emit("compaction_started", {"auto": auto, "reason": reason})
+        view = current_view(await self._store.transcript(self._session_id), checkpoint)
+        head, tail = split_for_compaction(view, self._keep)
+        if not head:
+            await self._ended(auto, error="nothing old enough to compact")
+            return None
+        previous = checkpoint.summary if checkpoint is not None else None
+        try:
+            summary = await self._summarize(fold(head), previous)
+        except ProviderError as error:
+            await self._ended(auto, error=f"the summary request failed: {error}")
+            return None
+        if not summary.strip():
+            await self._ended(auto, error="the summary came back empty")
+            return None
+        first_kept = tail[0].message_id if tail else None
+        stored = await self._rec.emit(
+            "compaction_ended",
+            {"auto": auto, "summary": summary, "firstKeptMessageId": first_kept},
+        )
+        compacted = Checkpoint(summary=summary, first_kept=first_kept, compacted_seq=stored.seq)
+        return Compacted(checkpoint=compacted, epoch=await self._new_epoch(epoch_number + 1))
+
+    async def _summarize(self, head: list[Message], previous: str | None) -> str:
+        request = ModelRequest(
+            model=self._model.model,
+            system=(SystemBlock(text=prompts.load("compaction")),),
+            messages=(
+                Message(role="user", parts=(TextPart(text=summary_prompt(head, previous)),)),
+            ),
+            max_output_tokens=min(SUMMARY_MAX_TOKENS, self._model.max_output),
+        )
+        chunks: list[str] = []
+        async for event in self._provider.stream(request):
+            if isinstance(event, TextDelta):
+                chunks.append(event.text)
+        return "".join(chunks)
+
+    async def _new_epoch(self, number: int) -> Epoch | None:
+        snapshot = await self._sources.collect(self._roots, full=True)
+        if snapshot.unreadable():
+            return None
+        epoch = build_baseline(snapshot, local_date(self._clock.now()), number)
+        await self._rec.emit("context_built", epoch.to_json())
+        return epoch
+
+    async def _ended(self, auto: bool, *, error: str) -> None:
+        await self._rec.emit("compaction_ended", {"auto": auto, "error": error})
