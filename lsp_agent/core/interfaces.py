@@ -45,6 +45,10 @@ class Provider(Protocol):
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]: ...
 
+    async def count_tokens(self, request: ModelRequest) -> int | None:
+        """The request's input tokens by the provider's own counter; None without one."""
+        ...
+
 
 class EventStore(Protocol):
     """The event log and the projections written in the same transaction."""

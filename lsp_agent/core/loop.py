@@ -85,6 +85,9 @@ from lsp_agent.core.stream import (
 from lsp_agent.core.tooling import ToolCallContext
 from lsp_agent.core.transcript import SessionUsage, TranscriptMessage
 
+COUNT_FROM = 0.85
+"""Share of the compaction limit from which the provider's token counter is asked."""
+
 BREAKER_LIMIT = 3
 """Identical consecutive failures of one tool before it is withheld for the turn."""
 
@@ -340,10 +343,11 @@ class TurnRunner:
         )
         self._open_message = None
 
-    def _needs_compaction(self, transcript: list[TranscriptMessage]) -> bool:
+    async def _needs_compaction(self, transcript: list[TranscriptMessage]) -> bool:
         """Measured, not guessed: the provider's reported context of the last request plus
         a deliberately high estimate of only what was added since (the messages after the
-        last answer)."""
+        last answer). Near the limit, the provider's token counter (where it has one)
+        settles it for the whole next request."""
         policy = self._config.compaction
         if not policy.auto or self._usage.context_used == 0:
             return False
@@ -352,9 +356,17 @@ class TurnRunner:
             (i for i, m in enumerate(view) if m.role == "assistant" and m.status == "completed"),
             default=-1,
         )
-        added = estimate_tokens(fold(view[last_answer + 1 :])) * 4 // 3
+        # The answer itself was in the last response; its tool results and all after were not.
+        since = fold(view[last_answer:])[1:] if last_answer >= 0 else fold(view)
+        added = estimate_tokens(since) * 4 // 3
         limit = self._config.model.context_window - policy.reserve_tokens
-        return self._usage.context_used + added > limit
+        estimate = self._usage.context_used + added
+        if estimate < limit * COUNT_FROM or added == 0:
+            return estimate > limit
+        counted = await self._provider.count_tokens(self._build(transcript, last=False))
+        if counted is None:
+            return estimate > limit
+        return counted + self._config.model.max_output // 4 > limit
 
     async def _compact(self, *, auto: bool, reason: str) -> bool:
         compactor = Compactor(
@@ -430,10 +442,13 @@ class TurnRunner:
         transcript = await self._store.transcript(self._session_id)
         if (
             allow_compaction
-            and self._needs_compaction(transcript)
+            and await self._needs_compaction(transcript)
             and await self._compact(auto=True, reason="threshold")
         ):
             transcript = await self._store.transcript(self._session_id)
+        return self._build(transcript, last=last)
+
+    def _build(self, transcript: list[TranscriptMessage], *, last: bool) -> ModelRequest:
         messages = model_messages(transcript, self._checkpoint)
         if last:
             messages = _with_wrap_up(messages, prompts.load("max_steps"))

@@ -108,6 +108,24 @@ class AnthropicProvider:
         if not translator.finished:
             raise truncated(provider=self._name, started=started)
 
+    async def count_tokens(self, request: ModelRequest) -> int | None:
+        """The Messages API's own counter; any failure means "unknown", never an error."""
+        key = self._env.get(self._key_env)
+        if not key:
+            return None
+        body = request_params(request)
+        body.pop("max_tokens", None)
+        try:
+            counted = await self._client(key).post(
+                "/v1/messages/count_tokens",
+                content=json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode(),
+                options={"headers": {"content-type": "application/json"}},
+                cast_to=wire.MessageTokensCount,
+            )
+        except (anthropic.AnthropicError, httpx2.HTTPError, ValueError):
+            return None
+        return counted.input_tokens
+
     def _client(self, key: str) -> anthropic.AsyncAnthropic:
         if self._cached is None or self._cached[0] != key:
             client = anthropic.AsyncAnthropic(

@@ -115,6 +115,9 @@ class OpenAIProvider:
         for event in final:
             yield event
 
+    async def count_tokens(self, request: ModelRequest) -> int | None:
+        return None  # Chat Completions has no token-counting endpoint
+
     def _key(self) -> str:
         if self._key_env is None:
             return DUMMY_KEY

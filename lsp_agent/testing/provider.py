@@ -41,6 +41,9 @@ class ScriptedProvider:
     def unconsumed(self) -> int:
         return len(self._steps)
 
+    async def count_tokens(self, request: ModelRequest) -> int | None:
+        return None  # scripted models have no token counter: the estimate decides
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         if not request.tools:
             self.side_requests.append(request)

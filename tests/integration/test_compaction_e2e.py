@@ -87,12 +87,17 @@ def read(name: str) -> dict[str, Any]:
     return {"tool_calls": [{"name": "read", "input": {"file_path": name}}]}
 
 
+def calls(server: FakeLLMServer) -> list[Any]:
+    """Model calls only (not the token counter)."""
+    return [r for r in server.requests if r.path.endswith("/messages")]
+
+
 def summary_requests(server: FakeLLMServer) -> list[dict[str, Any]]:
-    return [r.body for r in server.requests if not r.body.get("tools")]
+    return [r.body for r in calls(server) if not r.body.get("tools")]
 
 
 def model_requests(server: FakeLLMServer) -> list[dict[str, Any]]:
-    return [r.body for r in server.requests if r.body.get("tools")]
+    return [r.body for r in calls(server) if r.body.get("tools")]
 
 
 def session_id(cwd: Path) -> str:
@@ -124,7 +129,9 @@ def test_a_long_turn_compacts_and_keeps_going(workspace: Path) -> None:
         assert result.returncode == 0, result.stderr
         summaries = summary_requests(server)
         models = model_requests(server)
+        counted = [r for r in server.requests if r.path.endswith("/count_tokens")]
     assert summaries, "no summary request was made"
+    assert counted, "the provider's token counter was never asked near the limit"
     prompt = json.dumps(summaries[0]["messages"])
     for heading in SECTIONS:
         assert heading in prompt
@@ -174,7 +181,7 @@ def test_an_overflow_compacts_once_and_retries(workspace: Path) -> None:
         assert result.returncode == 0, result.stderr
         assert "recovered" in result.stdout
         assert len(summary_requests(server)) == 1
-        statuses = [r.status for r in server.requests if r.body.get("tools")]
+        statuses = [r.status for r in calls(server) if r.body.get("tools")]
     assert statuses.count(400) == 1
 
 
