@@ -1,0 +1,1009 @@
+"""The blocking half of the snapshot store: one shadow git repository per workspace folder.
+
+A shadow repository is a git dir under the data dir (see :mod:`lsp_agent.snapshots.layout`)
+whose work tree is the workspace's. git always runs with ``GIT_DIR`` = the shadow dir,
+``GIT_WORK_TREE`` = the work tree, ``GIT_INDEX_FILE`` = the shadow's own index and
+``GIT_OPTIONAL_LOCKS=0``, so nothing in the project's ``.git`` is ever written: not HEAD,
+the index, refs, the stash nor the config.
+
+- A workspace inside a git repository shares that repository's objects through
+  ``objects/info/alternates`` (read only; new objects are written to the shadow) and follows
+  its ignore rules: the work tree is the repository's top level (so ``.gitignore`` files above
+  the workspace apply), every command is scoped to the workspace folder, its
+  ``info/exclude`` is copied. When it is safe (no content conversions in play), the shadow
+  index starts as a copy of the project's index, so files git has already hashed are not
+  hashed again.
+- Any other folder (or one the enclosing repository ignores) gets a standalone repository;
+  a ``.gitignore`` in it still applies.
+- Untracked files larger than :data:`LARGE_FILE_LIMIT` are left out (files the project
+  tracks are kept whatever their size); nested repositories are left out.
+- Content is stored byte for byte: ``info/attributes`` turns off end-of-line conversion,
+  filters, ``ident`` and working-tree encodings.
+
+Recording a tree (:meth:`ShadowRepo.track`) is one ``git ls-files`` when nothing changed
+(changed and untracked files, listed against the shadow index; unchanged files are skipped by
+their stat data), plus ``git update-index`` of just the listed paths and ``git write-tree``
+when something did. Every call here blocks; :mod:`lsp_agent.snapshots.git_shadow` runs them in a
+thread, one at a time per shadow.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import re
+import secrets
+import shutil
+import stat
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from pathlib import Path, PurePosixPath
+from typing import Any, Literal
+
+import attrs
+
+from lsp_agent.core.errors import LspAgentError
+from lsp_agent.snapshots import layout
+
+__all__ = [
+    "LARGE_FILE_LIMIT",
+    "ChangeStatus",
+    "FileChange",
+    "GitRunner",
+    "ShadowRepo",
+    "SnapshotError",
+    "collect_garbage",
+    "open_shadow",
+]
+
+_log = logging.getLogger(__name__)
+
+LARGE_FILE_LIMIT = 2 * 1024 * 1024
+"""Untracked files larger than this (bytes) are not recorded."""
+
+ChangeStatus = Literal["add", "delete", "modify"]
+
+_MANY_PATHS = 256
+"""Above this many changed paths, stage with one ``.`` pathspec: matching a long pathspec
+list costs (pathspecs × files)."""
+
+_BATCH = 500
+"""Paths per command line (diff-tree takes its pathspecs as arguments)."""
+
+_LOG_REFRESH = 3600.0
+"""An unchanged tree is logged again after this many seconds, so pruning sees it in use."""
+
+_LOCK_RETRIES = 40
+_LOCK_WAIT = 0.05
+_STALE_LOCK = 600.0
+"""An ``index.lock`` older than this (seconds) is left over from a crash and removed."""
+
+_TREE_ID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+_SUBMODULE = b"160000"
+_KEEP_REFS = "refs/keep"
+_ATTRIBUTES = b"* -text -filter -ident -working-tree-encoding\n"
+_SETUP_VERSION = 1
+_SETUP_FIXED = ("version", "workspace", "object_format")
+"""Setup keys whose change means a new shadow (the others are followed in place)."""
+
+# Environment variables kept from ours when running git; every other GIT_* is dropped (a
+# GIT_DIR or GIT_INDEX_FILE inherited from a hook would point git at the project's files).
+_KEPT_GIT_VARS = frozenset({"GIT_EXEC_PATH", "GIT_CEILING_DIRECTORIES"})
+
+_CONFIG = """\
+[core]
+\tbare = false
+\tlogAllRefUpdates = false
+\tautocrlf = false
+\tsafecrlf = false
+\tfsmonitor = false
+\tuntrackedCache = false
+\tquotePath = false
+\tpreloadIndex = true
+\tlongpaths = true
+[index]
+\tversion = 4
+\tthreads = true
+[gc]
+\tauto = 0
+\twriteCommitGraph = false
+[maintenance]
+\tauto = false
+[advice]
+\taddEmbeddedRepo = false
+\taddIgnoredFile = false
+"""
+
+_Sig = tuple[int, int, int, int]
+
+
+class SnapshotError(LspAgentError):
+    """A snapshot could not be recorded, compared or restored; the message says why."""
+
+
+@attrs.frozen(kw_only=True)
+class FileChange:
+    """One file that differs between two snapshot trees."""
+
+    path: str
+    """Relative to the workspace folder, ``/``-separated."""
+    status: ChangeStatus
+    additions: int
+    """Lines added (0 for a binary file)."""
+    deletions: int
+    """Lines deleted (0 for a binary file)."""
+    binary: bool = False
+
+
+def clean_environment(base: Mapping[str, str]) -> dict[str, str]:
+    """``base`` without the ``GIT_*`` variables that redirect git, plus our fixed ones."""
+    env = {k: v for k, v in base.items() if not k.startswith("GIT_") or k in _KEPT_GIT_VARS}
+    env.update(
+        GIT_OPTIONAL_LOCKS="0",
+        GIT_TERMINAL_PROMPT="0",
+        GIT_NO_REPLACE_OBJECTS="1",
+        LC_ALL="C",
+    )
+    return env
+
+
+class GitRunner:
+    """Runs the ``git`` executable; standard input is never inherited."""
+
+    def __init__(self, executable: str | None = None) -> None:
+        self._executable = executable or shutil.which("git")
+
+    def run(
+        self,
+        args: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        stdin: bytes | None = None,
+        ok: Collection[int] = (0,),
+        index_lock: Path | None = None,
+    ) -> subprocess.CompletedProcess[bytes]:
+        """Run ``git args``; raise :class:`SnapshotError` unless its status is in ``ok``.
+
+        While another process holds ``index_lock`` the command is retried for ~2 s; a lock
+        older than ten minutes (left by a crash) is then removed and the command run once more.
+        """
+        if self._executable is None:
+            raise SnapshotError("snapshots need git, and no git executable was found on PATH")
+        argv = [self._executable, *args]
+        for attempt in range(_LOCK_RETRIES + 2):
+            try:
+                proc = subprocess.run(
+                    argv,
+                    cwd=cwd,
+                    env=env,
+                    input=stdin,
+                    stdin=subprocess.DEVNULL if stdin is None else None,
+                    capture_output=True,
+                    check=False,
+                )
+            except OSError as exc:
+                raise SnapshotError(f"could not run git {args[0]}: {exc}") from exc
+            locked = index_lock is not None and b".lock': File exists" in proc.stderr
+            if proc.returncode != 0 and locked and index_lock is not None:
+                if attempt < _LOCK_RETRIES:
+                    time.sleep(_LOCK_WAIT)
+                    continue
+                if _remove_stale_lock(index_lock):
+                    continue
+            if proc.returncode in ok:
+                return proc
+            break
+        message = proc.stderr.decode("utf-8", errors="replace").strip()
+        raise SnapshotError(f"git {args[0]} failed (exit {proc.returncode}): {message[:2000]}")
+
+
+@attrs.frozen(kw_only=True)
+class _Project:
+    """The git repository a workspace folder belongs to."""
+
+    top: Path
+    git_dir: Path
+    """Its (per-worktree) git dir: where its index is."""
+    common_dir: Path
+    """Its common git dir: objects, info/exclude."""
+    object_format: str
+
+
+class ShadowRepo:
+    """The shadow repository of one workspace folder. Not thread-safe: use one at a time."""
+
+    def __init__(
+        self,
+        *,
+        workspace: Path,
+        git_dir: Path,
+        project: _Project | None,
+        runner: GitRunner,
+        base_env: Mapping[str, str],
+        clock: Callable[[], float],
+        extra_excludes: bytes,
+        large_file_limit: int,
+    ) -> None:
+        self.workspace = workspace
+        self.git_dir = git_dir
+        self.project = project
+        self.top = project.top if project else workspace
+        self._runner = runner
+        self._clock = clock
+        self._extra_excludes = extra_excludes
+        self._large_file_limit = large_file_limit
+        self._index = git_dir / "index"
+        self._project_env = dict(base_env)
+        self._env = {
+            **base_env,
+            "GIT_DIR": str(git_dir),
+            "GIT_WORK_TREE": str(self.top),
+            "GIT_INDEX_FILE": str(self._index),
+        }
+        self._tree: str | None = None
+        self._index_sig: _Sig | None = None
+        self._exclude_sig: _Sig | Literal[False] | None = False  # False: never synced
+        self._logged_tree: str | None = None
+        self._logged_at = 0.0
+        self._large: dict[str, tuple[_Sig | None, bool]] = {}
+        self._large_index_sig: _Sig | None = None
+        self._rebuilding = False
+
+    # -- recording --------------------------------------------------------------------------
+
+    def track(self) -> str:
+        """Record the workspace's current files; answer the tree id."""
+        rules_changed = self._sync_exclude()
+        listed = self._git("ls-files", "-z", "-t", "-o", "-m", "-d", "--exclude-standard").stdout
+        changed: dict[str, bytes] = {}
+        large: list[str] = []
+        skipped: list[str] = []
+        for entry in listed.split(b"\0"):
+            if len(entry) < 3:
+                continue
+            tag, raw = entry[:1], entry[2:]
+            if raw.endswith(b"/"):  # a nested repository: not snapshotted
+                skipped.append(os.fsdecode(raw[:-1]))
+                continue
+            path = os.fsdecode(raw)
+            if tag == b"?" and self._too_large(path):
+                large.append(path)
+            else:
+                changed.setdefault(path, tag)
+                rules_changed = rules_changed or path.rsplit("/", 1)[-1] == ".gitignore"
+        if large and self.project is not None:
+            tracked = self._tracked_by_project(large)
+            for path in large:
+                if path in tracked:
+                    changed.setdefault(path, b"?")
+        skipped += [p for p in large if p not in changed]
+        if not changed and self._tree is not None and _sig(self._index) == self._index_sig:
+            return self._remember(self._tree)
+        if changed:
+            self._stage(changed, skipped)
+        if rules_changed:
+            self._drop_ignored()
+        return self._remember(self._write_tree())
+
+    def _stage(self, changed: dict[str, bytes], skipped: Sequence[str]) -> None:
+        """Bring the listed paths into the shadow index.
+
+        A short list goes to ``git update-index`` (no folder scan; a path gone by now is simply
+        skipped); a long one to ``git add -A .`` minus ``skipped``. If update-index refuses
+        (a file that became a folder, an unreadable file), ``git add --ignore-errors`` does it.
+        """
+        if len(changed) > _MANY_PATHS:
+            excludes = [f":(exclude,literal){p}" for p in skipped]
+            proc = self._git("add", "-A", "--ignore-errors", "--", ".", *excludes, ok=(0, 1))
+        else:
+            listed = b"\0".join(os.fsencode(p) for p in changed)
+            proc = self._git(
+                "update-index",
+                "--add",
+                "--remove",
+                "--replace",
+                "-z",
+                "--stdin",
+                stdin=listed,
+                ok=range(256),
+            )
+            if proc.returncode == 0:
+                return
+            present = [p for p, tag in changed.items() if tag != b"?" or self._exists(p)]
+            if not present:
+                return
+            proc = self._git(
+                "--literal-pathspecs", "add", "-A", "--ignore-errors",
+                "--pathspec-from-file=-", "--pathspec-file-nul",
+                stdin=b"\0".join(os.fsencode(p) for p in present), ok=(0, 1),
+            )  # fmt: skip
+        if proc.returncode == 1:
+            _log.warning("snapshot: some files could not be read: %s", _text(proc.stderr))
+
+    def _write_tree(self) -> str:
+        proc = self._git("write-tree", ok=(0, 128))
+        if proc.returncode == 0:
+            return proc.stdout.decode().strip()
+        if self._rebuilding:
+            raise SnapshotError(f"git write-tree failed: {_text(proc.stderr)}")
+        # The index names an object that is gone (say, the project pruned one our copy of its
+        # index still used): start a fresh index and hash everything once.
+        _log.warning("snapshot index of %s rebuilt: %s", self.workspace, _text(proc.stderr))
+        self._index.unlink(missing_ok=True)
+        self._tree = None
+        self._rebuilding = True
+        try:
+            return self.track()
+        finally:
+            self._rebuilding = False
+
+    def _remember(self, tree: str) -> str:
+        self._tree = tree
+        self._index_sig = _sig(self._index)
+        now = self._clock()
+        if tree != self._logged_tree or now - self._logged_at >= _LOG_REFRESH:
+            with open(self.git_dir / layout.TREES_LOG, "a", encoding="ascii") as log:
+                log.write(f"{int(now)} {tree}\n")
+            self._logged_tree, self._logged_at = tree, now
+        return tree
+
+    def _too_large(self, path: str) -> bool:
+        try:
+            st = os.lstat(self.workspace / path)
+        except OSError:
+            return False
+        return stat.S_ISREG(st.st_mode) and st.st_size > self._large_file_limit
+
+    def _tracked_by_project(self, paths: Sequence[str]) -> set[str]:
+        """Which of ``paths`` (large, untracked here) the project's own index tracks.
+
+        Remembered per file (until it or the project's index changes): large untracked files
+        show up at every step.
+        """
+        assert self.project is not None
+        index_sig = _sig(self.project.git_dir / "index")
+        if index_sig != self._large_index_sig:
+            self._large.clear()
+            self._large_index_sig = index_sig
+        sigs = {p: _sig(self.workspace / p) for p in paths}
+        unknown = [p for p in paths if self._large.get(p, (None, False))[0] != sigs[p]]
+        if unknown:
+            tracked = self._project_tracks(unknown)
+            for path in unknown:
+                self._large[path] = (sigs[path], path in tracked)
+        return {p for p in paths if self._large[p][1]}
+
+    def _project_tracks(self, paths: Sequence[str]) -> set[str]:
+        """Which of ``paths`` are in the project's own index (read only)."""
+        tracked: set[str] = set()
+        for start in range(0, len(paths), _BATCH):
+            proc = self._runner.run(
+                ["--literal-pathspecs", "ls-files", "-z", "--", *paths[start : start + _BATCH]],
+                cwd=self.workspace,
+                env=self._project_env,
+            )
+            tracked.update(os.fsdecode(p) for p in proc.stdout.split(b"\0") if p)
+        return tracked
+
+    def _drop_ignored(self) -> None:
+        """Stop recording files the ignore rules now exclude (a ``.gitignore`` changed).
+
+        Files the project itself tracks stay, as they do for git.
+        """
+        listed = self._git("ls-files", "-z", "-c", "-i", "--exclude-standard").stdout
+        paths = [os.fsdecode(p) for p in listed.split(b"\0") if p]
+        if paths and self.project is not None:
+            kept = self._project_tracks(paths)
+            paths = [p for p in paths if p not in kept]
+        if paths:
+            self._git(
+                "update-index", "--force-remove", "-z", "--stdin",
+                stdin=b"\0".join(os.fsencode(p) for p in paths),
+            )  # fmt: skip
+
+    def _sync_exclude(self) -> bool:
+        """Copy the project's ``info/exclude`` (plus our own lines); whether it changed."""
+        source = self.project.common_dir / "info" / "exclude" if self.project else None
+        sig = _sig(source) if source else None
+        if sig == self._exclude_sig:
+            return False
+        body = b""
+        if source is not None and sig is not None:
+            with contextlib.suppress(OSError):
+                body = source.read_bytes()
+        if body and not body.endswith(b"\n"):
+            body += b"\n"
+        body += self._extra_excludes
+        target = self.git_dir / "info" / "exclude"
+        try:
+            current = target.read_bytes()
+        except OSError:
+            current = None
+        self._exclude_sig = sig
+        if current == body:
+            return False
+        _write_atomic(target, body)
+        return current is not None
+
+    # -- comparing --------------------------------------------------------------------------
+
+    def diff(self, from_tree: str, to_tree: str) -> list[FileChange]:
+        """The files that differ between two trees, with line counts, in path order."""
+        out = self._git(
+            "diff-tree", "-r", "-z", "--no-renames", "--relative", "--raw", "--numstat",
+            _tree_id(from_tree), _tree_id(to_tree), "--", ".",
+        ).stdout  # fmt: skip
+        statuses: dict[str, ChangeStatus] = {}
+        counts: dict[str, tuple[int, int, bool]] = {}
+        parts = out.split(b"\0")
+        i = 0
+        while i < len(parts):
+            token = parts[i]
+            i += 1
+            if not token:
+                continue
+            if token.startswith(b":"):
+                path = os.fsdecode(parts[i])
+                i += 1
+                statuses[path] = _status(token.split()[-1][:1])
+                continue
+            added, deleted, raw_path = token.split(b"\t", 2)
+            binary = added == b"-"
+            counts[os.fsdecode(raw_path)] = (
+                0 if binary else int(added),
+                0 if binary else int(deleted),
+                binary,
+            )
+        return [
+            FileChange(
+                path=path,
+                status=status,
+                additions=counts.get(path, (0, 0, False))[0],
+                deletions=counts.get(path, (0, 0, False))[1],
+                binary=counts.get(path, (0, 0, False))[2],
+            )
+            for path, status in statuses.items()
+        ]
+
+    def patch(self, from_tree: str, to_tree: str) -> str:
+        """A unified diff (3 lines of context) from one tree to the other."""
+        out = self._git(
+            "diff-tree", "-p", "-r", "--no-renames", "--relative",
+            _tree_id(from_tree), _tree_id(to_tree), "--", ".",
+        ).stdout  # fmt: skip
+        return out.decode("utf-8", errors="replace")
+
+    def changed_since(self, tree: str, paths: Sequence[str]) -> list[str]:
+        """Which of ``paths`` (files or folders) differ now from their state in ``tree``."""
+        tree = _tree_id(tree)
+        wanted = {p: relative_path(p) for p in paths}
+        if not wanted:
+            return []
+        now = self.track()
+        if now == tree:
+            return []
+        differing = [p for _, p in self._changes(now, tree, list(dict.fromkeys(wanted.values())))]
+        return [p for p, rel in wanted.items() if any(_covers(rel, d) for d in differing)]
+
+    # -- restoring --------------------------------------------------------------------------
+
+    def restore(self, tree: str, paths: Sequence[str] | None = None) -> list[str]:
+        """Make ``paths`` (or every recorded path) in the workspace match ``tree``.
+
+        Files that differ are rewritten, files ``tree`` does not have are deleted (with the
+        folders they leave empty), missing ones are brought back. Ignored files, untracked large
+        files and nested repositories are never part of a tree, so they are left alone. Answers
+        the paths changed, sorted.
+        """
+        tree = _tree_id(tree)
+        scope = ["."] if paths is None else list(dict.fromkeys(relative_path(p) for p in paths))
+        if not scope:
+            return []
+        now = self.track()
+        if now == tree:
+            return []
+        changes = self._changes(now, tree, scope)
+        done: list[str] = []
+        for status, path in changes:
+            if status == "delete" and self._delete(path):
+                done.append(path)
+        writes = [p for status, p in changes if status != "delete" and self._clear_way(p)]
+        if writes:
+            self._checkout(tree, writes)
+            done += writes
+        if done:
+            self.track()
+        return sorted(done)
+
+    def _changes(
+        self, from_tree: str, to_tree: str, scope: Sequence[str]
+    ) -> list[tuple[ChangeStatus, str]]:
+        """(status, path) of each file that differs, submodules left out."""
+        found: list[tuple[ChangeStatus, str]] = []
+        for start in range(0, len(scope), _BATCH):
+            out = self._git(
+                "--literal-pathspecs", "diff-tree", "-r", "-z", "--no-renames", "--relative",
+                from_tree, to_tree, "--", *scope[start : start + _BATCH],
+            ).stdout  # fmt: skip
+            parts = out.split(b"\0")
+            for i in range(0, len(parts) - 1, 2):
+                meta, raw_path = parts[i], parts[i + 1]
+                fields = meta.split()
+                if len(fields) < 5 or _SUBMODULE in (fields[0][1:], fields[1]):
+                    continue
+                found.append((_status(fields[4][:1]), os.fsdecode(raw_path)))
+        return sorted(set(found), key=lambda change: change[1])
+
+    def _checkout(self, tree: str, paths: Sequence[str]) -> None:
+        """Write ``paths`` from ``tree`` through a throwaway index (the shadow's stays)."""
+        scratch = self.git_dir / f"restore-{os.getpid()}-{secrets.token_hex(4)}.index"
+        env = {**self._env, "GIT_INDEX_FILE": str(scratch)}
+        try:
+            self._runner.run(["read-tree", tree], cwd=self.workspace, env=env)
+            self._runner.run(
+                ["checkout-index", "-f", "-z", "--stdin"],
+                cwd=self.workspace,
+                env=env,
+                stdin=b"\0".join(os.fsencode(p) for p in paths),
+            )
+        finally:
+            scratch.unlink(missing_ok=True)
+            Path(f"{scratch}.lock").unlink(missing_ok=True)
+
+    def _delete(self, path: str) -> bool:
+        target = self.workspace / path
+        if not self._plain_parents(target):
+            _log.warning("snapshot restore: not deleting %s (a parent is a symlink)", target)
+            return False
+        try:
+            if stat.S_ISDIR(os.lstat(target).st_mode):
+                return False
+            os.unlink(target)
+        except FileNotFoundError:
+            return False
+        parent = target.parent
+        while parent != self.workspace and self.workspace in parent.parents:
+            try:
+                os.rmdir(parent)
+            except OSError:
+                break
+            parent = parent.parent
+        return True
+
+    def _clear_way(self, path: str) -> bool:
+        """Whether ``path`` can be written: a folder in its place must be empty (then removed)."""
+        target = self.workspace / path
+        try:
+            is_dir = stat.S_ISDIR(os.lstat(target).st_mode)
+        except OSError:
+            return True
+        if not is_dir:
+            return True
+        for root, dirs, _files in os.walk(target, topdown=False):
+            for name in dirs:
+                with contextlib.suppress(OSError):
+                    os.rmdir(os.path.join(root, name))
+        try:
+            os.rmdir(target)
+        except OSError:
+            _log.warning("snapshot restore: %s is a folder with files in it; left alone", target)
+            return False
+        return True
+
+    def _plain_parents(self, target: Path) -> bool:
+        """Whether every folder between the workspace and ``target`` is a real folder."""
+        current = self.workspace
+        for part in target.relative_to(self.workspace).parts[:-1]:
+            current = current / part
+            try:
+                if not stat.S_ISDIR(os.lstat(current).st_mode):
+                    return False
+            except OSError:
+                return False
+        return True
+
+    def _exists(self, path: str) -> bool:
+        return os.path.lexists(self.workspace / path)
+
+    def _git(
+        self, *args: str, stdin: bytes | None = None, ok: Collection[int] = (0,)
+    ) -> subprocess.CompletedProcess[bytes]:
+        return self._runner.run(
+            args, cwd=self.workspace, env=self._env, stdin=stdin, ok=ok, index_lock=self._lock
+        )
+
+    @property
+    def _lock(self) -> Path:
+        return self.git_dir / "index.lock"
+
+
+# -- opening ------------------------------------------------------------------------------------
+
+
+def open_shadow(
+    *,
+    data_dir: Path,
+    workspace: Path,
+    runner: GitRunner,
+    base_env: Mapping[str, str],
+    clock: Callable[[], float],
+    large_file_limit: int = LARGE_FILE_LIMIT,
+) -> ShadowRepo:
+    """The shadow repository of ``workspace`` (resolved), created or reset as needed."""
+    if not workspace.is_dir():
+        raise SnapshotError(f"not a folder: {workspace}")
+    if ".git" in workspace.parts:
+        raise SnapshotError(f"refusing to snapshot inside a .git folder: {workspace}")
+    env = clean_environment(base_env)
+    project = _discover(runner, workspace, env)
+    git_dir = layout.shadow_dir(data_dir, workspace)
+    setup = {
+        "version": _SETUP_VERSION,
+        "workspace": str(workspace),
+        "top": str(project.top if project else workspace),
+        "objects": str(project.common_dir / "objects") if project else None,
+        "object_format": project.object_format if project else "sha1",
+    }
+    existing = _read_setup(git_dir)
+    if existing is None or any(existing.get(k) != setup[k] for k in _SETUP_FIXED):
+        if git_dir.exists():
+            _log.info("snapshot repository %s set up anew", git_dir)
+            shutil.rmtree(git_dir, ignore_errors=True)
+        _create(runner, git_dir, setup, project, env)
+    elif existing != setup:
+        _adopt(git_dir, existing, setup, project)
+    top = project.top if project else workspace
+    return ShadowRepo(
+        workspace=workspace,
+        git_dir=git_dir,
+        project=project,
+        runner=runner,
+        base_env=env,
+        clock=clock,
+        extra_excludes=_exclude_line(data_dir, top),
+        large_file_limit=large_file_limit,
+    )
+
+
+def _discover(runner: GitRunner, workspace: Path, env: Mapping[str, str]) -> _Project | None:
+    """The git repository ``workspace`` is part of, unless there is none or it ignores it."""
+    proc = runner.run(
+        ["rev-parse", "--show-toplevel", "--git-dir", "--git-common-dir", "--show-object-format"],
+        cwd=workspace,
+        env=env,
+        ok=range(256),
+    )
+    lines = proc.stdout.split(b"\n")
+    if proc.returncode != 0 or len(lines) < 4 or not lines[0]:
+        return None
+    top = Path(os.fsdecode(lines[0])).resolve()
+    project = _Project(
+        top=top,
+        git_dir=(workspace / os.fsdecode(lines[1])).resolve(),
+        common_dir=(workspace / os.fsdecode(lines[2])).resolve(),
+        object_format=lines[3].decode().strip() or "sha1",
+    )
+    if top == workspace:
+        return project
+    try:
+        inside = workspace.relative_to(top).as_posix()
+    except ValueError:
+        return None
+    ignored = runner.run(
+        ["check-ignore", "-q", "--", f"{inside}/"], cwd=top, env=env, ok=range(256)
+    )
+    return None if ignored.returncode == 0 else project
+
+
+def _adopt(
+    git_dir: Path, old: dict[str, Any], setup: dict[str, Any], project: _Project | None
+) -> None:
+    """The folder became (or stopped being) part of a git repository: keep the snapshots.
+
+    Only where objects are borrowed from changes (a tree naming a borrowed object that is
+    gone can no longer be restored, and the index is rebuilt when it names one); when the work
+    tree's top moved, the index (whose paths start there) starts again.
+    """
+    _log.info("snapshot repository %s follows its folder's new git setup", git_dir)
+    try:
+        alternates = git_dir / "objects" / "info" / "alternates"
+        if project is None:
+            alternates.unlink(missing_ok=True)
+        else:
+            _write_atomic(alternates, f"{project.common_dir / 'objects'}\n".encode())
+        if old.get("top") != setup["top"]:
+            (git_dir / "index").unlink(missing_ok=True)
+        _write_atomic(git_dir / layout.WORKSPACE_FILE, json.dumps(setup, indent=2).encode())
+    except OSError as exc:
+        raise SnapshotError(f"could not update the snapshot repository {git_dir}: {exc}") from exc
+
+
+def _read_setup(git_dir: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads((git_dir / layout.WORKSPACE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and (git_dir / "HEAD").is_file() else None
+
+
+def _create(
+    runner: GitRunner,
+    git_dir: Path,
+    setup: dict[str, Any],
+    project: _Project | None,
+    env: Mapping[str, str],
+) -> None:
+    """Make the shadow dir in a temporary place, then move it into place whole."""
+    root = git_dir.parent
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    temp = Path(tempfile.mkdtemp(prefix=f".new-{git_dir.name}-", dir=root))
+    try:
+        fmt = str(setup["object_format"])
+        init = ["init", "--bare", "--quiet", "--template="]
+        if fmt != "sha1":
+            init.append(f"--object-format={fmt}")
+        runner.run([*init, str(temp)], cwd=root, env=env)
+        config = _CONFIG
+        if os.name != "nt":
+            config += "[core]\n\tsymlinks = true\n"
+        if project is not None:
+            config += _excludes_file_setting(runner, project, env)
+        with open(temp / "config", "a", encoding="utf-8") as f:
+            f.write(config)
+        (temp / "info").mkdir(exist_ok=True)
+        (temp / "info" / "attributes").write_bytes(_ATTRIBUTES)
+        if project is not None:
+            alternates = temp / "objects" / "info" / "alternates"
+            alternates.parent.mkdir(parents=True, exist_ok=True)
+            alternates.write_text(f"{project.common_dir / 'objects'}\n", encoding="utf-8")
+            _seed_index(runner, temp, project, env)
+        (temp / layout.WORKSPACE_FILE).write_text(json.dumps(setup, indent=2), encoding="utf-8")
+        try:
+            os.rename(temp, git_dir)
+        except OSError:
+            if not (git_dir / "HEAD").is_file():
+                raise
+            # Another process made it first: use theirs.
+    except OSError as exc:
+        raise SnapshotError(f"could not create the snapshot repository {git_dir}: {exc}") from exc
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def _excludes_file_setting(runner: GitRunner, project: _Project, env: Mapping[str, str]) -> str:
+    """The project's own ``core.excludesFile`` (set in its config) for the shadow's config."""
+    try:
+        text = (project.common_dir / "config").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    if "excludesfile" not in text.lower():
+        return ""
+    proc = runner.run(
+        ["config", "--path", "--get", "core.excludesFile"], cwd=project.top, env=env, ok=(0, 1)
+    )
+    value = os.fsdecode(proc.stdout.rstrip(b"\n"))
+    if proc.returncode != 0 or not value or "\n" in value:
+        return ""
+    quoted = value.replace("\\", "\\\\").replace('"', '\\"')
+    return f'[core]\n\texcludesFile = "{quoted}"\n'
+
+
+def _seed_index(
+    runner: GitRunner, git_dir: Path, project: _Project, env: Mapping[str, str]
+) -> None:
+    """Start from a copy of the project's index when its entries hash the same for us.
+
+    Its stat data then lets git skip every file the project already hashed. Not done when git
+    converts content for the project (end of lines, filters: its blobs would not be the bytes
+    on disk), or when entries are marked assume-unchanged / skip-worktree, or the index is
+    split or sparse.
+    """
+    source = project.git_dir / "index"
+    seed = git_dir / "index.seed"
+    try:
+        shutil.copyfile(source, seed)
+    except OSError:
+        return
+    try:
+        if _seed_is_safe(runner, git_dir, seed, project, env):
+            os.replace(seed, git_dir / "index")
+    finally:
+        seed.unlink(missing_ok=True)
+
+
+def _seed_is_safe(
+    runner: GitRunner, git_dir: Path, seed: Path, project: _Project, env: Mapping[str, str]
+) -> bool:
+    if _has_content(project.common_dir / "info" / "attributes"):
+        return False
+    xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    if _has_content(Path(xdg) / "git" / "attributes"):
+        return False
+    settings = runner.run(
+        ["config", "-z", "--get-regexp", r"^core\.(autocrlf|attributesfile|splitindex)$"],
+        cwd=project.top,
+        env=env,
+        ok=(0, 1),
+    )
+    for item in settings.stdout.split(b"\0"):
+        key, _, value = item.partition(b"\n")
+        key, value = key.lower(), value.strip().lower()
+        if key == b"core.attributesfile" and value:
+            return False
+        if key in (b"core.autocrlf", b"core.splitindex") and value not in (b"false", b"no", b"0"):
+            return False
+    listed = runner.run(
+        ["ls-files", "-z", "-v"],
+        cwd=project.top,
+        env={**env, "GIT_DIR": str(git_dir), "GIT_WORK_TREE": str(project.top),
+             "GIT_INDEX_FILE": str(seed)},
+        ok=range(256),
+    )  # fmt: skip
+    if listed.returncode != 0:
+        return False
+    for entry in listed.stdout.split(b"\0"):
+        if not entry:
+            continue
+        tag, path = entry[:1], entry[2:]
+        if tag.islower() or tag == b"S" or path.rsplit(b"/", 1)[-1] == b".gitattributes":
+            return False
+    return True
+
+
+def _has_content(path: Path) -> bool:
+    try:
+        text = path.read_bytes()
+    except OSError:
+        return False
+    return any(line.strip() and not line.lstrip().startswith(b"#") for line in text.splitlines())
+
+
+def _exclude_line(data_dir: Path, top: Path) -> bytes:
+    """An exclude pattern for the data dir when it lies inside the work tree."""
+    try:
+        inside = data_dir.resolve().relative_to(top)
+    except (OSError, ValueError):
+        return b""
+    if not inside.parts or "\n" in str(inside):
+        return b""
+    escaped = re.sub(r"([\\*?\[\]!# ])", r"\\\1", inside.as_posix())
+    return os.fsencode(f"/{escaped}/\n")
+
+
+# -- pruning ------------------------------------------------------------------------------------
+
+
+def collect_garbage(
+    runner: GitRunner,
+    git_dir: Path,
+    *,
+    base_env: Mapping[str, str],
+    cutoff: float,
+    max_age_days: float,
+) -> None:
+    """Drop the objects only snapshots older than ``cutoff`` need.
+
+    Trees logged at or after ``cutoff`` (and the shadow index) stay reachable through
+    ``refs/keep/*``; ``git gc --prune`` then deletes unreachable objects older than the
+    age limit. Objects borrowed from the project are never touched (they are not local).
+    """
+    env = {**clean_environment(base_env), "GIT_DIR": str(git_dir),
+           "GIT_INDEX_FILE": str(git_dir / "index")}  # fmt: skip
+    log = git_dir / layout.TREES_LOG
+    latest: dict[str, float] = {}
+    with contextlib.suppress(OSError):
+        for line in log.read_text(encoding="ascii", errors="replace").splitlines():
+            when, _, tree = line.partition(" ")
+            with contextlib.suppress(ValueError):
+                if _TREE_ID.fullmatch(tree):
+                    latest[tree] = max(latest.get(tree, 0.0), float(when))
+    keep = sorted(t for t, when in latest.items() if when >= cutoff)
+    shutil.rmtree(git_dir / _KEEP_REFS, ignore_errors=True)
+    (git_dir / "packed-refs").unlink(missing_ok=True)
+    present = _existing_trees(runner, git_dir, env, keep)
+    if present:
+        runner.run(
+            ["update-ref", "--stdin"],
+            cwd=git_dir,
+            env=env,
+            stdin="".join(f"create {_KEEP_REFS}/{t} {t}\n" for t in present).encode(),
+        )
+    _write_atomic(
+        log, "".join(f"{int(latest[t])} {t}\n" for t in sorted(present, key=latest.__getitem__))
+        .encode()
+    )  # fmt: skip
+    days = f"{max_age_days:g}"
+    runner.run(["gc", "--quiet", f"--prune={days}.days.ago"], cwd=git_dir, env=env)
+
+
+def _existing_trees(
+    runner: GitRunner, git_dir: Path, env: Mapping[str, str], trees: Iterable[str]
+) -> list[str]:
+    wanted = list(trees)
+    if not wanted:
+        return []
+    proc = runner.run(
+        ["cat-file", "--batch-check=%(objectname) %(objecttype)"],
+        cwd=git_dir,
+        env=env,
+        stdin="".join(f"{t}\n" for t in wanted).encode(),
+    )
+    found = []
+    for line in proc.stdout.decode(errors="replace").splitlines():
+        fields = line.split()
+        if len(fields) == 2 and fields[1] == "tree":
+            found.append(fields[0])
+    return found
+
+
+# -- helpers ------------------------------------------------------------------------------------
+
+
+def relative_path(path: str) -> str:
+    """``path`` checked to be inside the workspace, as a ``/``-separated relative path."""
+    if not path or "\0" in path:
+        raise SnapshotError(f"not a usable path: {path!r}")
+    pure = PurePosixPath(path.replace(os.sep, "/"))
+    if pure.is_absolute() or ".." in pure.parts or ".git" in pure.parts:
+        raise SnapshotError(f"not a path inside the workspace: {path!r}")
+    return pure.as_posix()
+
+
+def _covers(scope: str, path: str) -> bool:
+    return scope == "." or path == scope or path.startswith(f"{scope}/")
+
+
+def _tree_id(value: str) -> str:
+    if not _TREE_ID.fullmatch(value):
+        raise SnapshotError(f"not a snapshot id: {value!r}")
+    return value
+
+
+def _status(letter: bytes) -> ChangeStatus:
+    if letter == b"A":
+        return "add"
+    if letter == b"D":
+        return "delete"
+    return "modify"
+
+
+def _sig(path: Path) -> _Sig | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
+
+
+def _text(stderr: bytes) -> str:
+    return stderr.decode("utf-8", errors="replace").strip()[:2000]
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+
+
+def _remove_stale_lock(lock: Path) -> bool:
+    """Remove ``lock`` if a crash left it behind long ago; whether it was removed."""
+    try:
+        if time.time() - lock.stat().st_mtime < _STALE_LOCK:
+            return False
+        lock.unlink()
+    except OSError:
+        return False
+    _log.warning("removed a stale %s", lock)
+    return True
