@@ -22,6 +22,7 @@ from lsp_agent.core.session import AgentOptions, SessionService
 from lsp_agent.providers import make_provider
 from lsp_agent.recovery import RecoveryReport, recover
 from lsp_agent.settings import DEFAULT_API_KEY_ENV, ResolvedModel, Settings, user_config_file
+from lsp_agent.snapshots import GitShadowSnapshots
 from lsp_agent.storage.event_log import SqliteEventStore, open_store
 from lsp_agent.tools.registry import default_registry
 from lsp_agent.tools.skills import discover_skills
@@ -156,7 +157,15 @@ async def build_app(
         configured=settings.instructions,
         skills=lambda roots: discover_skills(list(roots), str(user_dir)),
     )
+    snapshots = None
+    if settings.snapshots:
+        snapshots = GitShadowSnapshots(data_dir(env))
+        try:
+            await snapshots.prune()
+        except Exception:  # housekeeping never blocks start-up
+            _log.warning("could not prune old snapshots", exc_info=True)
     sessions = SessionService(
+        snapshots=snapshots,
         sources=sources,
         store=store,
         provider=provider,

@@ -53,6 +53,13 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--format", choices=("markdown", "json"), default="markdown")
     compact = verbs.add_parser("compact", help="summarize the older part of a session now")
     compact.add_argument("id", metavar="ID")
+    revert = verbs.add_parser("revert", help="take files (and messages) back to before a message")
+    revert.add_argument("id", metavar="ID")
+    what = revert.add_mutually_exclusive_group(required=True)
+    what.add_argument("--message", metavar="MID", help="stage a revert to before this message")
+    what.add_argument("--clear", action="store_true", help="undo the staged revert")
+    what.add_argument("--commit", action="store_true", help="make the staged revert final")
+    revert.add_argument("--force", action="store_true", help="also restore files you changed")
 
     commands.add_parser("doctor", help="what is installed and configured, what is missing")
     return parser
@@ -70,8 +77,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     if args.command == "run":
         return _run_with_interrupt(args, env)
-    if args.command == "sessions" and args.verb == "compact":
-        return asyncio.run(_compact(args, env, sys.stdout, sys.stderr))
+    if args.command == "sessions" and args.verb in ("compact", "revert"):
+        return asyncio.run(_with_agent(args, env, sys.stdout, sys.stderr))
     if args.command == "sessions":
         return asyncio.run(_sessions(args, env, sys.stdout, sys.stderr))
     from lsp_agent.doctor import run_doctor
@@ -165,10 +172,10 @@ def _interactive() -> bool:
         return False
 
 
-async def _compact(
+async def _with_agent(
     args: argparse.Namespace, env: Mapping[str, str], out: TextIO, err: TextIO
 ) -> int:
-    """``sessions compact ID``: one summary request with the session's own model."""
+    """``sessions compact|revert ID``: commands that need the whole agent (model, snapshots)."""
     from lsp_agent.app import build_app, open_data_store
     from lsp_agent.headless import TerminalEditor
     from lsp_agent.settings import load_settings, resolve_model
@@ -189,11 +196,38 @@ async def _compact(
             settings=settings, model=model, env=env, editor=editor, workspace=workspace, store=store
         )
         if info.state != "idle":
-            return _fail(err, f"session {args.id} is {info.state}; compact it when idle", 1)
-        done = await app.sessions.compact(args.id)
+            return _fail(err, f"session {args.id} is {info.state}; try again when idle", 1)
+        if args.verb == "compact":
+            done = await app.sessions.compact(args.id)
+            out.write("compacted\n" if done else "nothing old enough to compact\n")
+            return EXIT_OK
+        return await _revert(app.sessions, args, out, err)
     finally:
         await store.close()
-    out.write("compacted\n" if done else "nothing old enough to compact\n")
+
+
+async def _revert(sessions: Any, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if args.clear:
+        await sessions.revert_clear(args.id)
+        out.write("revert cleared\n")
+        return EXIT_OK
+    if args.commit:
+        dropped = await sessions.revert_commit(args.id)
+        out.write(f"revert committed; {len(dropped)} messages dropped\n")
+        return EXIT_OK
+    try:
+        result = await sessions.revert_stage(args.id, args.message, force=args.force)
+    except LspAgentError as error:
+        return _fail(err, str(error), EXIT_FAILED)
+    for path in result.files:
+        mark = "conflict (left as you changed it)" if path in result.conflicts else "restored"
+        out.write(f"{mark}: {path}\n")
+    out.write("revert staged (undo with --clear, make final with --commit)\n")
+    if result.conflicts:
+        err.write(
+            f"{len(result.conflicts)} file(s) changed since the agent's step were left alone; "
+            "use --force to restore them too\n"
+        )
     return EXIT_OK
 
 
@@ -250,7 +284,10 @@ async def _show(store: Any, args: argparse.Namespace, out: TextIO) -> int:
     info = await store.session(args.id)
     if info is None:
         raise SessionNotFound(args.id)
-    transcript = await store.transcript(args.id)
+    from lsp_agent.core.checkpoints import hidden_messages
+
+    hidden = hidden_messages(await store.events(args.id))
+    transcript = [m for m in await store.transcript(args.id) if m.message_id not in hidden]
     if args.json:
         messages = [message.to_json() for message in transcript]
         _print_json(out, {"session": info.to_json(), "messages": messages})

@@ -74,3 +74,7 @@ class ContextOverflow(ProviderError):
 
 class ContextUnavailable(LspAgentError):
     """The first baseline needs a source that cannot be read; the input stays queued."""
+
+
+class RevertBlocked(LspAgentError):
+    """A revert that cannot be done as asked."""

@@ -47,6 +47,12 @@ Catalogue (type → data):
 - ``compaction_ended``  {auto, summary?, firstKeptMessageId?, error?} — with ``summary``, the
   model from now on sees a checkpoint with it instead of the messages before
   ``firstKeptMessageId`` (null: all messages before this event); nothing is deleted
+- ``checkpoint_recorded`` {checkpointId, messageId, stepMessageId, before, after, files:
+  [{path, status, additions, deletions}], patch} — what a step changed on disk (trees of
+  the hidden snapshot repository)
+- ``revert_staged``     {messageId, restoreTree, undoTree, files, conflicts, hidden}
+- ``revert_cleared``    {messageId, files}
+- ``revert_committed``  {messageId, dropped}
 """
 
 from __future__ import annotations
@@ -82,6 +88,10 @@ EventType = Literal[
     "context_noted",
     "compaction_started",
     "compaction_ended",
+    "checkpoint_recorded",
+    "revert_staged",
+    "revert_cleared",
+    "revert_committed",
 ]
 
 

@@ -7,13 +7,23 @@ cancellation leaves a log from which the turn can be understood and continued.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any, Literal
 
 import attrs
 
 from lsp_agent.core import prompts
 from lsp_agent.core.call_events import CallEvents, SubtaskRunner
+from lsp_agent.core.checkpoints import (
+    MAX_PATCH_CHARS,
+    MUTATING_TOOLS,
+    SnapshotStore,
+    files_json,
+    hidden_messages,
+    user_message_ids,
+)
 from lsp_agent.core.clock import iso_time
 from lsp_agent.core.compaction import (
     Checkpoint,
@@ -84,6 +94,8 @@ from lsp_agent.core.stream import (
 )
 from lsp_agent.core.tooling import ToolCallContext
 from lsp_agent.core.transcript import SessionUsage, TranscriptMessage
+
+_log = logging.getLogger(__name__)
 
 COUNT_FROM = 0.85
 """Share of the compaction limit from which the provider's token counter is asked."""
@@ -169,6 +181,7 @@ class TurnRunner:
         gate: PermissionGate,
         editor: Editor,
         sources: ContextSources,
+        snapshots: SnapshotStore | None = None,
         subtasks: SubtaskRunner | None = None,
         on_first_answer: Callable[[], None] | None = None,
     ) -> None:
@@ -177,6 +190,10 @@ class TurnRunner:
         self._on_first_answer = on_first_answer
         self._gate = gate
         self._sources = sources
+        self._snapshots = snapshots
+        self._tree: str | None = None
+        self._hidden: frozenset[str] = frozenset()
+        self._turn_message: str | None = None
         self._epoch = Epoch(number=0, baseline="", date="", instructions={}, skills="")
         self._checkpoint: Checkpoint | None = None
         self._fresh_epoch = False
@@ -205,6 +222,7 @@ class TurnRunner:
             await self._rec.emit("state_changed", {"state": "running", "owner": current_owner()})
             self._epoch = await self._context_epoch()
             await self._promote_pending()
+            self._tree = await self._track()
             while True:
                 step += 1
                 last = step >= self._config.max_steps
@@ -241,6 +259,47 @@ class TurnRunner:
             await self._rec.emit(
                 "user_message_promoted", {"messageId": message_id, "content": content}
             )
+            self._turn_message = message_id
+
+    # -- checkpoints -------------------------------------------------------------------
+
+    async def _track(self) -> str | None:
+        """The workspace's tree now; None without snapshots (or when they fail: a snapshot
+        problem never stops the agent's work, it only loses the undo point)."""
+        if self._snapshots is None or not self._config.workspace_roots:
+            return None
+        try:
+            return await self._snapshots.track(Path(self._config.workspace_roots[0]))
+        except (LspAgentError, OSError):
+            _log.warning("snapshot failed; this step cannot be reverted", exc_info=True)
+            return None
+
+    async def _checkpoint_step(self, step_message_id: str) -> None:
+        """After a step whose tools may have changed files: what changed, as an event."""
+        before = self._tree
+        after = await self._track()
+        self._tree = after
+        if self._snapshots is None or before is None or after is None or before == after:
+            return
+        root = Path(self._config.workspace_roots[0])
+        try:
+            changed = await self._snapshots.diff(root, before, after)
+            patch = await self._snapshots.patch(root, before, after)
+        except (LspAgentError, OSError):
+            _log.warning("could not diff the step's snapshots", exc_info=True)
+            return
+        await self._rec.emit(
+            "checkpoint_recorded",
+            {
+                "checkpointId": self._ids.new("chk"),
+                "messageId": self._turn_message or step_message_id,
+                "stepMessageId": step_message_id,
+                "before": before,
+                "after": after,
+                "files": files_json(changed),
+                "patch": patch[:MAX_PATCH_CHARS],
+            },
+        )
 
     async def _pending_inputs(self) -> list[tuple[str, list[dict[str, Any]]]]:
         pending = []
@@ -286,6 +345,8 @@ class TurnRunner:
                 )
                 continue
             state.stopped_by_user = await self._run_tool(state.message_id, call, refuse=last)
+        if any(call.name in MUTATING_TOOLS for call in state.calls):
+            await self._checkpoint_step(state.message_id)
         return state
 
     async def _stream_once_more_if_dropped(self, request: ModelRequest, step: int) -> _StepState:
@@ -396,6 +457,10 @@ class TurnRunner:
         """
         events = await self._store.events(self._session_id)
         self._checkpoint = latest_checkpoint(events)
+        self._hidden = hidden_messages(events)
+        self._turn_message = next(
+            (m for m in reversed(user_message_ids(events)) if m not in self._hidden), None
+        )
         epoch = current_epoch(events)
         if epoch is not None:
             self._fresh_epoch = False
@@ -449,7 +514,8 @@ class TurnRunner:
         return self._build(transcript, last=last)
 
     def _build(self, transcript: list[TranscriptMessage], *, last: bool) -> ModelRequest:
-        messages = model_messages(transcript, self._checkpoint)
+        visible = [m for m in transcript if m.message_id not in self._hidden]
+        messages = model_messages(visible, self._checkpoint)
         if last:
             messages = _with_wrap_up(messages, prompts.load("max_steps"))
         return ModelRequest(

@@ -9,19 +9,27 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import unquote, urlparse
 
 import attrs
 
 from lsp_agent.core import prompts
+from lsp_agent.core.checkpoints import (
+    SnapshotStore,
+    checkpoints,
+    hidden_messages,
+    messages_from,
+    staged_revert,
+    user_message_ids,
+)
 from lsp_agent.core.clock import iso_time
 from lsp_agent.core.compaction import CompactionPolicy, latest_checkpoint
 from lsp_agent.core.compactor import Compactor
 from lsp_agent.core.context import ContextSources, SourcesSnapshot, current_epoch
-from lsp_agent.core.errors import SessionNotFound
-from lsp_agent.core.events import NewEvent
+from lsp_agent.core.errors import RevertBlocked, SessionNotFound
+from lsp_agent.core.events import EventType, NewEvent
 from lsp_agent.core.gate import PermissionGate
 from lsp_agent.core.interfaces import Clock, Editor, EventStore, IdFactory, Provider, ToolExecutor
 from lsp_agent.core.loop import TurnConfig, TurnOutcome, TurnRunner
@@ -52,6 +60,12 @@ class AgentOptions:
     compaction: CompactionPolicy = CompactionPolicy()
 
 
+@attrs.frozen(kw_only=True)
+class RevertResult:
+    files: tuple[str, ...]
+    conflicts: tuple[str, ...]
+
+
 class FoldersOnly:
     """Context sources for hosts that give none: the workspace folders and the platform."""
 
@@ -75,6 +89,7 @@ class SessionService:
         ids: IdFactory,
         options: AgentOptions,
         sources: ContextSources | None = None,
+        snapshots: SnapshotStore | None = None,
     ) -> None:
         """``sources`` feed the baseline note (instructions, skills, git); none: folders only."""
         self._store = store
@@ -85,6 +100,7 @@ class SessionService:
         self._ids = ids
         self._options = options
         self._sources = sources or FoldersOnly()
+        self._snapshots = snapshots
         self._background: set[asyncio.Task[None]] = set()
 
     async def create(
@@ -118,8 +134,12 @@ class SessionService:
         *,
         client_message_id: str | None = None,
     ) -> str:
-        """Make the input durable and return its message id (idempotent per client id)."""
+        """Make the input durable and return its message id (idempotent per client id).
+
+        A staged revert is committed first: a new prompt makes it final."""
         await self._require(session_id)
+        if staged_revert(await self._store.events(session_id)) is not None:
+            await self.revert_commit(session_id)
         if client_message_id is not None:
             existing = await self._store.find_admitted(session_id, client_message_id)
             if existing is not None:
@@ -171,6 +191,7 @@ class SessionService:
             ),
             editor=self._editor,
             sources=self._sources,
+            snapshots=self._snapshots,
             subtasks=subtask,
             on_first_answer=start_title,
         )
@@ -208,6 +229,92 @@ class SessionService:
         finally:
             await recorder.close()
         return done is not None
+
+    # -- revert --------------------------------------------------------------------------
+
+    async def revert_stage(
+        self, session_id: str, message_id: str, *, force: bool = False
+    ) -> RevertResult:
+        """Files back to before ``message_id``; it and later messages are hidden.
+
+        A file the user changed after the agent's last step is a conflict and is left alone
+        unless ``force``."""
+        info = await self._require(session_id)
+        events = await self._store.events(session_id)
+        if staged_revert(events) is not None:
+            await self.revert_clear(session_id)
+            events = await self._store.events(session_id)
+        later = messages_from(await self._store.transcript(session_id), message_id)
+        if not later or message_id not in user_message_ids(events):
+            raise RevertBlocked(f"no user message {message_id!r} in session {session_id}")
+        steps = [c for c in checkpoints(events) if c.message_id in later]
+        root = Path(_path_of(info.workspace_folder))
+        files = sorted({p for c in steps for p in c.paths})
+        conflicts: list[str] = []
+        restore_tree = undo_tree = ""
+        if steps and self._snapshots is not None:
+            restore_tree = steps[0].before
+            conflicts = await self._snapshots.changed_since(root, steps[-1].after, files)
+            undo_tree = await self._snapshots.track(root)
+            chosen = files if force else [p for p in files if p not in conflicts]
+            if chosen:
+                await self._snapshots.restore(root, restore_tree, chosen)
+        await self._emit(
+            session_id,
+            "revert_staged",
+            {
+                "messageId": message_id,
+                "restoreTree": restore_tree,
+                "undoTree": undo_tree,
+                "files": files,
+                "conflicts": [] if force else conflicts,
+                "hidden": later,
+            },
+        )
+        return RevertResult(files=tuple(files), conflicts=tuple([] if force else conflicts))
+
+    async def revert_clear(self, session_id: str) -> None:
+        """Undo the staged revert: files and messages back as they were."""
+        info = await self._require(session_id)
+        staged = staged_revert(await self._store.events(session_id))
+        if staged is None:
+            return
+        if staged.undo_tree and staged.files and self._snapshots is not None:
+            root = Path(_path_of(info.workspace_folder))
+            await self._snapshots.restore(root, staged.undo_tree, list(staged.files))
+        await self._emit(
+            session_id,
+            "revert_cleared",
+            {"messageId": staged.message_id, "files": list(staged.files)},
+        )
+
+    async def revert_commit(self, session_id: str) -> tuple[str, ...]:
+        """Make the staged revert final: the hidden messages are dropped from the session."""
+        staged = staged_revert(await self._store.events(session_id))
+        if staged is None:
+            return ()
+        await self._emit(
+            session_id,
+            "revert_committed",
+            {"messageId": staged.message_id, "dropped": list(staged.hidden)},
+        )
+        return staged.hidden
+
+    async def undo(self, session_id: str) -> tuple[str, list[dict[str, Any]]]:
+        """Stage a revert of the last user message; its prompt goes back to the input box."""
+        events = await self._store.events(session_id)
+        hidden = hidden_messages(events)
+        candidates = [m for m in user_message_ids(events) if m not in hidden]
+        if not candidates:
+            raise RevertBlocked(f"session {session_id} has nothing to undo")
+        message_id = candidates[-1]
+        await self.revert_stage(session_id, message_id)
+        return message_id, await self._store.inbox_content(message_id)
+
+    async def _emit(self, session_id: str, type_: EventType, data: dict[str, Any]) -> None:
+        event = NewEvent(type=type_, data=data, time=iso_time(self._clock.now()))
+        for stored in await self._store.append(session_id, [event]):
+            await self._editor.publish(stored)
 
     async def drain(self, timeout: float) -> None:
         """Give side work (titles) up to ``timeout`` seconds to finish, then stop it."""

@@ -66,6 +66,21 @@ def _update_body(event: StoredEvent) -> dict[str, Any]:
             "phase": phase,
             "auto": data.get("auto", True),
         }
+    if kind == "checkpoint_recorded":
+        return {
+            "sessionUpdate": "checkpoint_update",
+            "checkpointId": data["checkpointId"],
+            "messageId": data["messageId"],
+            "files": data["files"],
+            "patch": data.get("patch", ""),
+        }
+    if kind in ("revert_staged", "revert_cleared", "revert_committed"):
+        return {
+            "sessionUpdate": "revert_update",
+            "state": kind.removeprefix("revert_"),
+            "messageId": data.get("messageId"),
+            "files": data.get("files", []),
+        }
     if kind == "plan_updated":
         return {"sessionUpdate": "plan_update", "entries": data["entries"]}
     if kind == "title_set":

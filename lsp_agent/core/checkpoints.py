@@ -1,0 +1,126 @@
+"""Checkpoints of what each step changed on disk, and the three-step revert built on them.
+
+A checkpoint records the workspace tree before and after a step that may change files
+(``checkpoint_recorded``). Reverting to before a user message restores the files those
+steps touched to the tree before the first of them (``revert_staged``: later messages are
+hidden, not deleted); ``revert_cleared`` puts everything back; ``revert_committed`` makes it
+final (a new prompt commits implicitly).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import attrs
+
+from lsp_agent.core.events import StoredEvent
+from lsp_agent.core.transcript import TranscriptMessage
+
+MUTATING_TOOLS = frozenset({"write", "edit", "apply_patch", "bash", "task"})
+MAX_PATCH_CHARS = 100_000
+
+
+class ChangedFile(Protocol):
+    @property
+    def path(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def additions(self) -> int: ...
+    @property
+    def deletions(self) -> int: ...
+
+
+class SnapshotStore(Protocol):
+    """Snapshots of a workspace folder's files (``lsp_agent.snapshots`` implements it)."""
+
+    async def track(self, workspace: Any) -> str: ...
+
+    async def diff(self, workspace: Any, from_tree: str, to_tree: str) -> Sequence[ChangedFile]: ...
+
+    async def patch(self, workspace: Any, from_tree: str, to_tree: str) -> str: ...
+
+    async def restore(
+        self, workspace: Any, tree: str, paths: Sequence[str] | None = None
+    ) -> list[str]: ...
+
+    async def changed_since(self, workspace: Any, tree: str, paths: Sequence[str]) -> list[str]: ...
+
+
+@attrs.frozen(kw_only=True)
+class Checkpoint:
+    message_id: str
+    before: str
+    after: str
+    paths: tuple[str, ...]
+
+
+@attrs.frozen(kw_only=True)
+class StagedRevert:
+    message_id: str
+    restore_tree: str
+    undo_tree: str
+    files: tuple[str, ...]
+    hidden: tuple[str, ...]
+
+
+def files_json(changes: Sequence[ChangedFile]) -> list[dict[str, Any]]:
+    return [
+        {"path": c.path, "status": c.status, "additions": c.additions, "deletions": c.deletions}
+        for c in changes
+    ]
+
+
+def checkpoints(events: Sequence[StoredEvent]) -> list[Checkpoint]:
+    return [
+        Checkpoint(
+            message_id=str(e.data["messageId"]),
+            before=str(e.data["before"]),
+            after=str(e.data["after"]),
+            paths=tuple(f["path"] for f in e.data.get("files", [])),
+        )
+        for e in events
+        if e.type == "checkpoint_recorded"
+    ]
+
+
+def staged_revert(events: Sequence[StoredEvent]) -> StagedRevert | None:
+    """The revert staged and neither cleared nor committed yet, if any."""
+    staged: StagedRevert | None = None
+    for event in events:
+        if event.type == "revert_staged":
+            data = event.data
+            staged = StagedRevert(
+                message_id=str(data["messageId"]),
+                restore_tree=str(data["restoreTree"]),
+                undo_tree=str(data["undoTree"]),
+                files=tuple(data.get("files", [])),
+                hidden=tuple(data.get("hidden", [])),
+            )
+        elif event.type in ("revert_cleared", "revert_committed"):
+            staged = None
+    return staged
+
+
+def hidden_messages(events: Sequence[StoredEvent]) -> frozenset[str]:
+    """Messages a staged revert hides or a committed one dropped: never sent to the model."""
+    hidden: set[str] = set()
+    staged = staged_revert(events)
+    if staged is not None:
+        hidden.update(staged.hidden)
+    for event in events:
+        if event.type == "revert_committed":
+            hidden.update(event.data.get("dropped", []))
+    return frozenset(hidden)
+
+
+def messages_from(transcript: Sequence[TranscriptMessage], message_id: str) -> list[str]:
+    """The ids of ``message_id`` and every message after it."""
+    ids = [m.message_id for m in transcript]
+    return ids[ids.index(message_id) :] if message_id in ids else []
+
+
+def user_message_ids(events: Sequence[StoredEvent]) -> list[str]:
+    """Promoted user messages, in order."""
+    return [str(e.data["messageId"]) for e in events if e.type == "user_message_promoted"]
