@@ -192,6 +192,7 @@ class TurnRunner:
         self._sources = sources
         self._snapshots = snapshots
         self._tree: str | None = None
+        self._tree_task: asyncio.Task[str | None] | None = None
         self._hidden: frozenset[str] = frozenset()
         self._turn_message: str | None = None
         self._epoch = Epoch(number=0, baseline="", date="", instructions={}, skills="")
@@ -222,7 +223,8 @@ class TurnRunner:
             await self._rec.emit("state_changed", {"state": "running", "owner": current_owner()})
             self._epoch = await self._context_epoch()
             await self._promote_pending()
-            self._tree = await self._track()
+            # Taken while the first request is in flight; awaited before any tool runs.
+            self._tree_task = asyncio.create_task(self._track())
             while True:
                 step += 1
                 last = step >= self._config.max_steps
@@ -249,6 +251,9 @@ class TurnRunner:
         except asyncio.CancelledError:
             await asyncio.shield(self._record_cancel())
             raise
+        finally:
+            if self._tree_task is not None and not self._tree_task.done():
+                self._tree_task.cancel()
 
     async def _end(self, reason: StopReason, steps: int) -> TurnOutcome:
         await self._rec.emit("state_changed", {"state": "idle", "stopReason": reason})
@@ -337,6 +342,8 @@ class TurnRunner:
             {"messageId": state.message_id, "status": "completed", "finishReason": state.finish},
         )
         self._open_message = None
+        if state.calls and self._tree_task is not None:
+            self._tree, self._tree_task = await self._tree_task, None
         for call in state.calls:
             if state.stopped_by_user:
                 note = "not run: the user rejected an earlier call of this step"

@@ -28,7 +28,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from lsp_agent.core.permission import PermissionRequest
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
-from lsp_agent.tools.html_convert import decode_html, html_to_markdown, html_to_text
 from lsp_agent.tools.netguard import Blocked, NetworkGuard, PinnedTransport, Resolver, Target
 
 __all__ = [
@@ -361,6 +360,9 @@ def _readable(response: _Response, format: Format) -> str:
     """The body as the model reads it (runs in a worker thread: HTML parsing is slow)."""
     if _kind(response) != "html":
         return response.body.decode(_codec(response.charset), errors="replace")
+    # Imported here: the HTML parser costs start-up time every run that never fetches a page.
+    from lsp_agent.tools.html_convert import decode_html, html_to_markdown, html_to_text
+
     html = decode_html(response.body, response.charset)
     if format == "html":
         return html
