@@ -19,23 +19,12 @@ from lsp_agent.core.events import NewEvent
 from lsp_agent.core.owner import start_ticks
 from lsp_agent.recovery import TURN_ERROR
 from lsp_agent.storage.event_log import open_store
+from lsp_agent.testing.cli import run_cli as cli
 from lsp_agent.testing.fake_llm import FakeLLMServer, running_fake_llm
 
 KEY = "sk-cancel-test-key"
 MODEL = "anthropic/claude-test"
 T = "2025-03-01T12:00:00.000Z"
-
-
-def cli(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "lsp_agent", *args],
-        cwd=cwd,
-        env={**os.environ, **env},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def start_run(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.Popen[str]:

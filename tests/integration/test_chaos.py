@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from lsp_agent.recovery import group_members
+from lsp_agent.testing.cli import run_cli as cli
 from lsp_agent.testing.fake_llm import FakeLLMServer, running_fake_llm
 
 ITERATIONS = 30
@@ -59,18 +60,6 @@ def killed_script() -> list[dict[str, Any]]:
         },
         {"text": "all done"},
     ]
-
-
-def cli(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "lsp_agent", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 def running(pid: int) -> bool:

@@ -5,31 +5,17 @@ from __future__ import annotations
 import copy
 import itertools
 import json
-import os
 import subprocess
-import sys
 from datetime import date
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from lsp_agent.testing.cli import run_cli as cli
 from lsp_agent.testing.fake_llm import FakeLLMServer, running_fake_llm
 
 KEY = "sk-context-test"
-
-
-def cli(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "lsp_agent", *args],
-        cwd=cwd,
-        env={**os.environ, **env},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def env_for(server: FakeLLMServer) -> dict[str, str]:

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from lsp_agent.testing.cli import run_cli
 from lsp_agent.testing.fake_llm import FakeLLMServer, running_fake_llm
 
 API_KEY = "sk-test-7f3c9a1e-SECRET-value"
@@ -24,21 +23,6 @@ def workspace(tmp_path: Path) -> Path:
     ws.mkdir()
     (ws / "a.py").write_text(A_PY)
     return ws
-
-
-def run_cli(
-    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
-    full_env = {**os.environ, **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "lsp_agent", *args],
-        cwd=cwd,
-        env=full_env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
 
 
 def anthropic_env(server: FakeLLMServer) -> dict[str, str]:

@@ -5,29 +5,16 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from lsp_agent.testing.cli import run_cli as cli
 from lsp_agent.testing.fake_llm import running_fake_llm
 
 KEY = "sk-permission-test"
 ORIGINAL = "value = 1\n"
-
-
-def cli(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "lsp_agent", *args],
-        cwd=cwd,
-        env={**os.environ, **env},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 @pytest.fixture

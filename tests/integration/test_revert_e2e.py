@@ -4,33 +4,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from lsp_agent.testing.cli import run_cli as cli
 from lsp_agent.testing.fake_llm import running_fake_llm
 
 KEY = "sk-revert-test"
 GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
-
-
-def cli(
-    *args: str, cwd: Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "lsp_agent", *args],
-        cwd=cwd,
-        env={**os.environ, **(env or {})},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def files_of(root: Path) -> dict[str, bytes]:

@@ -16,24 +16,11 @@ import pytest
 
 from lsp_agent.core.events import NewEvent
 from lsp_agent.storage.event_log import open_store
+from lsp_agent.testing.cli import run_cli as cli
 from lsp_agent.testing.fake_llm import FakeLLMServer, running_fake_llm
 
 KEY = "sk-history-test-key"
 PROJECTIONS = ("sessions", "messages", "parts", "tool_calls", "inbox")
-
-
-def cli(
-    *args: str, cwd: Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "lsp_agent", *args],
-        cwd=cwd,
-        env={**os.environ, **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def env_for(server: FakeLLMServer, provider: str) -> dict[str, str]:
