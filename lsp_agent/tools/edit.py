@@ -36,8 +36,8 @@ from lsp_agent.tools.files import (
     encode_text,
     not_found_message,
     read_current,
+    save,
     unified_diff,
-    write_atomic,
 )
 
 __all__ = ["EditParams", "EditTool"]
@@ -114,10 +114,9 @@ class EditTool:
             change = await _prepare(params, where, ctx)
             if isinstance(change, str):
                 return _error(where, _changed(where, change))
-            try:
-                await asyncio.to_thread(write_atomic, where.path, change.data)
-            except OSError as exc:
-                return _error(where, f"Cannot write {where.path}: {exc.strerror or exc}")
+            failed = await save(where.path, change.data)
+            if failed is not None:
+                return _error(where, failed)
         return _done(where, change)
 
 

@@ -137,6 +137,15 @@ async def read_current(editor: Editor, path: str) -> TextFile | None:
     )
 
 
+async def save(path: str, data: bytes) -> str | None:
+    """``write_atomic`` in a thread; the reason it failed (for the model), or None."""
+    try:
+        await asyncio.to_thread(write_atomic, path, data)
+    except OSError as exc:
+        return f"Cannot write {path}: {exc.strerror or exc}"
+    return None
+
+
 def write_atomic(path: str, data: bytes) -> None:
     """Replace ``path`` with ``data`` atomically (blocking: use a thread).
 

@@ -22,6 +22,7 @@ from lsp_agent.core.permission import PermissionRequest
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
 from lsp_agent.tools.boundary import Outside, Resolved, WorkspaceBoundary
+from lsp_agent.tools.files import not_found_message
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -212,7 +213,7 @@ def _read_disk(
     try:
         mode = os.stat(where.path).st_mode
     except (FileNotFoundError, NotADirectoryError):
-        return _error(where, _not_found(where.path))
+        return _error(where, not_found_message(where.path))
     except OSError as exc:
         return _error(where, f"Cannot read {where.path}: {exc.strerror or exc}")
     if stat.S_ISDIR(mode):
@@ -257,22 +258,6 @@ def _count_lines(f: BinaryIO) -> int:
         count += chunk.count(b"\n")
         last = chunk[-1:]
     return count + (last != b"\n")
-
-
-def _not_found(path: str) -> str:
-    message = f"File not found: {path}"
-    parent, base = os.path.split(path)
-    wanted = base.lower()
-    try:
-        names = os.listdir(parent)
-    except OSError:
-        return message
-    similar = [n for n in names if wanted and (wanted in n.lower() or n.lower() in wanted)]
-    similar.sort(key=lambda n: (n.lower() != wanted, n.lower(), n))
-    if not similar:
-        return message
-    hints = "\n".join(os.path.join(parent, n) for n in similar[:3])
-    return f"{message}\n\nDid you mean one of these?\n{hints}"
 
 
 def _list_directory(

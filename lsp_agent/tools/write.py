@@ -13,8 +13,6 @@ has CRLF is written as given.
 
 from __future__ import annotations
 
-import asyncio
-
 import attrs
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,8 +29,8 @@ from lsp_agent.tools.files import (
     edit_request,
     encode_text,
     read_current,
+    save,
     unified_diff,
-    write_atomic,
 )
 
 __all__ = ["WriteParams", "WriteTool"]
@@ -92,10 +90,9 @@ class WriteTool:
                     f"{where.display} changed after the write was approved; nothing was "
                     "written. Read it again, then write it.",
                 )
-            try:
-                await asyncio.to_thread(write_atomic, where.path, change.data)
-            except OSError as exc:
-                return _error(where, f"Cannot write {where.path}: {exc.strerror or exc}")
+            failed = await save(where.path, change.data)
+            if failed is not None:
+                return _error(where, failed)
         return _done(where, change)
 
 
