@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import attrs
@@ -15,10 +15,12 @@ from lsp_agent.core.clock import SystemClock, UlidIds
 from lsp_agent.core.compaction import CompactionPolicy
 from lsp_agent.core.interfaces import Clock, Editor, IdFactory
 from lsp_agent.core.messages import ThinkingConfig
+from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.permission import Rule
 from lsp_agent.core.retry import RetryPolicy
 from lsp_agent.core.secrets import SecretFilter
 from lsp_agent.core.session import AgentOptions, SessionService
+from lsp_agent.model_catalog import ConfiguredModels
 from lsp_agent.providers import make_provider
 from lsp_agent.recovery import RecoveryReport, recover
 from lsp_agent.settings import DEFAULT_API_KEY_ENV, ResolvedModel, Settings, user_config_file
@@ -96,13 +98,17 @@ def agent_options(settings: Settings, model: ResolvedModel) -> AgentOptions:
         Rule(permission=r.permission, pattern=r.pattern, action=r.action, source=r.source)
         for r in settings.permission_rules
     )
-    compaction = CompactionPolicy(
-        auto=settings.compaction.auto,
-        reserve_tokens=settings.compaction.reserve_tokens_for(model.info),
-        keep_recent_tokens=settings.compaction.keep_recent_tokens_for(model.info),
-    )
+
+    def compaction(info: ModelInfo) -> CompactionPolicy:
+        return CompactionPolicy(
+            auto=settings.compaction.auto,
+            reserve_tokens=settings.compaction.reserve_tokens_for(info),
+            keep_recent_tokens=settings.compaction.keep_recent_tokens_for(info),
+        )
+
     return AgentOptions(
-        compaction=compaction,
+        compaction=compaction(model.info),
+        compaction_for=compaction,
         rules=rules,
         model=model.info,
         mode=settings.mode,
@@ -123,7 +129,10 @@ async def build_app(
     store: SqliteEventStore | None = None,
     clock: Clock | None = None,
     ids: IdFactory | None = None,
+    roots: Callable[[str], Sequence[str]] | None = None,
 ) -> App:
+    """``roots``: the folders a session may touch (an editor's workspace folders); default
+    the session's own folder."""
     provider = make_provider(
         model.provider_type,
         name=model.info.provider,
@@ -174,5 +183,7 @@ async def build_app(
         clock=clock,
         ids=ids or UlidIds(),
         options=options,
+        models=ConfiguredModels(settings, env, model, provider),
+        roots=roots,
     )
     return App(settings=settings, store=store, sessions=sessions)

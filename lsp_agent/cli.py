@@ -61,6 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
     what.add_argument("--commit", action="store_true", help="make the staged revert final")
     revert.add_argument("--force", action="store_true", help="also restore files you changed")
 
+    serve = commands.add_parser("serve", help="the language server (stdio by default)")
+    transport = serve.add_mutually_exclusive_group()
+    transport.add_argument("--stdio", action="store_true", help="talk LSP on stdin/stdout")
+    transport.add_argument("--tcp", metavar="HOST:PORT", help="listen for one client on TCP")
+
     commands.add_parser("doctor", help="what is installed and configured, what is missing")
     return parser
 
@@ -77,6 +82,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     if args.command == "run":
         return _run_with_interrupt(args, env)
+    if args.command == "serve":
+        return _serve(args, env)
     if args.command == "sessions" and args.verb in ("compact", "revert"):
         return asyncio.run(_with_agent(args, env, sys.stdout, sys.stderr))
     if args.command == "sessions":
@@ -147,7 +154,7 @@ async def _run(args: argparse.Namespace, env: Mapping[str, str], out: TextIO, er
         editor.focus(session_id)
         await app.sessions.admit(session_id, [{"type": "text", "text": args.prompt}])
         try:
-            outcome = await app.sessions.run_turn(session_id, mode=args.mode)
+            outcome = await app.sessions.run_turn(session_id, mode=args.mode, model=args.model)
         finally:
             await app.sessions.drain(timeout=2.0)
     finally:
@@ -162,6 +169,28 @@ async def _run(args: argparse.Namespace, env: Mapping[str, str], out: TextIO, er
     if outcome.stop_reason == "cancelled":
         err.write("stopped: a tool call was rejected\n")
     return EXIT_OK
+
+
+def _serve(args: argparse.Namespace, env: dict[str, str]) -> int:
+    """The language server. stdout carries LSP, so logs go to stderr (``LSP_AGENT_LOG``
+    sets the level, default WARNING)."""
+    import logging
+
+    tcp = None
+    if args.tcp:
+        host, sep, port = args.tcp.rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            return _fail(sys.stderr, f"--tcp expects HOST:PORT, got {args.tcp!r}", EXIT_USAGE)
+        tcp = (host.strip("[]"), int(port))
+    level = env.get("LSP_AGENT_LOG", "WARNING").upper()
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=getattr(logging, level, logging.WARNING),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    from lsp_agent.lsp import serve
+
+    return serve(env, tcp=tcp)
 
 
 def _interactive() -> bool:

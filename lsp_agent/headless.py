@@ -16,6 +16,7 @@ import json
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from lsp_agent.core.documents import NOT_OPEN, DocumentEditResult
 from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.permission import OptionKind, PermissionAsk, PermissionReply
 from lsp_agent.core.question import Answer, Question, QuestionAsk, QuestionReply
@@ -72,6 +73,11 @@ class TerminalEditor:
 
     async def open_document_text(self, path: str) -> str | None:
         return None  # a terminal has no unsaved buffers
+
+    async def apply_document_edit(
+        self, path: str, base_text: str, new_text: str
+    ) -> DocumentEditResult:
+        return NOT_OPEN  # nothing is open: the tools write the disk
 
     async def request_permission(self, ask: PermissionAsk) -> PermissionReply:
         request = ask.request

@@ -3,6 +3,7 @@
 LspAgentError
 ├── ConfigError            an invalid config file or flag; names the file and key
 ├── SessionNotFound        an unknown session id
+├── InvalidConfigValue     a session option (mode, model) set to something not offered
 └── ProviderError          a model call failed; ``kind`` says how
     └── ContextOverflow    the request no longer fits the model's context window
 """
@@ -40,6 +41,14 @@ class SessionNotFound(LspAgentError):
     def __init__(self, session_id: str) -> None:
         super().__init__(f"no session with id {session_id!r}")
         self.session_id = session_id
+
+
+class InvalidConfigValue(LspAgentError):
+    """A session configuration option that cannot be set: an unknown ``configId``, or a value
+    that is not offered (an unknown mode, a model that is unknown or unusable).
+
+    The message names the problem and what is expected; adapters show it as is.
+    """
 
 
 class ProviderError(LspAgentError):

@@ -53,6 +53,10 @@ Catalogue (type → data):
 - ``revert_staged``     {messageId, restoreTree, undoTree, files, conflicts, hidden}
 - ``revert_cleared``    {messageId, files}
 - ``revert_committed``  {messageId, dropped}
+- ``config_changed``    {configId: mode|model, value, configOptions} — a session option was
+  set (``agent/session/setConfigOption``); the session's ``mode``/``model`` become ``value``
+  and a running turn picks it up at its next step. ``configOptions`` is the whole list after
+  the change, as the client shows it
 """
 
 from __future__ import annotations
@@ -92,6 +96,7 @@ EventType = Literal[
     "revert_staged",
     "revert_cleared",
     "revert_committed",
+    "config_changed",
 ]
 
 

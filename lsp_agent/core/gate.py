@@ -45,6 +45,17 @@ class PermissionGate:
         self._store = store
         self._editor = editor
         self._rec = recorder
+        self.cancelled_while_asking: set[str] = set()
+        """Tool calls whose permission ask a cancel cut short: they never started."""
+
+    @property
+    def mode(self) -> str:
+        """The mode asks are made in; the loop updates it at the start of each step."""
+        return self._mode
+
+    @mode.setter
+    def mode(self, mode: str) -> None:
+        self._mode = mode
 
     async def ask(
         self,
@@ -84,6 +95,7 @@ class PermissionGate:
             asked["description"] = request.description
         if request.subject is not None:
             asked["subject"] = request.subject
+        # request.previews (whole file texts) go to the editor with the ask, never into the log.
         await self._rec.emit("permission_asked", asked)
         await self._rec.emit("state_changed", {"state": "requires_action"})
         ask = PermissionAsk(
@@ -92,6 +104,7 @@ class PermissionGate:
         try:
             reply = await self._editor.request_permission(ask)
         except asyncio.CancelledError:
+            self.cancelled_while_asking.add(tool_call_id)
             await asyncio.shield(self._resolved(base, PermissionReply(kind=None), request))
             raise
         await self._resolved(base, reply, request)

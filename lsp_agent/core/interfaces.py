@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, Protocol
 
+from lsp_agent.core.documents import DocumentEditResult
 from lsp_agent.core.events import NewEvent, StoredEvent
 from lsp_agent.core.messages import ModelRequest, ToolCallPart, ToolSpec
 from lsp_agent.core.permission import PermissionAsk, PermissionReply, Rule
@@ -103,6 +104,20 @@ class Editor(Protocol):
 
     async def open_document_text(self, path: str) -> str | None:
         """The editor's buffer for ``path`` (unsaved text included) or None if not open."""
+        ...
+
+    async def apply_document_edit(
+        self, path: str, base_text: str, new_text: str
+    ) -> DocumentEditResult:
+        """Change an open document from ``base_text`` to ``new_text`` through the editor (so
+        it lands in the user's undo history); ``not_open`` when the editor has no such
+        document (write the disk instead); ``conflict`` when the buffer no longer holds
+        ``base_text`` or the editor refused the edit.
+
+        ``base_text`` is exactly what :meth:`open_document_text` returned (a leading U+FEFF
+        and the line endings included); ``new_text`` is the whole text the buffer should
+        hold, in the same form. The editor does no BOM or line-ending handling of its own.
+        """
         ...
 
     async def request_permission(self, ask: PermissionAsk) -> PermissionReply:

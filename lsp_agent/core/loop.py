@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -145,6 +145,10 @@ class TurnOutcome:
     error: LspAgentError | None = None
 
 
+SessionConfig = Callable[[], Awaitable[tuple[TurnConfig, Provider]]]
+"""Reads the session's current mode and model: the turn's config and provider from now on."""
+
+
 class _BrokeOff(Exception):
     """A response stream broke off after it had started (retried once, same request)."""
 
@@ -184,10 +188,17 @@ class TurnRunner:
         snapshots: SnapshotStore | None = None,
         subtasks: SubtaskRunner | None = None,
         on_first_answer: Callable[[], None] | None = None,
+        refresh: SessionConfig | None = None,
     ) -> None:
         """``on_first_answer`` runs once the model has answered (side work such as a title
-        waits for it, so a bad key or an outage costs one request, not two)."""
+        waits for it, so a bad key or an outage costs one request, not two).
+
+        ``refresh`` is called at the start of every step: a mode or model the session was
+        switched to meanwhile applies from that step on (never to a call in flight, whose
+        rules were captured when it started). Without it the turn keeps ``config``.
+        """
         self._on_first_answer = on_first_answer
+        self._refresh = refresh
         self._gate = gate
         self._sources = sources
         self._snapshots = snapshots
@@ -227,6 +238,7 @@ class TurnRunner:
             self._tree_task = asyncio.create_task(self._track())
             while True:
                 step += 1
+                await self._reconfigure()
                 last = step >= self._config.max_steps
                 state = await self._step(step, last)
                 if state.finish == "refusal":
@@ -254,6 +266,13 @@ class TurnRunner:
         finally:
             if self._tree_task is not None and not self._tree_task.done():
                 self._tree_task.cancel()
+
+    async def _reconfigure(self) -> None:
+        """Between steps (a safe point): take up the session's current mode and model."""
+        if self._refresh is None:
+            return
+        self._config, self._provider = await self._refresh()
+        self._gate.mode = self._config.mode
 
     async def _end(self, reason: StopReason, steps: int) -> TurnOutcome:
         await self._rec.emit("state_changed", {"state": "idle", "stopReason": reason})
@@ -762,7 +781,8 @@ class TurnRunner:
                 {"messageId": self._open_message, "status": "interrupted"},
             )
         for data in list(self._open_tools.values()):
-            was_running = data["status"] == "in_progress"
+            asking = data["toolCallId"] in self._gate.cancelled_while_asking
+            was_running = data["status"] == "in_progress" and not asking
             status = "interrupted" if was_running else "cancelled"
             note = "interrupted by the user" if was_running else "cancelled before it ran"
             await self._rec.emit("tool_call_updated", {**data, "status": status, "error": note})

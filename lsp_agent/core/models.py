@@ -1,10 +1,17 @@
-"""What the core knows about a model: limits and prices (from the catalog, config overrides)."""
+"""What the core knows about a model: limits and prices (from the catalog, config overrides),
+and the port through which a session lists and switches models (:class:`ModelCatalog`)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Protocol
+
 import attrs
 
+from lsp_agent.core.errors import InvalidConfigValue
 from lsp_agent.core.messages import Usage
+
+if TYPE_CHECKING:
+    from lsp_agent.core.interfaces import Provider
 
 
 @attrs.frozen(kw_only=True)
@@ -41,3 +48,48 @@ class ModelInfo:
             + usage.cache_write_tokens * cache_write
         )
         return total / 1_000_000
+
+
+@attrs.frozen(kw_only=True)
+class ModelChoice:
+    """One entry of a session's model list: ``ref`` is ``provider/model``."""
+
+    ref: str
+    name: str
+    description: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """A ``configOptions`` option: ``{value, name, description?}``."""
+        option: dict[str, Any] = {"value": self.ref, "name": self.name}
+        if self.description:
+            option["description"] = self.description
+        return option
+
+
+class ModelCatalog(Protocol):
+    """The models a session may use, and how to reach them (built by the composition root)."""
+
+    def offered(self) -> list[ModelChoice]:
+        """What a client lists; every entry resolves."""
+        ...
+
+    def resolve(self, ref: str) -> tuple[Provider, ModelInfo]:
+        """The provider and model of ``ref``; ``InvalidConfigValue`` for an unknown or
+        unusable reference (its message says why)."""
+        ...
+
+
+class SingleModel:
+    """A catalog of exactly one model: what a service built without a catalog offers."""
+
+    def __init__(self, provider: Provider, info: ModelInfo) -> None:
+        self._provider = provider
+        self._info = info
+
+    def offered(self) -> list[ModelChoice]:
+        return [ModelChoice(ref=self._info.ref, name=self._info.ref)]
+
+    def resolve(self, ref: str) -> tuple[Provider, ModelInfo]:
+        if ref != self._info.ref:
+            raise InvalidConfigValue(f"unknown model {ref!r}: expected {self._info.ref}")
+        return self._provider, self._info

@@ -18,6 +18,8 @@ from typing import Any, Literal
 
 import attrs
 
+from lsp_agent.core.documents import FilePreview
+
 Action = Literal["allow", "ask", "deny"]
 OptionKind = Literal["allow_once", "allow_session", "allow_always", "reject_once"]
 
@@ -112,6 +114,10 @@ class PermissionRequest:
     ``always`` are the patterns an "allow for session/always" answer would remember.
     ``subject`` is shown to the user: ``{type: "edit", files, patch}``,
     ``{type: "command", command, cwd}`` or ``{type: "fetch", url}``.
+
+    ``previews`` (``edit`` asks) are the before/after texts of every file, for an editor that
+    shows a diff. They live in memory only: the gate never copies them into an event (the
+    ``subject`` carries the unified diff), and they take no part in equality.
     """
 
     permission: str
@@ -120,6 +126,7 @@ class PermissionRequest:
     title: str = ""
     description: str | None = None
     subject: dict[str, Any] | None = None
+    previews: tuple[FilePreview, ...] = attrs.field(default=(), eq=False, repr=False)
 
 
 @attrs.frozen(kw_only=True)

@@ -3,7 +3,8 @@
 Streamed text arrives in many tiny deltas; committing each would cost a transaction per
 token. Deltas of one part are coalesced for at most ``batch_window`` seconds (16 ms, the
 protocol's bound) and committed as one event; any other event flushes them first, so the
-log keeps the order in which things happened.
+log keeps the order in which things happened. The first delta after a quiet window is
+committed at once (a leading edge), so a slow stream reaches the editor without the wait.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class Recorder:
         self._pending: tuple[EventType, str, str] | None = None  # (type, messageId, partId)
         self._pending_text: list[str] = []
         self._flusher: asyncio.Task[None] | None = None
+        self._last_delta_commit = float("-inf")
 
     async def emit(self, type_: EventType, data: dict[str, Any]) -> StoredEvent:
         async with self._lock:
@@ -51,7 +53,13 @@ class Recorder:
                 await self._flush_locked()
             self._pending = key
             self._pending_text.append(text)
-            if self._flusher is None or self._flusher.done():
+            if self._flusher is not None and not self._flusher.done():
+                return
+            if self._clock.monotonic() - self._last_delta_commit >= self._window:
+                # Leading edge: after a quiet window the first delta goes out at once, so
+                # a slow stream is not delayed; a fast one is still batched.
+                await self._flush_locked()
+            else:
                 self._flusher = asyncio.create_task(self._flush_after_window())
 
     async def flush(self) -> None:
@@ -78,6 +86,7 @@ class Recorder:
         text = "".join(self._pending_text)
         self._pending, self._pending_text = None, []
         data = {"messageId": message_id, "partId": part_id, "text": text}
+        self._last_delta_commit = self._clock.monotonic()
         await self._append_locked([(type_, data)])
 
     async def _append_locked(

@@ -2,11 +2,15 @@
 
 Input is admitted (made durable) before anything else happens; a turn then promotes it
 into the conversation and runs the loop. Titles are made on the side and never block.
+
+Each session has a mode and a model (its ``configOptions``); ``set_config`` changes them with a
+``config_changed`` event, and a running turn picks the change up at its next step.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path, PurePosixPath
@@ -28,13 +32,13 @@ from lsp_agent.core.clock import iso_time
 from lsp_agent.core.compaction import CompactionPolicy, latest_checkpoint
 from lsp_agent.core.compactor import Compactor
 from lsp_agent.core.context import ContextSources, SourcesSnapshot, current_epoch
-from lsp_agent.core.errors import RevertBlocked, SessionNotFound
+from lsp_agent.core.errors import InvalidConfigValue, RevertBlocked, SessionNotFound
 from lsp_agent.core.events import EventType, NewEvent
 from lsp_agent.core.gate import PermissionGate
 from lsp_agent.core.interfaces import Clock, Editor, EventStore, IdFactory, Provider, ToolExecutor
 from lsp_agent.core.loop import TurnConfig, TurnOutcome, TurnRunner
 from lsp_agent.core.messages import ThinkingConfig
-from lsp_agent.core.models import ModelInfo
+from lsp_agent.core.models import ModelCatalog, ModelChoice, ModelInfo, SingleModel
 from lsp_agent.core.permission import Rule
 from lsp_agent.core.recorder import Recorder
 from lsp_agent.core.retry import RetryPolicy
@@ -58,6 +62,13 @@ class AgentOptions:
     """Configured permission rules, in order (the mode's rules are added per call)."""
     secrets: SecretFilter = NO_SECRETS
     compaction: CompactionPolicy = CompactionPolicy()
+    compaction_for: Callable[[ModelInfo], CompactionPolicy] | None = None
+    """The policy for another model a session switches to (default: ``compaction``)."""
+
+    def compaction_of(self, model: ModelInfo) -> CompactionPolicy:
+        if self.compaction_for is None or model == self.model:
+            return self.compaction
+        return self.compaction_for(model)
 
 
 @attrs.frozen(kw_only=True)
@@ -73,8 +84,17 @@ class FoldersOnly:
         return SourcesSnapshot(workspace_roots=tuple(workspace_roots), platform=sys.platform)
 
 
+_log = logging.getLogger(__name__)
+
 SUBAGENTS = frozenset({"general", "explore"})
 PROMPT_OF_MODE = {"build": "build", "plan": "plan", "general": "build", "explore": "explore"}
+
+#: The modes a client may choose: value → (name, description).
+MODES: dict[str, tuple[str, str]] = {
+    "build": ("Build", "Works on the code: reads, edits files and runs commands."),
+    "plan": ("Plan", "Investigates and proposes a plan; no file edits, every command asked."),
+}
+CONFIG_IDS = ("mode", "model")
 
 
 class SessionService:
@@ -90,10 +110,22 @@ class SessionService:
         options: AgentOptions,
         sources: ContextSources | None = None,
         snapshots: SnapshotStore | None = None,
+        models: ModelCatalog | None = None,
+        roots: Callable[[str], Sequence[str]] | None = None,
     ) -> None:
-        """``sources`` feed the baseline note (instructions, skills, git); none: folders only."""
+        """``sources`` feed the baseline note (instructions, skills, git); none: folders only.
+
+        ``roots`` gives the folders a session working in ``folder`` may touch (an editor's
+        workspace folders, multi-root; asked again at every step, so added or removed folders
+        apply from the next step); without it, just the session's own folder.
+
+        ``models`` are the models sessions may switch to; without it the only one is
+        ``options.model`` on ``provider`` (the default of every new session either way).
+        """
         self._store = store
         self._provider = provider
+        self._models = models
+        self._roots = roots
         self._tools = tools
         self._editor = editor
         self._clock = clock
@@ -110,14 +142,24 @@ class SessionService:
         title: str = "",
         mode: str | None = None,
         parent_session_id: str | None = None,
+        model: str | None = None,
     ) -> str:
-        """A new, empty session; ``workspace_folder`` is an absolute, realpath-ed folder."""
+        """A new, empty session; ``workspace_folder`` is an absolute, realpath-ed folder.
+
+        ``mode`` (build or plan) and ``model`` (a ``provider/model`` the catalog resolves)
+        default to the configured ones; anything else raises ``InvalidConfigValue``.
+        """
+        if mode is not None and mode not in SUBAGENTS:
+            _check_mode(mode)
+        if model is not None:
+            _check_model_ref(model)
+            self._catalog().resolve(model)
         session_id = self._ids.new("ses")
         data = {
             "sessionId": session_id,
             "workspaceFolder": _file_uri(workspace_folder),
             "title": title,
-            "model": self._options.model.ref,
+            "model": model or self._options.model.ref,
             "mode": mode or self._options.mode,
         }
         if parent_session_id is not None:
@@ -154,37 +196,51 @@ class SessionService:
         return message_id
 
     async def run_turn(
-        self, session_id: str, *, max_steps: int | None = None, mode: str | None = None
+        self,
+        session_id: str,
+        *,
+        max_steps: int | None = None,
+        mode: str | None = None,
+        model: str | None = None,
     ) -> TurnOutcome:
         """Promote pending input and run the loop until the model stops (or a limit).
 
-        ``mode`` overrides the session's own mode for this turn.
+        ``mode`` / ``model`` override the session's own for this turn (the CLI's flags);
+        otherwise the session's mode and model are read again at every step, so a
+        ``set_config`` during the turn applies from the next step on.
         """
         info = await self._require(session_id)
-        mode = mode or info.mode
+        if model is not None:
+            self._catalog().resolve(model)
         recorder = Recorder(
             session_id=session_id, store=self._store, editor=self._editor, clock=self._clock
         )
         folder = _path_of(info.workspace_folder)
+        live = _LiveConfig(
+            self, session_id, folder, max_steps, mode_override=mode, model_override=model
+        )
+        config, provider = live.apply(info)
         start_title = None
         if self._options.titles and not info.title:
-            start_title = await self._title_starter(session_id, recorder)
+            start_title = await self._title_starter(session_id, recorder, provider, config.model)
 
         async def subtask(description: str, prompt: str, agent: str) -> SubtaskResult:
-            return await self._run_subtask(session_id, folder, description, prompt, agent)
+            return await self._run_subtask(
+                session_id, folder, description, prompt, agent, live.config.model.ref
+            )
 
         runner = TurnRunner(
             session_id=session_id,
-            config=self._turn_config(folder, max_steps, mode),
+            config=config,
             store=self._store,
-            provider=self._provider,
+            provider=provider,
             tools=self._tools,
             recorder=recorder,
             clock=self._clock,
             ids=self._ids,
             gate=PermissionGate(
                 session_id=session_id,
-                mode=mode,
+                mode=config.mode,
                 store=self._store,
                 editor=self._editor,
                 recorder=recorder,
@@ -194,6 +250,7 @@ class SessionService:
             snapshots=self._snapshots,
             subtasks=subtask,
             on_first_answer=start_title,
+            refresh=live.refresh,
         )
         try:
             return await runner.run()
@@ -205,19 +262,20 @@ class SessionService:
         info = await self._require(session_id)
         events = await self._store.events(session_id)
         epoch = current_epoch(events)
+        provider, model = self._session_model(info.model)
         recorder = Recorder(
             session_id=session_id, store=self._store, editor=self._editor, clock=self._clock
         )
         compactor = Compactor(
             session_id=session_id,
             store=self._store,
-            provider=self._provider,
+            provider=provider,
             recorder=recorder,
             clock=self._clock,
             sources=self._sources,
-            model=self._options.model,
-            keep_recent_tokens=self._options.compaction.keep_recent_tokens,
-            workspace_roots=(_path_of(info.workspace_folder),),
+            model=model,
+            keep_recent_tokens=self._options.compaction_of(model).keep_recent_tokens,
+            workspace_roots=self.workspace_roots(_path_of(info.workspace_folder)),
         )
         try:
             done = await compactor.run(
@@ -229,6 +287,91 @@ class SessionService:
         finally:
             await recorder.close()
         return done is not None
+
+    # -- configuration options -------------------------------------------------------------
+
+    async def config_options(self, session_id: str) -> list[dict[str, Any]]:
+        """The session's ``configOptions`` (protocol.md §1): its mode and its model."""
+        info = await self._require(session_id)
+        return self._config_options(info.mode, info.model)
+
+    async def set_config(self, session_id: str, config_id: str, value: str) -> list[dict[str, Any]]:
+        """Set the session's mode (build, plan) or model (a ``provider/model`` the catalog
+        resolves) and return the new ``configOptions``.
+
+        Recorded as a ``config_changed`` event; a running turn takes it up at its next step,
+        never during a tool call. Setting the current value again is accepted and records
+        nothing. Anything else raises ``InvalidConfigValue``.
+        """
+        info = await self._require(session_id)
+        if config_id not in CONFIG_IDS:
+            raise InvalidConfigValue(f"configId must be 'mode' or 'model', not {config_id!r}")
+        if not isinstance(value, str):
+            raise InvalidConfigValue(f"the value of {config_id} must be a string")
+        mode, model = info.mode, info.model
+        if config_id == "mode":
+            _check_mode(value)
+            mode = value
+        else:
+            _check_model_ref(value)
+            if value != info.model:
+                self._catalog().resolve(value)
+            model = value
+        options = self._config_options(mode, model)
+        if (mode, model) != (info.mode, info.model):
+            await self._emit(
+                session_id,
+                "config_changed",
+                {"configId": config_id, "value": value, "configOptions": options},
+            )
+        return options
+
+    def _config_options(self, mode: str, model: str) -> list[dict[str, Any]]:
+        modes = [
+            {"value": value, "name": name, "description": description}
+            for value, (name, description) in MODES.items()
+        ]
+        if mode not in MODES:  # a subagent's session
+            modes.append({"value": mode, "name": mode.capitalize()})
+        choices = self._catalog().offered()
+        if model not in {c.ref for c in choices}:
+            choices.append(ModelChoice(ref=model, name=model))
+        return [
+            {
+                "configId": "mode",
+                "name": "Mode",
+                "category": "mode",
+                "type": "select",
+                "currentValue": mode,
+                "options": modes,
+            },
+            {
+                "configId": "model",
+                "name": "Model",
+                "category": "model",
+                "type": "select",
+                "currentValue": model,
+                "options": [c.to_json() for c in choices],
+            },
+        ]
+
+    def _catalog(self) -> ModelCatalog:
+        return self._models or SingleModel(self._provider, self._options.model)
+
+    def _session_model(self, ref: str) -> tuple[Provider, ModelInfo]:
+        """The provider and model of the session's ``ref``; the configured model when the
+        catalog cannot resolve it (a session from another configuration)."""
+        try:
+            return self._catalog().resolve(ref)
+        except InvalidConfigValue as error:
+            if ref != self._options.model.ref:
+                _log.warning(
+                    "session model %s unavailable (%s); using %s",
+                    ref,
+                    error,
+                    self._options.model.ref,
+                )
+            return self._provider, self._options.model
 
     # -- revert --------------------------------------------------------------------------
 
@@ -326,7 +469,7 @@ class SessionService:
         await asyncio.gather(*pending, return_exceptions=True)
 
     async def _run_subtask(
-        self, parent: str, folder: str, description: str, prompt: str, agent: str
+        self, parent: str, folder: str, description: str, prompt: str, agent: str, model: str
     ) -> SubtaskResult:
         """A child session with its own log and the agent's restricted tools, run to its end."""
         if agent not in SUBAGENTS:
@@ -338,6 +481,7 @@ class SessionService:
             title=f"{description} (@{agent} subagent)",
             mode=agent,
             parent_session_id=parent,
+            model=model,
         )
         await self.admit(child, [{"type": "text", "text": prompt}])
         outcome = await self.run_turn(child)
@@ -356,23 +500,32 @@ class SessionService:
             error=str(outcome.error) if outcome.error is not None else None,
         )
 
-    def _turn_config(self, folder: str, max_steps: int | None, mode: str) -> TurnConfig:
+    def workspace_roots(self, folder: str) -> tuple[str, ...]:
+        """The session's boundary: its own folder first, then the other workspace folders."""
+        if self._roots is None:
+            return (folder,)
+        others = [root for root in self._roots(folder) if root != folder]
+        return (folder, *others)
+
+    def _turn_config(
+        self, folder: str, max_steps: int | None, mode: str, model: ModelInfo
+    ) -> TurnConfig:
         options = self._options
         return TurnConfig(
-            model=options.model,
+            model=model,
             system_prompt=prompts.load(PROMPT_OF_MODE.get(mode, "build")),
-            workspace_roots=(folder,),
+            workspace_roots=self.workspace_roots(folder),
             max_steps=max_steps if max_steps is not None else options.max_steps,
             retry=options.retry,
             thinking=options.thinking,
             mode=mode,
             rules=options.rules,
             secrets=options.secrets,
-            compaction=options.compaction,
+            compaction=options.compaction_of(model),
         )
 
     async def _title_starter(
-        self, session_id: str, recorder: Recorder
+        self, session_id: str, recorder: Recorder, provider: Provider, model: ModelInfo
     ) -> Callable[[], None] | None:
         """A callback that starts the title side request for the first pending prompt."""
         pending = await self._store.pending_inputs(session_id)
@@ -384,7 +537,7 @@ class SessionService:
             return None
 
         async def make_title() -> None:
-            title = await generate_title(self._provider, self._options.model.model, text)
+            title = await generate_title(provider, model.model, text)
             if title:
                 await recorder.emit("title_set", {"title": title})
 
@@ -400,6 +553,73 @@ class SessionService:
         if info is None:
             raise SessionNotFound(session_id)
         return info
+
+
+class _LiveConfig:
+    """A turn's view of its session's mode and model, re-read at every step.
+
+    An explicit override (the CLI's ``--mode``/``--model``) wins for the whole turn. The
+    config and provider are rebuilt only when the mode or the model changed.
+    """
+
+    def __init__(
+        self,
+        service: SessionService,
+        session_id: str,
+        folder: str,
+        max_steps: int | None,
+        *,
+        mode_override: str | None,
+        model_override: str | None,
+    ) -> None:
+        self._service = service
+        self._session_id = session_id
+        self._folder = folder
+        self._max_steps = max_steps
+        self._mode_override = mode_override
+        self._model_override = model_override
+        self._key: tuple[str, str, tuple[str, ...]] | None = None
+        self._config: TurnConfig | None = None
+        self._provider: Provider | None = None
+
+    @property
+    def config(self) -> TurnConfig:
+        assert self._config is not None, "apply() first"
+        return self._config
+
+    def apply(self, info: SessionInfo) -> tuple[TurnConfig, Provider]:
+        mode = self._mode_override or info.mode
+        ref = self._model_override or info.model
+        roots = self._service.workspace_roots(self._folder)
+        if self._key != (mode, ref, roots) or self._config is None or self._provider is None:
+            service = self._service
+            self._provider, model = service._session_model(ref)
+            self._config = service._turn_config(self._folder, self._max_steps, mode, model)
+            self._key = (mode, ref, roots)
+        return self._config, self._provider
+
+    async def refresh(self) -> tuple[TurnConfig, Provider]:
+        info = await self._service._store.session(self._session_id)
+        if info is None:  # deleted under the turn: keep going as configured
+            return self.config, self._provider_now()
+        return self.apply(info)
+
+    def _provider_now(self) -> Provider:
+        assert self._provider is not None, "apply() first"
+        return self._provider
+
+
+def _check_mode(mode: str) -> None:
+    if mode not in MODES:
+        raise InvalidConfigValue(f"unknown mode {mode!r}: expected {' or '.join(MODES)}")
+
+
+def _check_model_ref(ref: str) -> None:
+    provider, sep, model = ref.partition("/")
+    if not sep or not provider or not model:
+        raise InvalidConfigValue(
+            f"invalid model {ref!r}: expected 'provider/model', e.g. 'anthropic/claude-sonnet-4-5'"
+        )
 
 
 def _file_uri(path: str) -> str:

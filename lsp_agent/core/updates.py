@@ -81,6 +81,11 @@ def _update_body(event: StoredEvent) -> dict[str, Any]:
             "messageId": data.get("messageId"),
             "files": data.get("files", []),
         }
+    if kind == "config_changed":
+        return {
+            "sessionUpdate": "config_option_update",
+            "configOptions": data.get("configOptions", []),
+        }
     if kind == "plan_updated":
         return {"sessionUpdate": "plan_update", "entries": data["entries"]}
     if kind == "title_set":

@@ -195,6 +195,19 @@ class SqliteEventStore:
 
         return await self._write(lambda: in_connection_thread(self._conn, work))
 
+    async def delete_session(self, session_id: str) -> None:
+        """Delete the session's events and every projection row of it, in one transaction.
+
+        Its saved approvals go too: they are a projection of its events."""
+
+        def work(conn: sqlite3.Connection) -> None:
+            conn.execute("DELETE FROM events WHERE session_id = ?", (session_id,))
+            conn.execute("DELETE FROM sessions WHERE session_id = ?", (session_id,))
+
+        await self._write(
+            lambda: in_connection_thread(self._conn, lambda conn: _transaction(conn, work))
+        )
+
     async def rebuild_projections(self) -> None:
         """Delete every projection row and replay the whole log, in one transaction."""
         await self._write(self._rebuild)

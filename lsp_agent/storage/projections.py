@@ -28,6 +28,7 @@ PROJECTION_TABLES: Final = ("approvals", "parts", "tool_calls", "inbox", "messag
 _SESSION_STATES: Final = frozenset(get_args(SessionState))
 _TOOL_STATUSES: Final = frozenset(get_args(ToolStatus))
 _END_STATUSES: Final = frozenset(get_args(MessageStatus)) - {"streaming"}
+_CONFIG_COLUMNS: Final = frozenset({"mode", "model"})
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -125,6 +126,14 @@ def _title_set(conn: sqlite3.Connection, event: StoredEvent) -> None:
     conn.execute(
         "UPDATE sessions SET title = ? WHERE session_id = ?",
         (_str(event, "title"), event.session_id),
+    )
+
+
+def _config_changed(conn: sqlite3.Connection, event: StoredEvent) -> None:
+    column = _choice(event, "configId", _CONFIG_COLUMNS)
+    conn.execute(
+        f"UPDATE sessions SET {column} = ? WHERE session_id = ?",
+        (_str(event, "value"), event.session_id),
     )
 
 
@@ -505,6 +514,7 @@ PROJECTORS: Final[Mapping[str, Projector]] = {
     "usage_updated": _usage_updated,
     "state_changed": _state_changed,
     "title_set": _title_set,
+    "config_changed": _config_changed,
 }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from lsp_agent.core.documents import NOT_OPEN, DocumentEditResult
 from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.permission import PermissionAsk, PermissionReply
 from lsp_agent.core.question import QuestionAsk, QuestionReply
@@ -14,9 +15,12 @@ class UnexpectedAsk(AssertionError):
 
 
 class RecordingEditor:
-    """``replies`` answer permission asks in order; ``buffers`` are open documents by path.
+    """``replies`` answer permission asks in order; ``buffers`` are open documents by path
+    (a test may change, add or remove them to play the user typing, opening or closing).
 
-    ``opened`` records every path ``open_document_text`` was asked for, in order.
+    ``opened`` records every path ``open_document_text`` was asked for, in order; ``applied``
+    every ``(path, base_text, new_text)`` edit applied to a buffer. ``refuse_edits`` makes
+    the editor refuse edits: of every document (True) or of the paths given.
     """
 
     def __init__(
@@ -25,21 +29,41 @@ class RecordingEditor:
         *,
         buffers: dict[str, str] | None = None,
         answers: Iterable[QuestionReply] = (),
+        refuse_edits: bool | Iterable[str] = False,
     ) -> None:
         self.events: list[StoredEvent] = []
         self.asks: list[PermissionAsk] = []
         self._replies = list(replies)
-        self._buffers = dict(buffers or {})
+        self.buffers = dict(buffers or {})
         self._answers = list(answers)
         self.questions: list[QuestionAsk] = []
         self.opened: list[str] = []
+        self.applied: list[tuple[str, str, str]] = []
+        self._refuse: bool | frozenset[str] = (
+            refuse_edits if isinstance(refuse_edits, bool) else frozenset(refuse_edits)
+        )
 
     async def publish(self, event: StoredEvent) -> None:
         self.events.append(event)
 
     async def open_document_text(self, path: str) -> str | None:
         self.opened.append(path)
-        return self._buffers.get(path)
+        return self.buffers.get(path)
+
+    async def apply_document_edit(
+        self, path: str, base_text: str, new_text: str
+    ) -> DocumentEditResult:
+        if path not in self.buffers:
+            return NOT_OPEN
+        if self._refuse is True or (not isinstance(self._refuse, bool) and path in self._refuse):
+            return DocumentEditResult(status="conflict", message="the editor refused the edit")
+        if self.buffers[path] != base_text:
+            return DocumentEditResult(
+                status="conflict", message="the buffer no longer holds the text that was read"
+            )
+        self.buffers[path] = new_text
+        self.applied.append((path, base_text, new_text))
+        return DocumentEditResult(status="applied")
 
     async def request_permission(self, ask: PermissionAsk) -> PermissionReply:
         self.asks.append(ask)

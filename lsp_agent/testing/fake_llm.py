@@ -182,6 +182,7 @@ class Turn(_StrictModel):
     drop_after: int | None = Field(default=None, ge=0)
     delay: float = Field(default=0.0, ge=0, le=600)
     chunk_delay: float = Field(default=0.0, ge=0, le=60)
+    paced: bool = False
 
     @property
     def is_error(self) -> bool:
@@ -437,6 +438,11 @@ class RequestRecord:
     events_sent: int = 0
     dropped: bool = False
     error: str | None = None
+    delta_times: list[float] = dataclasses.field(default_factory=list)
+
+    def copy(self) -> RequestRecord:
+        """A copy that shares no mutable list with the live record."""
+        return dataclasses.replace(self, delta_times=list(self.delta_times))
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -884,6 +890,10 @@ class FakeLLMServer:
     The request log and the script are guarded by a lock, so ``requests``,
     ``set_script`` and ``wait_for_requests`` may be used from other threads while the
     server runs its own event loop (see ``running_fake_llm``).
+
+    With ``record_delta_times``, each streamed record gets ``delta_times``: the
+    ``time.monotonic()`` at which each answer-text delta had been written (after its
+    ``drain()``), in order (for latency benchmarks).
     """
 
     def __init__(
@@ -894,8 +904,10 @@ class FakeLLMServer:
         port: int = 0,
         request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        record_delta_times: bool = False,
     ) -> None:
         self._host = host
+        self._record_delta_times = record_delta_times
         self._requested_port = port
         self._request_timeout = request_timeout
         self._max_body = max_body_bytes
@@ -979,7 +991,7 @@ class FakeLLMServer:
     def requests(self) -> list[RequestRecord]:
         """A snapshot of the request log (copies; safe to read from any thread)."""
         with self._lock:
-            return [dataclasses.replace(r) for r in self._log]
+            return [r.copy() for r in self._log]
 
     @property
     def remaining_turns(self) -> int:
@@ -1022,7 +1034,7 @@ class FakeLLMServer:
                         f"fake LLM: {len(self._log)} requests logged, expected {count}"
                     )
                 self._changed.wait(remaining)
-            return [dataclasses.replace(r) for r in self._log]
+            return [r.copy() for r in self._log]
 
     async def wait_for_requests_async(
         self,
@@ -1036,7 +1048,7 @@ class FakeLLMServer:
             while True:
                 with self._lock:
                     if self._enough(count, finished):
-                        return [dataclasses.replace(r) for r in self._log]
+                        return [r.copy() for r in self._log]
                 await asyncio.sleep(0.005)
 
     def _enough(self, count: int, finished: bool) -> bool:
@@ -1369,13 +1381,18 @@ class FakeLLMServer:
         id_header: tuple[str, str],
     ) -> bool:
         events: list[bytes]
+        is_text: list[bool]  # which events carry an answer-text delta
         if provider == "openai":
             options = body.get("stream_options")
             include_usage = isinstance(options, dict) and options.get("include_usage") is True
             chunks = _openai_chunks(completion, int(time.time()), include_usage)
             events = [_sse_openai(c) for c in chunks] + [_sse_openai("[DONE]")]
+            is_text = [_is_openai_text(c) for c in chunks] + [False]
         else:
-            events = [_sse_anthropic(name, data) for name, data in _anthropic_events(completion)]
+            named = _anthropic_events(completion)
+            events = [_sse_anthropic(name, data) for name, data in named]
+            is_text = [_is_anthropic_text(data) for _, data in named]
+        record_times = self._record_delta_times
         headers = [
             ("content-type", "text/event-stream; charset=utf-8"),
             ("cache-control", "no-cache"),
@@ -1389,6 +1406,7 @@ class FakeLLMServer:
         self._update(record, status=200)
         sent = 0
         error = turn.stream_error
+        started = time.monotonic()  # for `paced`: event k is due at started + k * chunk_delay
         for position in range(len(events) + 1):
             if turn.drop_after is not None and sent >= turn.drop_after:
                 writer.transport.abort()
@@ -1418,9 +1436,16 @@ class FakeLLMServer:
             if position == len(events):
                 break
             if position > 0 and turn.chunk_delay:
-                await asyncio.sleep(turn.chunk_delay)
+                if not turn.paced:
+                    await asyncio.sleep(turn.chunk_delay)
+                elif (wait := started + position * turn.chunk_delay - time.monotonic()) > 0:
+                    await asyncio.sleep(wait)
             writer.write(_chunk(events[position]) if chunked else events[position])
             await writer.drain()
+            if record_times and is_text[position]:
+                written = time.monotonic()
+                with self._lock:
+                    record.delta_times.append(written)
             sent += 1
             self._update(record, events_sent=sent)
         if chunked:
@@ -1428,6 +1453,24 @@ class FakeLLMServer:
             await writer.drain()
         self._finish(record, events_sent=sent)
         return keep
+
+
+def _is_anthropic_text(data: Mapping[str, Any]) -> bool:
+    delta = data.get("delta")
+    return (
+        data.get("type") == "content_block_delta"
+        and isinstance(delta, dict)
+        and delta.get("type") == "text_delta"
+    )
+
+
+def _is_openai_text(chunk: Mapping[str, Any]) -> bool:
+    choices = chunk.get("choices") or []
+    if not choices:
+        return False
+    delta = choices[0].get("delta", {})
+    # The first chunk carries the role and an empty content; it is not a text delta.
+    return "content" in delta and "role" not in delta
 
 
 # --------------------------------------------------------------------------- thread runner
@@ -1442,6 +1485,7 @@ def running_fake_llm(
     startup_timeout: float = 10.0,
     request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    record_delta_times: bool = False,
 ) -> Iterator[FakeLLMServer]:
     """Run a ``FakeLLMServer`` on its own event loop in a background thread.
 
@@ -1450,7 +1494,12 @@ def running_fake_llm(
     ``server.requests``.
     """
     server = FakeLLMServer(
-        script, host=host, port=port, request_timeout=request_timeout, max_body_bytes=max_body_bytes
+        script,
+        host=host,
+        port=port,
+        request_timeout=request_timeout,
+        max_body_bytes=max_body_bytes,
+        record_delta_times=record_delta_times,
     )
     loop = asyncio.new_event_loop()
     ready = threading.Event()

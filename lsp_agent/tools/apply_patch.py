@@ -1,6 +1,6 @@
 """The ``apply_patch`` tool: several file changes in one ``*** Begin Patch`` envelope.
 
-All or nothing, in four steps:
+All or nothing, in five steps:
 
 1. **Resolve** every path (each file and each move target) through the workspace boundary;
    an outside path asks ``external_directory`` and a refusal ends the call.
@@ -8,8 +8,10 @@ All or nothing, in four steps:
    ``edit``), apply every hunk, check that Update/Delete targets are regular files and that
    Add/Move targets do not exist yet. Any problem → an error naming the file and the hunk
    (every problem at once), and nothing on disk has changed.
-3. **Ask** one ``edit`` permission for the whole patch, with every touched path as a pattern
-   and the combined diff as the subject.
+3. **Ask** one ``edit`` permission for the whole patch, with every touched path as a pattern,
+   the combined diff as the subject and every file's text before and after as previews (a
+   move has two: the destination, whose base is the source's text, and the source, which goes
+   away).
 4. **Write**, holding the locks of every touched path (:class:`~lsp_agent.tools.files.FileLocks`,
    shared with ``write`` and ``edit``): verify again against the files as they are now (so
    an edit approved at the same time is not lost; a hunk that no longer fits, or a file to
@@ -17,6 +19,12 @@ All or nothing, in four steps:
    its target, rename them all into place, and remove deleted files and move sources. If a
    step fails midway, what was already replaced or removed is put back from the original
    bytes kept in memory, so a patch never stays half applied.
+5. **Edit open documents**: an Update (without a move) of a file whose base text came from an
+   open editor buffer goes through the editor (``Editor.apply_document_edit``), after the
+   disk writes. If the editor refuses one or the buffer changed meanwhile, the documents
+   already edited are changed back (the reverse edit) and the disk writes are undone, and the
+   model is told which file conflicted. Deletes and moves of an open document are done on
+   disk; the editor notices the file change.
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from typing import Any, Literal
 import attrs
 from pydantic import BaseModel, ConfigDict, Field
 
+from lsp_agent.core.documents import FilePreview
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.permission import PermissionRequest
 from lsp_agent.core.tooling import ToolOutcome
@@ -41,7 +50,10 @@ from lsp_agent.tools.files import (
     FileDiff,
     FileError,
     FileLocks,
+    TextFile,
+    editor_conflict,
     encode_text,
+    file_preview,
     read_current,
     unified_diff,
 )
@@ -122,7 +134,8 @@ class ApplyPatchTool:
                     return _stale(
                         f"{now.source.display} changed after its deletion was approved", title
                     )
-            failure = await asyncio.to_thread(_commit, changes)
+            # Shielded: a cancelled call still finishes (or rolls back) what it started.
+            failure = await asyncio.shield(_write_all(changes, ctx.editor))
         if failure is not None:
             return ToolOutcome(output=failure, is_error=True, title=title)
         summary = "\n".join(change.summary() for change in changes)
@@ -157,10 +170,29 @@ class _Change:
     removed: bytes | None
     """For a Delete: the file's bytes as verified (a changed file is not deleted)."""
     diff: FileDiff
+    base: TextFile | None = None
+    """For an Update: the source's text as verified (maybe an open editor buffer)."""
+    text: str | None = None
+    """The new text, without BOM (None for a Delete)."""
 
     @property
     def final(self) -> Resolved:
         return self.destination or self.source
+
+    @property
+    def in_editor(self) -> bool:
+        """An Update in place of an open document: it goes through the editor."""
+        return self.operation == "modify" and self.base is not None and self.base.source == "editor"
+
+    def previews(self) -> list[FilePreview]:
+        if self.removed is not None:
+            text = self.removed.decode("utf-8", errors="surrogateescape")
+            return [file_preview(self.source.path, text, None)]
+        base = self.base.text if self.base is not None else None
+        shown = [file_preview(self.final.path, base, self.text)]
+        if self.destination is not None:
+            shown.append(file_preview(self.source.path, base, None))
+        return shown
 
     def label(self) -> str:
         if self.destination is not None:
@@ -208,6 +240,7 @@ def _request(title: str, changes: Sequence[_Change]) -> PermissionRequest:
             "files": [change.entry() for change in changes],
             "patch": _combined(changes),
         },
+        previews=tuple(preview for change in changes for preview in change.previews()),
     )
 
 
@@ -281,6 +314,7 @@ async def _verify(target: _Target, editor: Editor) -> _Change | str:
             data=content.encode("utf-8"),
             removed=None,
             diff=_with_header(unified_diff(None, content, source.display), source, source),
+            text=content,
         )
     if isinstance(operation, DeleteFile):
         existing = await asyncio.to_thread(_read_existing, source, "delete")
@@ -329,6 +363,8 @@ async def _verify_update(operation: UpdateFile, target: _Target, editor: Editor)
         data=data,
         removed=None,
         diff=_with_header(diff, source, final),
+        base=base,
+        text=text,
     )
 
 
@@ -390,7 +426,50 @@ def _reason(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
-# --- writing (a worker thread) ----------------------------------------------------------
+# --- writing ----------------------------------------------------------------------------
+
+
+async def _write_all(changes: Sequence[_Change], editor: Editor) -> str | None:
+    """The disk changes (a worker thread), then the open documents' edits; all or nothing.
+    None on success, else the message for the model."""
+    written = await asyncio.to_thread(_commit, [c for c in changes if not c.in_editor])
+    if isinstance(written, str):
+        return written
+    edited: list[_Change] = []
+    for change in changes:
+        if not change.in_editor:
+            continue
+        before, after = _buffer_texts(change)
+        result = await editor.apply_document_edit(change.source.path, before, after)
+        if result.status != "applied":
+            problems = await _unedit(edited, editor)
+            problems += await asyncio.to_thread(_undo, written)
+            conflict = editor_conflict(change.source.display, result)
+            return f"{_failure(conflict, problems)}\nRead the files again and make a new patch."
+        edited.append(change)
+    return None
+
+
+def _buffer_texts(change: _Change) -> tuple[str, str]:
+    """An open document's text as read and as it should become, in the buffer's form."""
+    assert change.base is not None
+    assert change.text is not None
+    return change.base.as_buffer(change.base.text), change.base.as_buffer(change.text)
+
+
+async def _unedit(edited: Sequence[_Change], editor: Editor) -> list[str]:
+    """Change the open documents of ``edited`` back (the reverse edits, last first)."""
+    problems: list[str] = []
+    for change in reversed(edited):
+        before, after = _buffer_texts(change)
+        result = await editor.apply_document_edit(change.source.path, after, before)
+        if result.status != "applied":
+            why = editor_conflict(change.source.display, result)
+            problems.append(f"{why}, so the patch's change to it could not be undone")
+    return problems
+
+
+# --- writing the disk (a worker thread) -------------------------------------------------
 
 
 @attrs.frozen(kw_only=True)
@@ -456,8 +535,24 @@ def _plan(changes: Sequence[_Change]) -> tuple[list[_Write], list[_Removal]]:
     return writes, removals
 
 
-def _commit(changes: Sequence[_Change]) -> str | None:
-    """Write every change, or none of them. None on success, else the message for the model."""
+@attrs.frozen(kw_only=True)
+class _Written:
+    """What :func:`_commit` changed, so :func:`_undo` can put it back."""
+
+    replaced: list[_Write]
+    removed: list[_Removal]
+    created: list[str]
+
+
+def _undo(written: _Written) -> list[str]:
+    """Put back everything a successful :func:`_commit` changed; the problems, if any."""
+    problems = _restore(written.replaced, written.removed)
+    return problems + _discard((), written.created)
+
+
+def _commit(changes: Sequence[_Change]) -> _Written | str:
+    """Write every change, or none of them. What was changed, else the message for the
+    model."""
     try:
         writes, removals = _plan(changes)
     except OSError as exc:
@@ -490,7 +585,7 @@ def _commit(changes: Sequence[_Change]) -> str | None:
         problems = _restore(replaced, removed)
         problems += _discard(leftover, created)
         return _failure(f"{doing}: {_reason(exc)}", problems)
-    return None
+    return _Written(replaced=replaced, removed=removed, created=created)
 
 
 def _failure(what: str, problems: Sequence[str]) -> str:

@@ -3,10 +3,12 @@
 Flow: resolve the path (outside the workspace → the ``external_directory`` ask), read the base
 text (the editor's unsaved buffer when open, else the disk), find ``old_string`` with the
 matcher chain (``edit_match``), show the diff in the ``edit`` ask, then — holding the file's
-lock — read the file again and apply the edit to that fresh text before writing atomically.
-So two edits of one file that were approved at the same time both land, and a file that
-changed under an approved edit is never silently overwritten: if the edit no longer applies,
-the model is told so and nothing is written.
+lock — read the file again and apply the edit to that fresh text before writing it: through
+the editor when the file is open there (into the buffer and its undo history; a buffer that
+changed or closed since, or an edit the editor refused, is a conflict and nothing is
+written), else atomically on disk. So two edits of one file that were approved at the same
+time both land, and a file that changed under an approved edit is never silently overwritten:
+if the edit no longer applies, the model is told so and nothing is written.
 
 Line endings: matching runs on LF-normalized text; the spans found are mapped back onto the
 file as stored and only the replaced text is written with the file's (dominant) ending, so
@@ -26,17 +28,18 @@ from lsp_agent.tools.base import ToolRunContext, load_description, refusal
 from lsp_agent.tools.boundary import Resolved
 from lsp_agent.tools.edit_match import EditFailure, EditPlan, plan_edit
 from lsp_agent.tools.files import (
+    EditedFile,
     FileDiff,
     FileError,
     FileLocks,
     TextFile,
+    commit,
     count_lines,
     detect_newline,
     edit_request,
     encode_text,
     not_found_message,
     read_current,
-    save,
     unified_diff,
 )
 
@@ -105,7 +108,14 @@ class EditTool:
         request = edit_request(
             title=f"Edit {where.display}",
             patterns=(where.display,),
-            files=[(where.path, proposed.diff)],
+            files=[
+                EditedFile(
+                    path=where.path,
+                    diff=proposed.diff,
+                    base=proposed.base.text if proposed.base else None,
+                    proposed=proposed.text,
+                )
+            ],
         )
         verdict = await ctx.ask(request)
         if not verdict.allowed:
@@ -114,7 +124,14 @@ class EditTool:
             change = await _prepare(params, where, ctx)
             if isinstance(change, str):
                 return _error(where, _changed(where, change))
-            failed = await save(where.path, change.data)
+            failed = await commit(
+                ctx.editor,
+                where.path,
+                change.base,
+                change.text,
+                change.data,
+                display=where.display,
+            )
             if failed is not None:
                 return _error(where, failed)
         return _done(where, change)

@@ -4,14 +4,19 @@
   the line-ending style. Bytes that are not UTF-8 are decoded with ``surrogateescape``, so an
   edit elsewhere in a Latin-1 file writes them back unchanged. An open editor buffer is the
   base text when there is one (:func:`read_current`).
-- **Writing** is atomic: a temporary file in the same folder, ``fsync``, ``os.replace``. The
-  existing file's permission bits are kept; a new file gets the umask's. Parent folders are
-  created. (``os.replace`` gives the path a new inode, so hard links to the old one keep the
-  old content — the usual price of atomic writes.)
+- **Writing** (:func:`commit`): a change whose base text came from an open editor buffer goes
+  through the editor (``Editor.apply_document_edit``), so it lands in the user's buffer and
+  undo history; a buffer that changed meanwhile, was closed, or an edit the editor refused is
+  a conflict the model reads — never a disk write. Everything else is written to disk
+  atomically: a temporary file in the same folder, ``fsync``, ``os.replace``. The existing
+  file's permission bits are kept; a new file gets the umask's. Parent folders are created.
+  (``os.replace`` gives the path a new inode, so hard links to the old one keep the old
+  content — the usual price of atomic writes.)
 - **Locks**: :class:`FileLocks` serializes changes to one path. One instance is shared by all
   the file-changing tools, so ``edit`` and ``apply_patch`` on the same file also take turns.
 - **Diffs**: :func:`unified_diff` gives the patch shown in the permission dialog and the
-  added/removed line counts.
+  added/removed line counts; :func:`edit_request` also attaches a :class:`FilePreview` (text
+  before and after) per file for an editor that shows its own diff.
 """
 
 from __future__ import annotations
@@ -27,23 +32,29 @@ from typing import Literal, NamedTuple
 
 import attrs
 
+from lsp_agent.core.documents import DocumentEditResult, FilePreview
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.permission import PermissionRequest
 
 __all__ = [
     "BOM",
+    "EditedFile",
     "FileDiff",
     "FileError",
     "FileLocks",
     "Newline",
     "TextFile",
+    "commit",
     "count_lines",
     "detect_newline",
     "edit_request",
+    "editor_conflict",
     "encode_text",
+    "file_preview",
     "load_text",
     "not_found_message",
     "read_current",
+    "save",
     "unified_diff",
     "write_atomic",
 ]
@@ -67,10 +78,18 @@ class TextFile:
     on_disk: bool = True
     """False for an editor buffer that was never saved."""
     source: Literal["disk", "editor"] = "disk"
+    buffer_bom: bool = False
+    """For an editor buffer: its text started with U+FEFF (stripped from ``text``). Most
+    editors keep the BOM out of the buffer (``bom`` then still says the disk has one)."""
 
     @property
     def newline(self) -> Newline:
         return detect_newline(self.text)
+
+    def as_buffer(self, text: str) -> str:
+        """``text`` (without BOM) in the editor buffer's form: U+FEFF first when the buffer
+        had one. ``as_buffer(self.text)`` is exactly what ``open_document_text`` returned."""
+        return BOM + text if self.buffer_bom else text
 
 
 def detect_newline(text: str) -> Newline:
@@ -134,7 +153,42 @@ async def read_current(editor: Editor, path: str) -> TextFile | None:
         bom=disk.bom if disk else buffer.startswith(BOM),
         on_disk=disk is not None,
         source="editor",
+        buffer_bom=buffer.startswith(BOM),
     )
+
+
+async def commit(
+    editor: Editor,
+    path: str,
+    base: TextFile | None,
+    text: str,
+    data: bytes,
+    *,
+    display: str | None = None,
+) -> str | None:
+    """Make ``path`` hold ``text`` (``data``: its bytes on disk); None on success, else the
+    message for the model.
+
+    When ``base`` came from an open editor buffer, the change goes through the editor, from
+    the buffer as read to ``text`` (both in the buffer's form, :meth:`TextFile.as_buffer`),
+    and ``data`` is not used: the editor saves in its own encoding. A conflict — the buffer
+    changed, was closed, or the editor refused — writes nothing anywhere. Otherwise ``data``
+    is written atomically (:func:`save`). ``display`` names the file in messages.
+    """
+    if base is None or base.source != "editor":
+        return await save(path, data)
+    result = await editor.apply_document_edit(path, base.as_buffer(base.text), base.as_buffer(text))
+    if result.status == "applied":
+        return None
+    conflict = editor_conflict(display or path, result)
+    return f"{conflict}; nothing was written. Read it again, then retry."
+
+
+def editor_conflict(display: str, result: DocumentEditResult) -> str:
+    """Why an edit of the open document ``display`` did not apply (``result`` not applied)."""
+    if result.status == "not_open":
+        return f"{display} was closed in the editor after it was read"
+    return f"{display} changed in the editor ({result.message or 'the edit did not apply'})"
 
 
 async def save(path: str, data: bytes) -> str | None:
@@ -281,11 +335,24 @@ def _display_lines(text: str | None) -> list[str]:
     return shown.replace("\r\n", "\n").splitlines(keepends=True)
 
 
+class EditedFile(NamedTuple):
+    """One file of an ``edit`` ask."""
+
+    path: str
+    """Absolute path."""
+    diff: FileDiff
+    base: str | None
+    """The text now, without BOM (None: the file does not exist yet)."""
+    proposed: str | None
+    """The text after the change, without BOM (None: the change deletes the file)."""
+
+
 def edit_request(
-    *, title: str, patterns: Sequence[str], files: Sequence[tuple[str, FileDiff]]
+    *, title: str, patterns: Sequence[str], files: Sequence[EditedFile]
 ) -> PermissionRequest:
-    """The ``edit`` ask for a change to ``files`` (absolute path, diff): the subject carries
-    every file's counts and the patches, one after the other."""
+    """The ``edit`` ask for a change to ``files``: the subject carries every file's counts
+    and the patches, one after the other; the previews (in memory only) every file's text
+    before and after."""
     return PermissionRequest(
         permission="edit",
         patterns=tuple(patterns),
@@ -294,12 +361,33 @@ def edit_request(
         subject={
             "type": "edit",
             "files": [
-                {"path": path, "additions": diff.additions, "deletions": diff.deletions}
-                for path, diff in files
+                {"path": f.path, "additions": f.diff.additions, "deletions": f.diff.deletions}
+                for f in files
             ],
-            "patch": "".join(diff.patch for _path, diff in files),
+            "patch": "".join(f.diff.patch for f in files),
         },
+        previews=tuple(file_preview(f.path, f.base, f.proposed) for f in files),
     )
+
+
+def file_preview(path: str, base: str | None, proposed: str | None) -> FilePreview:
+    """A :class:`FilePreview`; bytes that are not UTF-8 (``surrogateescape``) become U+FFFD,
+    so the texts can be sent as JSON."""
+    return FilePreview(path=path, base_text=_shown(base), proposed_text=_shown(proposed))
+
+
+def _shown(text: str | None) -> str | None:
+    if text is None:
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            data = text.encode("utf-8", errors="surrogateescape")
+        except UnicodeEncodeError:  # a lone surrogate that stands for no byte
+            data = text.encode("utf-8", errors="replace")
+        return data.decode("utf-8", errors="replace")
+    return text
 
 
 def not_found_message(path: str) -> str:

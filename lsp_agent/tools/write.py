@@ -3,12 +3,16 @@
 Flow: resolve the path (outside the workspace → the ``external_directory`` ask), read what is
 there now (the editor's unsaved buffer when open, else the disk), show the diff in the
 ``edit`` ask, then — holding the file's lock — check the file is still what the user approved
-the change of, and write atomically, creating parent folders. A file that changed meanwhile
-(another tool call, the user) is not overwritten: the model is told to read it again.
+the change of, and write it: through the editor when the file is open there (the change
+lands in the buffer and its undo history; a buffer that changed or closed, or an edit the
+editor refused, is a conflict), else atomically on disk, creating parent folders. A file that
+changed meanwhile (another tool call, the user) is not overwritten: the model is told to read
+it again.
 
 An existing file keeps its encoding facts: its BOM (a BOM at the start of ``content`` also
 asks for one), and its CRLF line endings when ``content`` uses plain LF. Content that already
-has CRLF is written as given.
+has CRLF is written as given. (An open document's encoding is the editor's: a BOM asked for
+in ``content`` is not put into its buffer.)
 """
 
 from __future__ import annotations
@@ -21,15 +25,16 @@ from lsp_agent.tools.base import ToolRunContext, load_description, refusal
 from lsp_agent.tools.boundary import Resolved
 from lsp_agent.tools.files import (
     BOM,
+    EditedFile,
     FileDiff,
     FileError,
     FileLocks,
     TextFile,
+    commit,
     count_lines,
     edit_request,
     encode_text,
     read_current,
-    save,
     unified_diff,
 )
 
@@ -74,7 +79,14 @@ class WriteTool:
         request = edit_request(
             title=f"Write {where.display}",
             patterns=(where.display,),
-            files=[(where.path, change.diff)],
+            files=[
+                EditedFile(
+                    path=where.path,
+                    diff=change.diff,
+                    base=change.base.text if change.base else None,
+                    proposed=change.text,
+                )
+            ],
         )
         verdict = await ctx.ask(request)
         if not verdict.allowed:
@@ -90,7 +102,9 @@ class WriteTool:
                     f"{where.display} changed after the write was approved; nothing was "
                     "written. Read it again, then write it.",
                 )
-            failed = await save(where.path, change.data)
+            failed = await commit(
+                ctx.editor, where.path, now, change.text, change.data, display=where.display
+            )
             if failed is not None:
                 return _error(where, failed)
         return _done(where, change)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from lsp_agent.core.documents import FilePreview
 from lsp_agent.core.messages import ToolCallPart, ToolSpec, Usage
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.permission import PermissionReply, PermissionRequest, Rule, permission_key
@@ -81,11 +82,12 @@ class Gate:
         rules: Sequence[Rule] = (),
         mode: str = "build",
         ids: SequentialIds | None = None,
+        tools: AskingTools | None = None,
     ) -> None:
         self.store = store
         self.provider = ScriptedProvider(steps)
         self.editor = RecordingEditor(replies)
-        self.tools = AskingTools()
+        self.tools = tools or AskingTools()
         self.service = SessionService(
             store=store,
             provider=self.provider,
@@ -231,6 +233,51 @@ async def test_plan_mode_hides_edit_tools_and_refuses_calls_to_them(
     failed = g.editor.of_type("tool_call_updated")[-1].data
     assert failed["status"] == "failed"
     assert "not available in plan mode" in failed["error"]
+
+
+class PreviewingTools(AskingTools):
+    """``write`` asks with a diff preview of ``file_path``, as the edit tools do."""
+
+    async def execute(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolOutcome:
+        path = str(call.input["file_path"])
+        verdict = await ctx.ask(
+            PermissionRequest(
+                permission="edit",
+                patterns=(path,),
+                title=f"Write {path}",
+                subject={"type": "edit", "files": [{"path": path}], "patch": "-old\n+new\n"},
+                previews=(
+                    FilePreview(
+                        path=f"/ws/{path}",
+                        base_text="BASE-TEXT-IN-MEMORY\n",
+                        proposed_text="PROPOSED-TEXT-IN-MEMORY\n",
+                    ),
+                ),
+            )
+        )
+        self.ran.append(f"{call.name} {path}")
+        return ToolOutcome(output="ok" if verdict.allowed else verdict.message)
+
+
+async def test_previews_reach_the_editor_but_never_the_log(store: SqliteEventStore) -> None:
+    g = Gate(store, [calls(("write", "a.py")), text("done")], [once()], tools=PreviewingTools())
+    sid, _ = await g.turn()
+
+    (ask,) = g.editor.asks
+    assert ask.request.previews == (
+        FilePreview(
+            path="/ws/a.py",
+            base_text="BASE-TEXT-IN-MEMORY\n",
+            proposed_text="PROPOSED-TEXT-IN-MEMORY\n",
+        ),
+    )
+    (asked,) = g.editor.of_type("permission_asked")
+    assert asked.data["subject"]["patch"] == "-old\n+new\n"
+    stored = await store.events(sid)
+    assert "permission_asked" in [e.type for e in stored]
+    logged = repr([e.data for e in stored]) + repr([e.data for e in g.editor.events])
+    assert "IN-MEMORY" not in logged
+    assert "previews" not in logged
 
 
 class NeverAnswers(RecordingEditor):

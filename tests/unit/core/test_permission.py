@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from lsp_agent.core.documents import FilePreview
 from lsp_agent.core.permission import (
     Action,
+    PermissionRequest,
     Rule,
     decide,
     evaluate,
@@ -148,3 +150,12 @@ def test_build_mode_adds_nothing_and_an_unknown_mode_denies_everything() -> None
     rules = [r("read", "*", "allow"), *mode_rules("yolo")]
     assert decide("read", ["a.py"], rules).action == "deny"
     assert hidden("read", rules)
+
+
+def test_previews_take_no_part_in_equality_or_repr() -> None:
+    preview = FilePreview(path="/w/a.py", base_text="SECRET-BASE\n", proposed_text=None)
+    with_preview = PermissionRequest(permission="edit", patterns=("a.py",), previews=(preview,))
+
+    assert with_preview == PermissionRequest(permission="edit", patterns=("a.py",))
+    assert with_preview.previews == (preview,)
+    assert "SECRET-BASE" not in repr(with_preview)

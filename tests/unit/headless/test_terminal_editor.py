@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from lsp_agent.core.documents import NOT_OPEN
 from lsp_agent.core.permission import PermissionAsk, PermissionRequest
 from lsp_agent.headless import NO_TERMINAL, TerminalEditor
 
@@ -75,3 +76,9 @@ async def test_a_terminal_prompt(answers: list[str], kind: str, reason: str | No
     shown = err.getvalue()
     assert "Edit a.py" in shown
     assert "+y" in shown  # the diff is shown before the question
+
+
+async def test_a_terminal_has_no_open_documents_to_edit() -> None:
+    ed, _ = editor()
+    assert await ed.open_document_text("/w/a.py") is None
+    assert await ed.apply_document_edit("/w/a.py", "x\n", "y\n") == NOT_OPEN

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import signal
 import subprocess
@@ -451,6 +452,65 @@ async def test_fast_stream_latency() -> None:
             await _a_stream(client)
         elapsed = time.monotonic() - started
     assert elapsed < 1.5
+
+
+async def test_delta_times_record_each_answer_text_delta_as_written() -> None:
+    script = [{"thinking": "hm m", "text": ["a", "b", "c"], "chunk_delay": 0.01}] * 2
+    async with FakeLLMServer(script, record_delta_times=True) as server:
+        async with _anthropic(server) as client:
+            received: list[float] = []
+            for event in await _a_stream(client):
+                if event.type == "content_block_delta" and event.delta.type == "text_delta":
+                    received.append(time.monotonic())
+        async with _openai(server) as oclient:
+            chunks = await _o_stream(oclient)
+        anthropic_record, openai_record = server.requests
+        log = server.log_json()
+    assert len(anthropic_record.delta_times) == 3  # text only: no thinking, signature, ping
+    assert anthropic_record.delta_times == sorted(anthropic_record.delta_times)
+    assert anthropic_record.ended_monotonic is not None
+    assert anthropic_record.arrived_monotonic < anthropic_record.delta_times[0]
+    assert anthropic_record.delta_times[-1] <= anthropic_record.ended_monotonic
+    # chunk_delay separates the deltas, and each was stamped once written
+    gaps = [b - a for a, b in itertools.pairwise(anthropic_record.delta_times)]
+    assert min(gaps) >= 0.01
+    assert all(w <= r for w, r in zip(anthropic_record.delta_times, received, strict=True))
+    # OpenAI: the content chunks, not the role chunk (whose content is "")
+    assert sum(1 for c in chunks if c.choices and c.choices[0].delta.content) == 3
+    assert len(openai_record.delta_times) == 3
+    assert log[0]["delta_times"] == anthropic_record.delta_times
+
+
+async def test_delta_times_are_off_by_default_and_snapshots_are_copies() -> None:
+    async with FakeLLMServer([{"text": "a b"}]) as server, _anthropic(server) as client:
+        await _a_stream(client)
+        assert server.requests[0].delta_times == []
+    async with FakeLLMServer([{"text": "a b"}], record_delta_times=True) as server:
+        async with _anthropic(server) as client:
+            await _a_stream(client)
+        snapshot = server.requests[0]
+        snapshot.delta_times.clear()
+        assert len(server.requests[0].delta_times) == 2
+
+
+async def test_paced_chunk_delay_keeps_the_average_rate() -> None:
+    """An asyncio sleep lasts >= ~1 ms; ``paced`` catches up instead of drifting."""
+    deltas, interval = 300, 0.0002  # 5,000 deltas/s: unpaced, one sleep per delta, ~0.3 s
+    script = {"turns": [{"text": [f"t{i} " for i in range(deltas)], "chunk_delay": interval}]}
+    paced = {"turns": [{**script["turns"][0], "paced": True}]}
+    spans = {}
+    for name, turns in (("unpaced", script), ("paced", paced)):
+        async with FakeLLMServer(turns, record_delta_times=True) as server:
+            async with _anthropic(server) as client:
+                await _a_stream(client)
+            (record,) = server.requests
+        assert record.ended_monotonic is not None
+        # message_start, ping, block start, the deltas, block stop, message_delta/stop
+        assert record.events_sent == deltas + 6
+        # never early: the last event is due (events - 1) intervals after the first
+        assert record.ended_monotonic - record.arrived_monotonic >= (deltas + 5) * interval
+        spans[name] = record.delta_times[-1] - record.delta_times[0]
+    assert spans["paced"] < 0.2 < spans["unpaced"]
 
 
 # --------------------------------------------------------------------------- script model

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from lsp_agent.core.documents import DocumentEditResult, FilePreview
 from lsp_agent.core.permission import PermissionRequest, PermissionVerdict
 from lsp_agent.core.tooling import AskPermission, ToolOutcome
 from lsp_agent.testing.editor import RecordingEditor
@@ -191,9 +192,10 @@ async def run(
     ask: AskPermission = allow_all,
     *,
     buffers: dict[str, str] | None = None,
+    editor: RecordingEditor | None = None,
     locks: FileLocks | None = None,
 ) -> ToolOutcome:
-    ctx = tool_context(ws, ask=ask, editor=RecordingEditor(buffers=buffers))
+    ctx = tool_context(ws, ask=ask, editor=editor or RecordingEditor(buffers=buffers))
     tool = ApplyPatchTool(locks or FileLocks())
     return await tool.run(ApplyPatchParams(patch=patch), ctx)
 
@@ -475,18 +477,230 @@ async def test_a_binary_file_cannot_be_updated_but_can_be_deleted(ws: Path) -> N
     assert not (ws / "bin.dat").exists()
 
 
-async def test_an_open_editor_buffer_is_the_base_text(ws: Path) -> None:
+# --- open documents ----------------------------------------------------------------------
+
+
+async def test_an_open_document_is_updated_through_the_editor_not_on_disk(ws: Path) -> None:
     target = ws / "a.py"
     target.write_text("on disk\n")
+    (ws / "b.py").write_text("b\n")
+    editor = RecordingEditor(buffers={str(target): "unsaved\nline\n"})
 
     outcome = await run(
         ws,
-        envelope("*** Update File: a.py", " unsaved", "-line", "+LINE"),
-        buffers={str(target): "unsaved\nline\n"},
+        envelope(
+            "*** Update File: a.py",
+            " unsaved",
+            "-line",
+            "+LINE",
+            "*** Update File: b.py",
+            "-b",
+            "+B",
+        ),
+        editor=editor,
     )
 
     assert not outcome.is_error, outcome.output
-    assert target.read_text() == "unsaved\nLINE\n"
+    assert outcome.output == "Success. Updated the following files:\nM a.py\nM b.py"
+    assert target.read_text() == "on disk\n"
+    assert editor.applied == [(str(target), "unsaved\nline\n", "unsaved\nLINE\n")]
+    assert (ws / "b.py").read_text() == "B\n"
+
+
+async def test_every_file_of_the_ask_has_a_preview(ws: Path) -> None:
+    (ws / "open.py").write_text("saved\n")
+    (ws / "old.txt").write_bytes(b"bye \xff\n")
+    (ws / "name.py").write_text("X = 1\n")
+    editor = RecordingEditor(buffers={str(ws / "open.py"): "unsaved\n"})
+    ask = RecordingAsk()
+    patch = envelope(
+        "*** Add File: new.py",
+        "+hi",
+        "*** Update File: open.py",
+        "-unsaved",
+        "+changed",
+        "*** Delete File: old.txt",
+        "*** Update File: name.py",
+        "*** Move to: sub/name2.py",
+        "-X = 1",
+        "+X = 2",
+    )
+
+    outcome = await run(ws, patch, ask, editor=editor)
+
+    assert not outcome.is_error, outcome.output
+    (request,) = ask.requests
+    assert request.previews == (
+        FilePreview(path=str(ws / "new.py"), base_text=None, proposed_text="hi\n"),
+        FilePreview(path=str(ws / "open.py"), base_text="unsaved\n", proposed_text="changed\n"),
+        FilePreview(path=str(ws / "old.txt"), base_text="bye \ufffd\n", proposed_text=None),
+        FilePreview(path=str(ws / "sub/name2.py"), base_text="X = 1\n", proposed_text="X = 2\n"),
+        FilePreview(path=str(ws / "name.py"), base_text="X = 1\n", proposed_text=None),
+    )
+
+
+async def test_a_refused_editor_edit_rolls_back_the_disk(ws: Path) -> None:
+    (ws / "open.py").write_text("saved\n")
+    (ws / "closed.py").write_text("c\n")
+    before = snapshot(ws)
+    editor = RecordingEditor(buffers={str(ws / "open.py"): "unsaved\n"}, refuse_edits=True)
+
+    outcome = await run(
+        ws,
+        envelope(
+            "*** Update File: closed.py",
+            "-c",
+            "+C",
+            "*** Update File: open.py",
+            "-unsaved",
+            "+changed",
+            "*** Add File: deep/er/new.py",
+            "+n",
+        ),
+        editor=editor,
+    )
+
+    assert outcome.is_error
+    assert outcome.output == (
+        "apply_patch failed: open.py changed in the editor (the editor refused the edit). "
+        "Every file was restored: no file was changed.\n"
+        "Read the files again and make a new patch."
+    )
+    assert snapshot(ws) == before
+    assert editor.buffers[str(ws / "open.py")] == "unsaved\n"
+
+
+async def test_documents_already_edited_are_changed_back_when_a_later_one_conflicts(
+    ws: Path,
+) -> None:
+    for name in ("a.py", "b.py", "c.py"):
+        (ws / name).write_text(f"{name} saved\n")
+    before = snapshot(ws)
+    buffers = {str(ws / "a.py"): "a\n", str(ws / "b.py"): "b\n"}
+    editor = RecordingEditor(buffers=buffers, refuse_edits={str(ws / "b.py")})
+
+    outcome = await run(
+        ws,
+        envelope(
+            "*** Update File: a.py",
+            "-a",
+            "+A",
+            "*** Update File: b.py",
+            "-b",
+            "+B",
+            "*** Update File: c.py",
+            "-c.py saved",
+            "+C",
+        ),
+        editor=editor,
+    )
+
+    assert outcome.is_error
+    assert outcome.output.startswith(
+        "apply_patch failed: b.py changed in the editor (the editor refused the edit). "
+        "Every file was restored"
+    )
+    assert editor.applied == [(str(ws / "a.py"), "a\n", "A\n"), (str(ws / "a.py"), "A\n", "a\n")]
+    assert editor.buffers == buffers
+    assert snapshot(ws) == before
+
+
+class TypesAfterTheEdit(RecordingEditor):
+    """The user types into ``typed`` as soon as the patch's edit of it is applied."""
+
+    def __init__(self, buffers: dict[str, str], typed: str) -> None:
+        super().__init__(buffers=buffers, refuse_edits={p for p in buffers if p != typed})
+        self._typed = typed
+
+    async def apply_document_edit(
+        self, path: str, base_text: str, new_text: str
+    ) -> DocumentEditResult:
+        result = await super().apply_document_edit(path, base_text, new_text)
+        if path == self._typed and result.status == "applied":
+            self.buffers[path] += "typed\n"
+        return result
+
+
+async def test_a_document_that_cannot_be_changed_back_is_named(ws: Path) -> None:
+    (ws / "a.py").write_text("a\n")
+    (ws / "b.py").write_text("b\n")
+    buffers = {str(ws / "a.py"): "a\n", str(ws / "b.py"): "b\n"}
+    editor = TypesAfterTheEdit(buffers, typed=str(ws / "a.py"))
+
+    outcome = await run(
+        ws,
+        envelope("*** Update File: a.py", "-a", "+A", "*** Update File: b.py", "-b", "+B"),
+        editor=editor,
+    )
+
+    assert outcome.is_error
+    assert outcome.output == (
+        "apply_patch failed: b.py changed in the editor (the editor refused the edit). "
+        "Restoring the files touched so far failed too; check them:\n"
+        "- a.py changed in the editor (the buffer no longer holds the text that was read), "
+        "so the patch's change to it could not be undone\n"
+        "Read the files again and make a new patch."
+    )
+
+
+async def test_a_buffer_typed_over_during_the_ask_stops_the_patch(ws: Path) -> None:
+    (ws / "a.py").write_text("a\n")
+    (ws / "b.py").write_text("b\n")
+    before = snapshot(ws)
+    editor = RecordingEditor(buffers={str(ws / "a.py"): "a\n"})
+
+    def user_types(_request: PermissionRequest) -> PermissionVerdict:
+        editor.buffers[str(ws / "a.py")] = "z\n"
+        return PermissionVerdict(allowed=True)
+
+    outcome = await run(
+        ws,
+        envelope("*** Update File: b.py", "-b", "+B", "*** Update File: a.py", "-a", "+A"),
+        RecordingAsk(user_types),
+        editor=editor,
+    )
+
+    assert outcome.is_error
+    assert "files changed after the patch was approved" in outcome.output
+    assert snapshot(ws) == before
+    assert editor.applied == []
+
+
+async def test_deleting_or_moving_an_open_document_happens_on_disk(ws: Path) -> None:
+    (ws / "gone.py").write_text("gone\n")
+    (ws / "m.py").write_text("saved\n")
+    buffers = {str(ws / "gone.py"): "gone\n", str(ws / "m.py"): "unsaved\n"}
+    editor = RecordingEditor(buffers=buffers)
+
+    outcome = await run(
+        ws,
+        envelope(
+            "*** Delete File: gone.py",
+            "*** Update File: m.py",
+            "*** Move to: n.py",
+            "-unsaved",
+            "+moved",
+        ),
+        editor=editor,
+    )
+
+    assert not outcome.is_error, outcome.output
+    assert not (ws / "gone.py").exists()
+    assert not (ws / "m.py").exists()
+    assert (ws / "n.py").read_text() == "moved\n"
+    assert editor.applied == []
+
+
+async def test_an_open_documents_bom_and_line_endings_reach_the_editor(ws: Path) -> None:
+    target = ws / "a.py"
+    target.write_bytes(b"\xef\xbb\xbfx\r\n")
+    editor = RecordingEditor(buffers={str(target): "\ufeffa\r\nb\r\n"})
+
+    outcome = await run(ws, envelope("*** Update File: a.py", "-a", "+A", "+new"), editor=editor)
+
+    assert not outcome.is_error, outcome.output
+    assert editor.applied == [(str(target), "\ufeffa\r\nb\r\n", "\ufeffA\r\nnew\r\nb\r\n")]
+    assert target.read_bytes() == b"\xef\xbb\xbfx\r\n"
 
 
 async def test_permission_bits_survive_update_and_move(ws: Path) -> None:

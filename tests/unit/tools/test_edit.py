@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from lsp_agent.core.documents import FilePreview
 from lsp_agent.core.permission import ALLOWED, PermissionRequest, PermissionVerdict
 from lsp_agent.core.tooling import AskPermission, ToolOutcome
 from lsp_agent.testing.editor import RecordingEditor
@@ -409,17 +410,162 @@ async def test_editing_through_a_symlink_changes_the_target_and_keeps_the_link(
     assert (ws / "real.py").read_text() == "x = 2\n"
 
 
-async def test_the_editor_buffer_is_the_base_text(ws: Path) -> None:
-    (ws / "a.py").write_text("on disk\n")
-    editor = RecordingEditor(buffers={str(ws / "a.py"): "unsaved line\nmore\n"})
+# --- open documents ----------------------------------------------------------------------
+
+
+async def test_an_open_document_is_edited_through_the_editor_not_on_disk(ws: Path) -> None:
+    path = ws / "a.py"
+    path.write_text("on disk\n")
+    editor = RecordingEditor(buffers={str(path): "unsaved line\nmore\n"})
     ask = RecordingAsk()
 
-    outcome = await edit(ws, "a.py", "unsaved line", "saved line", ask=ask, editor=editor)
+    outcome = await edit(ws, "a.py", "unsaved line", "new line", ask=ask, editor=editor)
 
-    assert not outcome.is_error
-    assert (ws / "a.py").read_text() == "saved line\nmore\n"
-    assert ask.requests[0].subject is not None
-    assert "-unsaved line\n+saved line\n" in ask.requests[0].subject["patch"]
+    assert not outcome.is_error, outcome.output
+    assert outcome.output == "Edited a.py: 1 replacement.\nDiff: +1 -1 lines"
+    assert path.read_text() == "on disk\n"
+    assert editor.applied == [(str(path), "unsaved line\nmore\n", "new line\nmore\n")]
+    (request,) = ask.requests
+    assert request.subject is not None
+    assert "-unsaved line\n+new line\n" in request.subject["patch"]
+    assert request.previews == (
+        FilePreview(
+            path=str(path), base_text="unsaved line\nmore\n", proposed_text="new line\nmore\n"
+        ),
+    )
+
+
+async def test_a_closed_file_is_edited_on_disk_with_a_preview(ws: Path) -> None:
+    path = ws / "a.py"
+    path.write_text("x = 1\n")
+    editor = RecordingEditor()
+    ask = RecordingAsk()
+
+    outcome = await edit(ws, "a.py", "x = 1", "x = 2", ask=ask, editor=editor)
+
+    assert not outcome.is_error, outcome.output
+    assert path.read_text() == "x = 2\n"
+    assert editor.applied == []
+    assert ask.requests[0].previews == (
+        FilePreview(path=str(path), base_text="x = 1\n", proposed_text="x = 2\n"),
+    )
+
+
+async def test_an_empty_open_document_is_filled_through_the_editor(ws: Path) -> None:
+    path = ws / "new.py"  # open in the editor, never saved
+    editor = RecordingEditor(buffers={str(path): ""})
+
+    outcome = await edit(ws, "new.py", "", "x = 1\n", editor=editor)
+
+    assert not outcome.is_error, outcome.output
+    assert editor.applied == [(str(path), "", "x = 1\n")]
+    assert not path.exists()
+
+
+async def test_typing_elsewhere_during_the_ask_is_kept(ws: Path) -> None:
+    path = ws / "a.py"
+    path.write_text("a = 1\nb = 2\n")
+    editor = RecordingEditor(buffers={str(path): "a = 1\nb = 2\n"})
+
+    async def user_types(request: PermissionRequest) -> PermissionVerdict:
+        editor.buffers[str(path)] = "a = 1\nb = 2\nc = 3\n"
+        return ALLOWED
+
+    outcome = await edit(ws, "a.py", "a = 1", "a = 10", ask=user_types, editor=editor)
+
+    assert not outcome.is_error, outcome.output
+    assert editor.buffers[str(path)] == "a = 10\nb = 2\nc = 3\n"
+    assert path.read_text() == "a = 1\nb = 2\n"
+
+
+async def test_typing_over_the_edit_during_the_ask_is_reported(ws: Path) -> None:
+    path = ws / "a.py"
+    editor = RecordingEditor(buffers={str(path): "a = 1\n"})
+
+    async def user_types(request: PermissionRequest) -> PermissionVerdict:
+        editor.buffers[str(path)] = "a = 5\n"
+        return ALLOWED
+
+    outcome = await edit(ws, "a.py", "a = 1", "a = 10", ask=user_types, editor=editor)
+
+    assert outcome.is_error
+    assert outcome.output.startswith("a.py changed after the edit was approved")
+    assert editor.buffers[str(path)] == "a = 5\n"
+    assert editor.applied == []
+
+
+class TypesBeforeTheEdit(RecordingEditor):
+    """The user types after the tool's last read and before its edit reaches the buffer."""
+
+    def __init__(self, path: str, text: str, typed: str) -> None:
+        super().__init__(buffers={path: text})
+        self._path = path
+        self._typed = typed
+
+    async def open_document_text(self, path: str) -> str | None:
+        text = await super().open_document_text(path)
+        if len(self.opened) == 2:  # the read under the lock, just before the edit
+            self.buffers[self._path] = self._typed
+        return text
+
+
+async def test_a_buffer_that_changed_just_before_the_edit_is_a_conflict(ws: Path) -> None:
+    path = ws / "a.py"
+    path.write_text("a = 1\n")
+    editor = TypesBeforeTheEdit(str(path), "a = 1\n", "a = 1\ntyped\n")
+
+    outcome = await edit(ws, "a.py", "a = 1", "a = 10", editor=editor)
+
+    assert outcome.is_error
+    assert outcome.output == (
+        "a.py changed in the editor (the buffer no longer holds the text that was read); "
+        "nothing was written. Read it again, then retry."
+    )
+    assert editor.buffers[str(path)] == "a = 1\ntyped\n"
+    assert path.read_text() == "a = 1\n"
+
+
+async def test_an_edit_the_editor_refuses_is_a_conflict(ws: Path) -> None:
+    path = ws / "a.py"
+    path.write_text("a = 1\n")
+    editor = RecordingEditor(buffers={str(path): "a = 1\n"}, refuse_edits=[str(path)])
+
+    outcome = await edit(ws, "a.py", "a = 1", "a = 10", editor=editor)
+
+    assert outcome.is_error
+    assert outcome.output == (
+        "a.py changed in the editor (the editor refused the edit); nothing was written. "
+        "Read it again, then retry."
+    )
+    assert editor.buffers[str(path)] == "a = 1\n"
+    assert path.read_text() == "a = 1\n"
+
+
+@pytest.mark.parametrize(
+    ("buffer", "edited"),
+    [
+        ("a = 1\r\nb = 2\r\n", "a = 10\r\nx\r\nb = 2\r\n"),
+        ("\ufeffa = 1\nb = 2\n", "\ufeffa = 10\nx\nb = 2\n"),
+        ("\ufeffa = 1\r\nb = 2\n", "\ufeffa = 10\r\nx\r\nb = 2\n"),
+    ],
+    ids=["crlf", "bom-in-buffer", "bom-and-mixed-endings"],
+)
+async def test_the_editor_gets_texts_in_its_buffers_form(
+    ws: Path, buffer: str, edited: str
+) -> None:
+    path = ws / "a.py"
+    path.write_bytes(BOM + b"on disk\n")
+    editor = RecordingEditor(buffers={str(path): buffer})
+    ask = RecordingAsk()
+
+    outcome = await edit(ws, "a.py", "a = 1\n", "a = 10\nx\n", ask=ask, editor=editor)
+
+    assert not outcome.is_error, outcome.output
+    assert editor.applied == [(str(path), buffer, edited)]
+    assert path.read_bytes() == BOM + b"on disk\n"
+    (preview,) = ask.requests[0].previews
+    assert preview.base_text == buffer.removeprefix("\ufeff")
+    assert preview.proposed_text == edited.removeprefix("\ufeff")
 
 
 async def test_the_locks_are_released_after_each_edit(ws: Path) -> None:

@@ -9,16 +9,22 @@ from pathlib import Path
 
 import pytest
 
+from lsp_agent.core.documents import FilePreview
 from lsp_agent.core.permission import ALLOWED, PermissionRequest, PermissionVerdict
 from lsp_agent.core.tooling import AskPermission, ToolOutcome
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.permissions import RecordingAsk, allow_all, deny, workspace_only
 from lsp_agent.testing.tools import tool_context
 from lsp_agent.tools.files import (
+    EditedFile,
     FileDiff,
     FileLocks,
+    TextFile,
+    commit,
     count_lines,
     detect_newline,
+    edit_request,
+    file_preview,
     unified_diff,
     write_atomic,
 )
@@ -263,17 +269,127 @@ async def test_a_file_created_during_the_ask_is_not_overwritten(ws: Path) -> Non
     assert path.read_text() == "theirs\n"
 
 
-async def test_the_editor_buffer_is_the_base_text(ws: Path) -> None:
-    (ws / "a.txt").write_text("on disk\n")
-    editor = RecordingEditor(buffers={str(ws / "a.txt"): "unsaved\n"})
+# --- open documents ----------------------------------------------------------------------
+
+
+async def test_an_open_document_is_changed_through_the_editor_not_on_disk(ws: Path) -> None:
+    path = ws / "a.txt"
+    path.write_text("on disk\n")
+    editor = RecordingEditor(buffers={str(path): "unsaved\n"})
     ask = RecordingAsk()
 
     outcome = await write(ws, "a.txt", "new\n", ask=ask, editor=editor)
 
-    assert not outcome.is_error
+    assert not outcome.is_error, outcome.output
+    assert outcome.output == "Wrote a.txt (1 line).\nDiff: +1 -1 lines"
+    assert path.read_text() == "on disk\n"
+    assert editor.applied == [(str(path), "unsaved\n", "new\n")]
+    assert editor.buffers[str(path)] == "new\n"
+    (request,) = ask.requests
+    assert request.subject is not None
+    assert "-unsaved\n+new\n" in request.subject["patch"]
+    assert request.previews == (
+        FilePreview(path=str(path), base_text="unsaved\n", proposed_text="new\n"),
+    )
+    assert [p.name for p in ws.iterdir()] == ["a.txt"]
+
+
+async def test_a_closed_file_is_written_on_disk_and_the_editor_is_not_asked(ws: Path) -> None:
+    editor = RecordingEditor()
+    ask = RecordingAsk()
+
+    await write(ws, "a.txt", "new\n", ask=ask, editor=editor)
+
     assert (ws / "a.txt").read_text() == "new\n"
-    assert ask.requests[0].subject is not None
-    assert "-unsaved\n+new\n" in ask.requests[0].subject["patch"]
+    assert editor.applied == []
+    assert ask.requests[0].previews == (
+        FilePreview(path=str(ws / "a.txt"), base_text=None, proposed_text="new\n"),
+    )
+
+
+async def test_a_buffer_typed_in_during_the_ask_is_not_overwritten(ws: Path) -> None:
+    path = ws / "a.txt"
+    path.write_text("saved\n")
+    editor = RecordingEditor(buffers={str(path): "saved\n"})
+
+    async def user_types(request: PermissionRequest) -> PermissionVerdict:
+        editor.buffers[str(path)] = "saved\ntyped\n"
+        return ALLOWED
+
+    outcome = await write(ws, "a.txt", "mine\n", ask=user_types, editor=editor)
+
+    assert outcome.is_error
+    assert "a.txt changed after the write was approved; nothing was written." in outcome.output
+    assert editor.buffers[str(path)] == "saved\ntyped\n"
+    assert editor.applied == []
+    assert path.read_text() == "saved\n"
+
+
+async def test_a_buffer_closed_unsaved_during_the_ask_is_not_written_on_disk(ws: Path) -> None:
+    path = ws / "a.txt"
+    path.write_text("saved\n")
+    editor = RecordingEditor(buffers={str(path): "unsaved\n"})
+
+    async def user_closes(request: PermissionRequest) -> PermissionVerdict:
+        del editor.buffers[str(path)]
+        return ALLOWED
+
+    outcome = await write(ws, "a.txt", "mine\n", ask=user_closes, editor=editor)
+
+    assert outcome.is_error
+    assert path.read_text() == "saved\n"
+
+
+async def test_an_edit_the_editor_refuses_is_a_conflict_and_nothing_is_written(
+    ws: Path,
+) -> None:
+    path = ws / "a.txt"
+    path.write_text("saved\n")
+    editor = RecordingEditor(buffers={str(path): "saved\n"}, refuse_edits=True)
+
+    outcome = await write(ws, "a.txt", "mine\n", editor=editor)
+
+    assert outcome.is_error
+    assert outcome.output == (
+        "a.txt changed in the editor (the editor refused the edit); nothing was written. "
+        "Read it again, then retry."
+    )
+    assert outcome.metadata == {"path": str(path)}
+    assert editor.buffers[str(path)] == "saved\n"
+    assert path.read_text() == "saved\n"
+
+
+@pytest.mark.parametrize(
+    ("disk", "buffer", "content", "sent"),
+    [
+        # the editor keeps the BOM out of its text (the usual case): none is added
+        (BOM + b"old\n", "old\n", "new\n", ("old\n", "new\n")),
+        (BOM + b"old\n", "old\n", "\ufeffnew\n", ("old\n", "new\n")),
+        # an editor that shows the BOM as U+FEFF gets it back, once
+        (BOM + b"old\n", "\ufeffold\n", "new\n", ("\ufeffold\n", "\ufeffnew\n")),
+        (b"old\n", "\ufeffold\n", "\ufeffnew\n", ("\ufeffold\n", "\ufeffnew\n")),
+        # the buffer's line endings win, as on disk
+        (b"a\nb\n", "a\r\nb\r\n", "x\ny\n", ("a\r\nb\r\n", "x\r\ny\r\n")),
+        (b"a\r\nb\r\n", "a\nb\n", "x\ny\n", ("a\nb\n", "x\ny\n")),
+    ],
+    ids=["bom-on-disk", "bom-in-content", "bom-in-buffer", "bom-in-buffer-only", "crlf", "lf"],
+)
+async def test_the_editor_gets_texts_in_its_buffers_form(
+    ws: Path, disk: bytes, buffer: str, content: str, sent: tuple[str, str]
+) -> None:
+    path = ws / "f.txt"
+    path.write_bytes(disk)
+    editor = RecordingEditor(buffers={str(path): buffer})
+    ask = RecordingAsk()
+
+    outcome = await write(ws, "f.txt", content, ask=ask, editor=editor)
+
+    assert not outcome.is_error, outcome.output
+    assert editor.applied == [(str(path), *sent)]
+    assert path.read_bytes() == disk
+    (preview,) = ask.requests[0].previews
+    assert preview.base_text == sent[0].removeprefix("\ufeff")
+    assert preview.proposed_text == sent[1].removeprefix("\ufeff")
 
 
 # --- files.py ----------------------------------------------------------------------------
@@ -387,3 +503,73 @@ async def test_a_cancelled_waiter_releases_its_place() -> None:
     await first
 
     assert locks.held() == ()
+
+
+# --- files.commit and the previews -------------------------------------------------------
+
+
+async def test_commit_writes_the_disk_when_the_base_came_from_the_disk(tmp_path: Path) -> None:
+    path = tmp_path / "a.txt"
+    path.write_text("old\n")
+    editor = RecordingEditor(buffers={str(path): "old\n"})
+    base = TextFile(text="old\n")
+
+    assert await commit(editor, str(path), base, "new\n", b"new\n") is None
+    assert await commit(editor, str(tmp_path / "b.txt"), None, "b\n", b"b\n") is None
+
+    assert path.read_text() == "new\n"
+    assert (tmp_path / "b.txt").read_text() == "b\n"
+    assert editor.applied == []
+
+
+async def test_commit_goes_through_the_editor_and_reports_a_changed_buffer(
+    tmp_path: Path,
+) -> None:
+    path = str(tmp_path / "a.txt")
+    editor = RecordingEditor(buffers={path: "typed meanwhile\n"})
+    base = TextFile(text="old\n", on_disk=False, source="editor")
+
+    failed = await commit(editor, path, base, "new\n", b"new\n", display="a.txt")
+
+    assert failed == (
+        "a.txt changed in the editor (the buffer no longer holds the text that was read); "
+        "nothing was written. Read it again, then retry."
+    )
+    assert editor.buffers[path] == "typed meanwhile\n"
+    assert not os.path.exists(path)
+
+
+async def test_commit_never_writes_the_disk_for_a_document_closed_since_it_was_read(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "a.txt"
+    path.write_text("old\n")
+    base = TextFile(text="unsaved\n", source="editor")
+
+    failed = await commit(RecordingEditor(), str(path), base, "new\n", b"new\n")
+
+    assert failed == (
+        f"{path} was closed in the editor after it was read; nothing was written. "
+        "Read it again, then retry."
+    )
+    assert path.read_text() == "old\n"
+
+
+def test_edit_request_carries_one_preview_per_file_outside_equality_and_repr() -> None:
+    diff = unified_diff("a\n", "b\n", "a.txt")
+    files = [
+        EditedFile(path="/w/a.txt", diff=diff, base="a\n", proposed="b\n"),
+        EditedFile(path="/w/n.txt", diff=diff, base=None, proposed="\udcff\n"),
+    ]
+
+    request = edit_request(title="Edit", patterns=("a.txt", "n.txt"), files=files)
+
+    assert request.previews == (
+        FilePreview(path="/w/a.txt", base_text="a\n", proposed_text="b\n"),
+        FilePreview(path="/w/n.txt", base_text=None, proposed_text="\ufffd\n"),
+    )
+    assert request == edit_request(
+        title="Edit", patterns=("a.txt", "n.txt"), files=[f._replace(proposed="") for f in files]
+    )
+    assert "previews" not in repr(request)
+    assert file_preview("/x", "\ud800", None).base_text == "?"

@@ -1,0 +1,134 @@
+"""The language server: ``lsp-agent serve`` (protocol.md; docs/protocol.md for users)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
+
+from lsp_agent.lsp.errors import RpcError, to_rpc_error
+from lsp_agent.lsp.handlers import HANDLERS
+from lsp_agent.lsp.host import AgentHost, start_host
+from lsp_agent.lsp.protocol import METHODS, Model
+from lsp_agent.lsp.server import AgentServer, BadParams, serve_stdio, serve_tcp
+
+__all__ = ["AgentServer", "build_server", "serve"]
+
+_log = logging.getLogger(__name__)
+
+SERVER_NOT_INITIALIZED = -32002
+
+
+class Holder:
+    """The host, once ``initialize`` has built it."""
+
+    def __init__(self) -> None:
+        self.host: AgentHost | None = None
+        self.ready = asyncio.Event()
+
+
+def build_server(env: Mapping[str, str]) -> tuple[AgentServer, Callable[[], Awaitable[None]]]:
+    """The server with every feature registered, and the coroutine that closes it."""
+    server = AgentServer(env)
+    holder = Holder()
+
+    @server.feature(lsp.INITIALIZE)
+    async def initialize(params: lsp.InitializeParams) -> None:
+        server.documents.attach(server.workspace)
+        try:
+            holder.host = await start_host(
+                client=server,
+                env=server.env,
+                documents=server.documents,
+                folders=lambda: _folder_uris(server),
+                raw_options=params.initialization_options,
+            )
+        except Exception as error:
+            raise to_rpc_error(error, lsp.INITIALIZE) from error
+        finally:
+            holder.ready.set()
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(params: lsp.DidOpenTextDocumentParams) -> None:
+        server.documents.opened(params.text_document.uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(params: lsp.DidChangeTextDocumentParams) -> None:
+        server.documents.changed()
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(params: lsp.DidCloseTextDocumentParams) -> None:
+        server.documents.closed(params.text_document.uri)
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def folders_changed(params: lsp.DidChangeWorkspaceFoldersParams) -> None:
+        _log.info("workspace folders now: %s", _folder_uris(server))
+
+    @server.feature(lsp.SHUTDOWN)
+    async def shutdown(*_args: Any) -> None:
+        host = holder.host
+        if host is not None:
+            await host.scheduler.aclose()
+
+    for name, method in METHODS.items():
+        if method.direction != "client_to_server":
+            continue
+        server.feature(name)(_wrap(name, holder, method.kind == "request"))
+
+    async def close() -> None:
+        host, holder.host = holder.host, None
+        if host is not None:
+            await host.aclose()
+
+    return server, close
+
+
+def _wrap(name: str, holder: Holder, is_request: bool) -> Callable[[Any], Awaitable[Any]]:
+    handler = HANDLERS[name]
+
+    async def handle(params: Any) -> Any:
+        if isinstance(params, BadParams):
+            if not is_request:
+                _log.warning("%s: %s", name, params.message)
+                return None
+            raise RpcError(params.message, -32602)
+        host = holder.host
+        if host is None:
+            if not is_request:
+                return None
+            raise RpcError("the server is not initialized", SERVER_NOT_INITIALIZED)
+        try:
+            result = await handler(host, params)
+        except JsonRpcException:
+            raise
+        except Exception as error:
+            if not is_request:
+                _log.warning("%s failed: %s", name, error)
+                return None
+            raise to_rpc_error(error, name) from error
+        return result.dump() if isinstance(result, Model) else result
+
+    handle.__name__ = name.replace("/", "_")
+    return handle
+
+
+def _folder_uris(server: AgentServer) -> list[str]:
+    workspace = server.workspace
+    uris = [folder.uri for folder in workspace.folders.values()]
+    if not uris and workspace.root_uri:
+        uris = [workspace.root_uri]
+    return uris
+
+
+def serve(env: Mapping[str, str], *, tcp: tuple[str, int] | None = None) -> int:
+    """Run the server until the client disconnects; the process exit code."""
+    server, close = build_server(env)
+    if tcp is None:
+        serve_stdio(server, close)
+    else:
+        serve_tcp(server, tcp[0], tcp[1], close)
+    return 0

@@ -1,0 +1,335 @@
+"""The core's ``Editor`` port over LSP (protocol.md §3–§6, §9 for permissions).
+
+- ``publish``: every committed event as one ``agent/session/update`` (see ``stream.py``).
+- Open documents are read from the editor's buffer and changed with ``workspace/applyEdit``
+  carrying the document version; a changed buffer or a refused edit is a conflict the model
+  reads, never a disk write.
+- Permission asks go to ``agent/session/requestPermission`` with the change set, whose base
+  and proposed texts ``agent/diff/get`` serves; a client without the agent permission UI gets
+  ``window/showMessageRequest`` (no answer = deny).
+- Questions go to ``agent/session/askQuestion``; a client without that UI declines them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import attrs
+from lsprotocol import types as lsp
+from pydantic import ValidationError
+from pygls.workspace import TextDocument
+
+from lsp_agent.core.documents import APPLIED, NOT_OPEN, DocumentEditResult, FilePreview
+from lsp_agent.core.events import StoredEvent
+from lsp_agent.core.permission import PermissionAsk, PermissionOption, PermissionReply
+from lsp_agent.core.question import Answer, QuestionAsk, QuestionReply
+from lsp_agent.lsp import protocol as p
+from lsp_agent.lsp.documents import OpenDocuments
+from lsp_agent.lsp.stream import UpdateStream
+from lsp_agent.tools.files import unified_diff
+
+_log = logging.getLogger(__name__)
+
+APPLY_SETTLE_TIMEOUT = 2.0
+"""How long an applied edit waits for the editor's ``didChange`` that reflects it."""
+KEPT_CHANGE_SETS = 64
+
+
+class Client(Protocol):
+    """What the editor adapter needs from the connection (the server implements it)."""
+
+    def notify(self, method: str, params: dict[str, Any]) -> None: ...
+
+    async def request(self, method: str, params: Any) -> Any:
+        """Send a request and return its raw result; cancelling the caller cancels it at
+        the client too. Raises on an error response."""
+        ...
+
+    @property
+    def supports_document_changes(self) -> bool: ...
+
+
+@attrs.frozen(kw_only=True)
+class ChangeSet:
+    session_id: str
+    files: dict[str, p.DiffGetResult]
+    """By uri."""
+
+
+class ChangeSets:
+    """The last few edit proposals, so ``agent/diff/get`` can show them while (and shortly
+    after) their permission dialog is open."""
+
+    def __init__(self, keep: int = KEPT_CHANGE_SETS) -> None:
+        self._keep = keep
+        self._sets: OrderedDict[str, ChangeSet] = OrderedDict()
+
+    def add(self, change_set_id: str, change_set: ChangeSet) -> None:
+        self._sets[change_set_id] = change_set
+        self._sets.move_to_end(change_set_id)
+        while len(self._sets) > self._keep:
+            self._sets.popitem(last=False)
+
+    def get(self, session_id: str, change_set_id: str, uri: str) -> p.DiffGetResult | None:
+        change_set = self._sets.get(change_set_id)
+        if change_set is None or change_set.session_id != session_id:
+            return None
+        return change_set.files.get(uri)
+
+
+class LspEditor:
+    def __init__(
+        self,
+        *,
+        client: Client,
+        documents: OpenDocuments,
+        stream: UpdateStream,
+        ui: p.UiCapabilities | None,
+        change_sets: ChangeSets | None = None,
+    ) -> None:
+        """``ui`` None: a plain LSP client (no agent UI at all)."""
+        self._client = client
+        self._documents = documents
+        self._stream = stream
+        self._ui = ui
+        self.change_sets = change_sets or ChangeSets()
+
+    # -- streaming -------------------------------------------------------------------------
+
+    async def publish(self, event: StoredEvent) -> None:
+        await self._stream.publish(event)
+
+    # -- documents -------------------------------------------------------------------------
+
+    async def open_document_text(self, path: str) -> str | None:
+        document = self._documents.document(path)
+        return None if document is None else document.source
+
+    async def apply_document_edit(
+        self, path: str, base_text: str, new_text: str
+    ) -> DocumentEditResult:
+        document = self._documents.document(path)
+        if document is None:
+            return NOT_OPEN
+        if document.source != base_text:
+            return _conflict("the document was changed in the editor after the agent read it")
+        edit = _minimal_edit(document, base_text, new_text)
+        identifier = lsp.OptionalVersionedTextDocumentIdentifier(
+            uri=document.uri, version=document.version
+        )
+        if self._client.supports_document_changes:
+            workspace_edit = lsp.WorkspaceEdit(
+                document_changes=[lsp.TextDocumentEdit(text_document=identifier, edits=[edit])]
+            )
+        else:
+            workspace_edit = lsp.WorkspaceEdit(changes={document.uri: [edit]})
+        params = lsp.ApplyWorkspaceEditParams(edit=workspace_edit, label="lsp-agent edit")
+        try:
+            result = await self._client.request(lsp.WORKSPACE_APPLY_EDIT, params)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # the client answered with an error
+            return _conflict(f"the editor could not apply the edit ({error})")
+        applied = getattr(result, "applied", None)
+        if applied is None and isinstance(result, dict):
+            applied = result.get("applied")
+        if not applied:
+            reason = getattr(result, "failure_reason", None) or getattr(
+                result, "failureReason", None
+            )
+            return _conflict(f"the editor refused the edit{f': {reason}' if reason else ''}")
+        if not await self._documents.wait_for(path, new_text, APPLY_SETTLE_TIMEOUT):
+            _log.warning("no didChange reflecting the applied edit to %s", path)
+        return APPLIED
+
+    # -- permission ------------------------------------------------------------------------
+
+    async def request_permission(self, ask: PermissionAsk) -> PermissionReply:
+        if self._ui is None or not self._ui.permissions:
+            return await self._show_message_request(ask)
+        params = self._permission_params(ask)
+        try:
+            raw = await self._client.request("agent/session/requestPermission", params.dump())
+            answer = p.RequestPermissionResult.model_validate(_plain(raw))
+        except asyncio.CancelledError:
+            raise
+        except (ValidationError, Exception) as error:
+            _log.warning("permission request failed or was malformed: %s", error)
+            return PermissionReply(kind=None)
+        outcome = answer.outcome
+        if isinstance(outcome, p.CancelledOutcome):
+            return PermissionReply(kind=None)
+        chosen = next((o for o in ask.options if o.option_id == outcome.option_id), None)
+        if chosen is None:  # an unknown option is a reject
+            return PermissionReply(kind="reject_once", reason=outcome.reason)
+        reason = outcome.reason if chosen.kind == "reject_once" else None
+        return PermissionReply(kind=chosen.kind, reason=reason or None)
+
+    def _permission_params(self, ask: PermissionAsk) -> p.RequestPermissionParams:
+        request = ask.request
+        return p.RequestPermissionParams(
+            session_id=ask.session_id,
+            tool_call_id=ask.tool_call_id,
+            title=request.title or request.permission,
+            description=request.description,
+            permission=request.permission,
+            patterns=list(request.patterns),
+            subject=self._subject(ask),
+            options=[_option(o) for o in ask.options],
+        )
+
+    def _subject(
+        self, ask: PermissionAsk
+    ) -> p.EditSubject | p.CommandSubject | p.FetchSubject | None:
+        subject = ask.request.subject
+        if subject is None:
+            return None
+        kind = subject.get("type")
+        if kind == "edit":
+            change_set_id = f"chg_{ask.tool_call_id}"
+            self._remember(ask.session_id, change_set_id, ask.request.previews)
+            files = [
+                p.ChangedFile(
+                    uri=self._documents.uri_for(str(entry.get("path", ""))),
+                    additions=int(entry.get("additions", 0)),
+                    deletions=int(entry.get("deletions", 0)),
+                )
+                for entry in subject.get("files", [])
+            ]
+            return p.EditSubject(
+                change_set_id=change_set_id, patch=str(subject.get("patch", "")), files=files
+            )
+        if kind == "command":
+            return p.CommandSubject(
+                command=str(subject.get("command", "")),
+                cwd=self._documents.uri_for(str(subject.get("cwd", ""))),
+            )
+        if kind == "fetch":
+            return p.FetchSubject(url=str(subject.get("url", "")))
+        return None
+
+    def _remember(
+        self, session_id: str, change_set_id: str, previews: Sequence[FilePreview]
+    ) -> None:
+        files: dict[str, p.DiffGetResult] = {}
+        for preview in previews:
+            uri = self._documents.uri_for(preview.path)
+            files[uri] = p.DiffGetResult(
+                uri=uri,
+                base_text=preview.base_text or "",
+                proposed_text=preview.proposed_text or "",
+                patch=unified_diff(preview.base_text, preview.proposed_text, preview.path).patch,
+            )
+        self.change_sets.add(change_set_id, ChangeSet(session_id=session_id, files=files))
+
+    async def _show_message_request(self, ask: PermissionAsk) -> PermissionReply:
+        """A plain client: a message with Allow once / Allow for session / Deny."""
+        request = ask.request
+        kinds = {"Allow once": "allow_once", "Allow for session": "allow_session", "Deny": None}
+        detail = request.subject or {}
+        what = detail.get("command") or detail.get("url") or ", ".join(request.patterns)
+        params = lsp.ShowMessageRequestParams(
+            type=lsp.MessageType.Warning,
+            message=f"lsp-agent wants to {request.title or request.permission}: {what}",
+            actions=[lsp.MessageActionItem(title=title) for title in kinds],
+        )
+        try:
+            chosen = await self._client.request(lsp.WINDOW_SHOW_MESSAGE_REQUEST, params)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:
+            _log.warning("showMessageRequest failed: %s", error)
+            chosen = None
+        title = getattr(chosen, "title", None)
+        if title == "Allow once":
+            return PermissionReply(kind="allow_once")
+        if title == "Allow for session":
+            return PermissionReply(kind="allow_session")
+        return PermissionReply(kind="reject_once")
+
+    # -- questions -------------------------------------------------------------------------
+
+    async def ask_question(self, ask: QuestionAsk) -> QuestionReply:
+        if self._ui is None or not self._ui.questions:
+            return QuestionReply(outcome="declined")
+        params = {
+            "sessionId": ask.session_id,
+            "toolCallId": ask.tool_call_id,
+            "questions": [q.to_json() for q in ask.questions],
+        }
+        try:
+            raw = await self._client.request("agent/session/askQuestion", params)
+            answer = p.AskQuestionResult.model_validate({"result": _plain(raw)}).result
+        except asyncio.CancelledError:
+            raise
+        except (ValidationError, Exception) as error:
+            _log.warning("question request failed or was malformed: %s", error)
+            return QuestionReply(outcome="declined")
+        if isinstance(answer, p.AnsweredOutcome):
+            known = {q.question_id for q in ask.questions}
+            answers = {
+                qid: Answer(selected=tuple(a.selected), custom=a.custom)
+                for qid, a in answer.answers.items()
+                if qid in known
+            }
+            return QuestionReply(outcome="answered", answers=answers)
+        if isinstance(answer, p.CancelledOutcome):
+            return QuestionReply(outcome="cancelled")
+        return QuestionReply(outcome="declined")
+
+
+def _option(option: PermissionOption) -> p.PermissionOptionModel:
+    return p.PermissionOptionModel(option_id=option.option_id, name=option.name, kind=option.kind)
+
+
+def _conflict(message: str) -> DocumentEditResult:
+    return DocumentEditResult(status="conflict", message=message)
+
+
+def _minimal_edit(document: TextDocument, old: str, new: str) -> lsp.TextEdit:
+    """One edit replacing only the changed middle: the cursor and folds elsewhere stay, and
+    one undo restores exactly this change. Never splits a CRLF pair."""
+    limit = min(len(old), len(new))
+    start = 0
+    while start < limit and old[start] == new[start]:
+        start += 1
+    if start > 0 and old[start - 1] == "\r":
+        start -= 1
+    suffix = 0
+    while (
+        suffix < min(len(old), len(new)) - start
+        and old[len(old) - 1 - suffix] == new[len(new) - 1 - suffix]
+    ):
+        suffix += 1
+    end_old, end_new = len(old) - suffix, len(new) - suffix
+    if suffix and end_old > 0 and old[end_old - 1] == "\r" and old[end_old] == "\n":
+        end_old, end_new = end_old + 1, end_new + 1
+    return lsp.TextEdit(
+        range=lsp.Range(
+            start=_position(document, old, start), end=_position(document, old, end_old)
+        ),
+        new_text=new[start:end_new],
+    )
+
+
+def _position(document: TextDocument, text: str, offset: int) -> lsp.Position:
+    """``offset`` (code points into ``text``) as an LSP position in the negotiated encoding."""
+    line = text.count("\n", 0, offset)
+    line_start = text.rfind("\n", 0, offset) + 1
+    units = document.position_codec.client_num_units(text[line_start:offset])
+    return lsp.Position(line=line, character=units)
+
+
+def _plain(value: Any) -> Any:
+    """A client's raw answer as plain JSON values (pygls may hand back attrs objects)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return [_plain(v) for v in value]
+    if hasattr(value, "_asdict"):
+        return {k: _plain(v) for k, v in value._asdict().items()}
+    return value

@@ -1,0 +1,240 @@
+"""One small handler per ``agent/*`` method (protocol.md §1, §2, §4).
+
+Each takes the host and its validated params model and returns the result model (or None);
+errors are raised and mapped to JSON-RPC codes in one place (``errors.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from lsp_agent.core.errors import SessionNotFound
+from lsp_agent.core.export import export_session
+from lsp_agent.core.transcript import SessionInfo
+from lsp_agent.lsp import protocol as p
+from lsp_agent.lsp.documents import path_of_uri
+from lsp_agent.lsp.errors import InvalidParams, SessionBusy
+from lsp_agent.lsp.host import AgentHost
+
+MODES = ("build", "plan")
+
+
+async def _require(host: AgentHost, session_id: str) -> SessionInfo:
+    info = await host.store.session(session_id)
+    if info is None:
+        raise SessionNotFound(session_id)
+    return info
+
+
+async def _config_options(host: AgentHost, session_id: str) -> list[p.ConfigOption]:
+    """The session's options; none while the agent is unavailable (no model configured)."""
+    if not host.agent_available:
+        return []
+    raw = await host.app.sessions.config_options(session_id)
+    return [p.ConfigOption.model_validate(option) for option in raw]
+
+
+# -- §1 sessions -------------------------------------------------------------------------------
+
+
+async def session_new(host: AgentHost, params: p.SessionNewParams) -> p.SessionNewResult:
+    folder = host.folder_for(params.workspace_folder)
+    if params.mode is not None and params.mode not in MODES:
+        raise InvalidParams(f"mode: {params.mode!r} is not one of {', '.join(MODES)}")
+    sessions = host.app.sessions
+    session_id = await sessions.create(
+        workspace_folder=folder, title=params.title or "", mode=params.mode, model=params.model
+    )
+    host.stream.follow(session_id, 0)
+    return p.SessionNewResult(
+        session_id=session_id, config_options=await _config_options(host, session_id)
+    )
+
+
+async def session_list(host: AgentHost, params: p.SessionListParams) -> p.SessionListResult:
+    folder = None
+    if params.workspace_folder is not None:
+        path = path_of_uri(params.workspace_folder)
+        folder = params.workspace_folder if path is None else _uri(path)
+    offset = 0
+    if params.cursor is not None:
+        if not params.cursor.isdigit():
+            raise InvalidParams("cursor: not a cursor this server gave out")
+        offset = int(params.cursor)
+    limit = params.limit or 100
+    infos = await host.store.list_sessions(workspace_folder=folder, limit=offset + limit + 1)
+    page = infos[offset : offset + limit]
+    more = len(infos) > offset + limit
+    return p.SessionListResult(
+        sessions=[p.SessionSummary.model_validate(info.to_json()) for info in page],
+        next_cursor=str(offset + limit) if more else None,
+    )
+
+
+async def session_load(host: AgentHost, params: p.SessionLoadParams) -> p.SessionLoadResult:
+    await _require(host, params.session_id)
+    replay = params.replay
+    if replay == "none":
+        last = await host.stream.skip_to_end(params.session_id)
+    elif replay == "full":
+        last = await host.stream.replay(params.session_id, 1)
+    else:
+        assert isinstance(replay, p.FromSeq)
+        last = await host.stream.replay(params.session_id, max(replay.from_seq, 1))
+    info = await _require(host, params.session_id)
+    return p.SessionLoadResult(
+        state=info.state,
+        last_seq=max(last, await host.store.last_seq(params.session_id)),
+        config_options=await _config_options(host, params.session_id),
+    )
+
+
+async def session_history(
+    host: AgentHost, params: p.SessionHistoryParams
+) -> p.SessionHistoryResult:
+    await _require(host, params.session_id)
+    events = await host.store.events(
+        params.session_id, after_seq=params.after_seq or 0, limit=params.limit
+    )
+    return p.SessionHistoryResult(
+        events=[p.HistoryEvent.model_validate(e.to_json()) for e in events]
+    )
+
+
+async def session_export(host: AgentHost, params: p.SessionExportParams) -> p.SessionExportResult:
+    info = await _require(host, params.session_id)
+    transcript = await host.store.transcript(params.session_id)
+    events = await host.store.events(params.session_id) if params.format == "json" else []
+    return p.SessionExportResult(text=export_session(info, transcript, events, params.format))
+
+
+async def session_delete(host: AgentHost, params: p.SessionIdParams) -> None:
+    await _require(host, params.session_id)
+    async with host.scheduler.exclusive(params.session_id, "being deleted"):
+        await host.store.delete_session(params.session_id)
+        host.stream.forget(params.session_id)
+
+
+async def session_set_config_option(
+    host: AgentHost, params: p.SetConfigOptionParams
+) -> p.ConfigOptionsResult:
+    await _require(host, params.session_id)
+    raw = await host.app.sessions.set_config(params.session_id, params.config_id, params.value)
+    return p.ConfigOptionsResult(
+        config_options=[p.ConfigOption.model_validate(option) for option in raw]
+    )
+
+
+async def session_compact(host: AgentHost, params: p.SessionIdParams) -> p.EmptyResult:
+    await _require(host, params.session_id)
+    async with host.scheduler.exclusive(params.session_id, "compacting"):
+        await host.app.sessions.compact(params.session_id)
+    return p.EmptyResult()
+
+
+# -- §2 prompt, cancel, diagnostics -----------------------------------------------------------
+
+
+async def session_prompt(host: AgentHost, params: p.PromptParams) -> p.PromptResult:
+    session_id = params.session_id
+    await _require(host, session_id)
+    sessions = host.app.sessions
+    key = (session_id, params.client_message_id) if params.client_message_id else None
+    if key is not None and key in host.prompt_answers:
+        return p.PromptResult.model_validate(host.prompt_answers[key])
+    if params.client_message_id is not None:
+        existing = await host.store.find_admitted(session_id, params.client_message_id)
+        if existing is not None:
+            return p.PromptResult(user_message_id=existing, queued=False)
+    host.scheduler.check_free(session_id)
+    host.stream.follow(session_id, await host.store.last_seq(session_id))
+    blocks = [block.dump() for block in params.prompt]
+    blocks += _context_blocks(params.context)
+    message_id = await sessions.admit(
+        session_id, blocks, client_message_id=params.client_message_id
+    )
+    queued = not host.scheduler.start(session_id)
+    result = p.PromptResult(user_message_id=message_id, queued=queued)
+    if key is not None:
+        host.prompt_answers[key] = result.dump()
+    return result
+
+
+async def session_cancel(host: AgentHost, params: p.SessionIdParams) -> None:
+    await host.scheduler.cancel(params.session_id)
+
+
+async def diagnostics(host: AgentHost, params: p.DiagnosticsParams) -> None:
+    for item in params.items:
+        if item.diagnostics:
+            host.diagnostics[item.uri] = list(item.diagnostics)
+        else:
+            host.diagnostics.pop(item.uri, None)
+
+
+async def diff_get(host: AgentHost, params: p.DiffGetParams) -> p.DiffGetResult:
+    await _require(host, params.session_id)
+    found = host.editor.change_sets.get(params.session_id, params.change_set_id, params.uri)
+    if found is None:
+        raise InvalidParams(
+            f"changeSetId: no change set {params.change_set_id!r} with {params.uri} in this "
+            "session (it may have expired)"
+        )
+    return found
+
+
+def _context_blocks(context: p.PromptContext | None) -> list[dict[str, Any]]:
+    """The editor context of a prompt (active document, selection, diagnostics) as blocks the
+    model reads after the prompt."""
+    if context is None:
+        return []
+    lines: list[str] = []
+    document = context.active_document
+    uri = None
+    if isinstance(document, p.ResourceLinkBlock):
+        uri = document.uri
+    elif isinstance(document, dict) and isinstance(document.get("uri"), str):
+        uri = document["uri"]
+    if uri is not None:
+        lines.append(f"Active document: {uri}")
+    if context.selection is not None:
+        start, end = context.selection.start, context.selection.end
+        lines.append(
+            f"Selection: line {start.line + 1} col {start.character + 1} to line "
+            f"{end.line + 1} col {end.character + 1}"
+        )
+    for diagnostic in context.diagnostics or []:
+        where = diagnostic.range.start
+        source = f" [{diagnostic.source}]" if diagnostic.source else ""
+        lines.append(f"Diagnostic at line {where.line + 1}{source}: {diagnostic.message}")
+    if not lines:
+        return []
+    return [{"type": "text", "text": "Editor context:\n" + "\n".join(lines)}]
+
+
+def _uri(path: str) -> str:
+    import os
+    from pathlib import PurePosixPath
+
+    return PurePosixPath(os.path.realpath(path)).as_uri()
+
+
+Handler = Callable[[AgentHost, Any], Awaitable[Any]]
+
+HANDLERS: dict[str, Handler] = {
+    "agent/session/new": session_new,
+    "agent/session/list": session_list,
+    "agent/session/load": session_load,
+    "agent/session/history": session_history,
+    "agent/session/export": session_export,
+    "agent/session/delete": session_delete,
+    "agent/session/setConfigOption": session_set_config_option,
+    "agent/session/compact": session_compact,
+    "agent/session/prompt": session_prompt,
+    "agent/session/cancel": session_cancel,
+    "agent/diagnostics": diagnostics,
+    "agent/diff/get": diff_get,
+}
+
+__all__ = ["HANDLERS", "SessionBusy"]

@@ -1,0 +1,490 @@
+"""Protocol v1's custom methods as typed models: the one machine-readable source.
+
+Every ``agent/*`` method the server registers is listed in :data:`METHODS` with its direction,
+kind (request or notification) and the pydantic models of its params and result. The server
+validates incoming params with these models (a failure is ``-32602`` naming the field), and
+``python -m lsp_agent.lsp.schema`` turns them into the JSON Schema the TypeScript and Lua
+front-ends are checked against (``docs/protocol.schema.json``).
+
+JSON keys are camelCase (the models use snake_case attributes with camelCase aliases);
+unknown keys are ignored so a newer client can talk to an older server.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import attrs
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from pydantic.alias_generators import to_camel
+
+PROTOCOL_VERSION = 1
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="ignore", frozen=True
+    )
+
+    def dump(self) -> dict[str, Any]:
+        """The JSON object sent on the wire (camelCase keys, absent optionals left out)."""
+        return self.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+Uri = Annotated[StrictStr, Field(min_length=1, max_length=4096)]
+SessionId = Annotated[StrictStr, Field(min_length=1, max_length=200)]
+Count = Annotated[StrictInt, Field(ge=0, le=2**53)]
+
+
+class Position(Model):
+    line: Annotated[StrictInt, Field(ge=0, le=2**31)]
+    character: Annotated[StrictInt, Field(ge=0, le=2**31)]
+
+
+class Range(Model):
+    start: Position
+    end: Position
+
+
+# -- content -------------------------------------------------------------------------------
+
+
+class TextBlock(Model):
+    type: Literal["text"]
+    text: Annotated[StrictStr, Field(max_length=1_000_000)]
+
+
+class ResourceLinkBlock(Model):
+    type: Literal["resource_link"]
+    uri: Uri
+    range: Range | None = None
+
+
+class ResourceBlock(Model):
+    type: Literal["resource"]
+    uri: Uri
+    text: Annotated[StrictStr, Field(max_length=1_000_000)]
+
+
+ContentBlock = Annotated[TextBlock | ResourceLinkBlock | ResourceBlock, Field(discriminator="type")]
+
+
+class Diagnostic(Model):
+    """An LSP diagnostic, as much of it as the agent reads."""
+
+    range: Range
+    message: StrictStr
+    severity: Annotated[StrictInt, Field(ge=1, le=4)] | None = None
+    source: StrictStr | None = None
+    code: StrictStr | StrictInt | None = None
+
+
+# -- initialize ----------------------------------------------------------------------------
+
+
+class UiCapabilities(Model):
+    chat: StrictBool = False
+    diff: StrictBool = False
+    permissions: StrictBool = False
+    questions: StrictBool = False
+    plan: StrictBool = False
+
+
+class ClientInfo(Model):
+    name: StrictStr = ""
+    version: StrictStr = ""
+
+
+class ClientConfig(Model):
+    """Settings a front-end forwards; the config file's snake_case keys, passed as given."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    model: StrictStr | None = None
+    mode: StrictStr | None = None
+
+
+class AgentClientOptions(Model):
+    """``initializationOptions.agent``; absent: a plain LSP client (protocol.md §9)."""
+
+    protocol_version: Literal[1]
+    ui: UiCapabilities = UiCapabilities()
+    forwards_diagnostics: StrictBool = False
+    client_info: ClientInfo = ClientInfo()
+    config: ClientConfig | None = None
+
+
+class AgentServerCapabilities(Model):
+    """``capabilities.experimental.agent`` in the ``initialize`` result."""
+
+    protocol_version: int = PROTOCOL_VERSION
+    sessions: dict[str, bool]
+    revert: bool
+    commands: list[str]
+
+
+# -- §1 sessions ---------------------------------------------------------------------------
+
+ConfigId = Literal["mode", "model"]
+
+
+class ConfigChoice(Model):
+    value: str
+    name: str
+    description: str | None = None
+
+
+class ConfigOption(Model):
+    config_id: ConfigId
+    name: str
+    category: Literal["mode", "model"]
+    type: Literal["select"] = "select"
+    current_value: str
+    options: list[ConfigChoice]
+
+
+class SessionNewParams(Model):
+    workspace_folder: Uri | None = None
+    title: Annotated[StrictStr, Field(max_length=500)] | None = None
+    mode: StrictStr | None = None
+    model: StrictStr | None = None
+
+
+class SessionNewResult(Model):
+    session_id: str
+    config_options: list[ConfigOption]
+
+
+class SessionListParams(Model):
+    workspace_folder: Uri | None = None
+    limit: Annotated[StrictInt, Field(ge=1, le=1000)] | None = None
+    cursor: Annotated[StrictStr, Field(max_length=200)] | None = None
+
+
+class SessionUsage(Model):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    context_used: int = 0
+    context_size: int = 0
+    cost: float | None = None
+
+
+class SessionSummary(Model):
+    session_id: str
+    title: str
+    workspace_folder: str
+    created_at: str
+    updated_at: str
+    state: Literal["idle", "running", "requires_action"]
+    usage: dict[str, Any]
+
+
+class SessionListResult(Model):
+    sessions: list[SessionSummary]
+    next_cursor: str | None = None
+
+
+class FromSeq(Model):
+    from_seq: Count
+
+
+class SessionLoadParams(Model):
+    session_id: SessionId
+    replay: Literal["none", "full"] | FromSeq = "none"
+
+
+class SessionLoadResult(Model):
+    state: Literal["idle", "running", "requires_action"]
+    last_seq: int
+    config_options: list[ConfigOption]
+
+
+class SessionHistoryParams(Model):
+    session_id: SessionId
+    after_seq: Count | None = None
+    limit: Annotated[StrictInt, Field(ge=1, le=100_000)] | None = None
+
+
+class HistoryEvent(Model):
+    seq: int
+    type: str
+    time: str
+    data: dict[str, Any]
+
+
+class SessionHistoryResult(Model):
+    events: list[HistoryEvent]
+
+
+class SessionExportParams(Model):
+    session_id: SessionId
+    format: Literal["markdown", "json"] = "markdown"
+
+
+class SessionExportResult(Model):
+    text: str
+
+
+class SessionIdParams(Model):
+    """Params of the methods that only name a session (delete, compact, cancel)."""
+
+    session_id: SessionId
+
+
+class SetConfigOptionParams(Model):
+    session_id: SessionId
+    config_id: ConfigId
+    value: Annotated[StrictStr, Field(min_length=1, max_length=500)]
+
+
+class ConfigOptionsResult(Model):
+    config_options: list[ConfigOption]
+
+
+class EmptyResult(Model):
+    pass
+
+
+# -- §2 prompt, cancel, diagnostics --------------------------------------------------------
+
+
+class PromptContext(Model):
+    active_document: ResourceLinkBlock | dict[str, Any] | None = None
+    selection: Range | None = None
+    diagnostics: Annotated[list[Diagnostic], Field(max_length=1000)] | None = None
+
+
+class PromptParams(Model):
+    session_id: SessionId
+    prompt: Annotated[list[ContentBlock], Field(min_length=1, max_length=1000)]
+    client_message_id: Annotated[StrictStr, Field(min_length=1, max_length=200)] | None = None
+    context: PromptContext | None = None
+
+
+class PromptResult(Model):
+    user_message_id: str
+    queued: bool
+
+
+class DocumentDiagnostics(Model):
+    uri: Uri
+    version: StrictInt | None = None
+    diagnostics: Annotated[list[Diagnostic], Field(max_length=10_000)]
+
+
+class DiagnosticsParams(Model):
+    items: Annotated[list[DocumentDiagnostics], Field(max_length=10_000)]
+
+
+# -- §3 streaming --------------------------------------------------------------------------
+
+
+class SessionUpdateParams(Model):
+    """``agent/session/update``: one per committed event (see ``core/updates.py``)."""
+
+    session_id: str
+    seq: int
+    update: dict[str, Any]
+
+
+# -- §4 permission, diff -------------------------------------------------------------------
+
+OptionKind = Literal["allow_once", "allow_session", "allow_always", "reject_once"]
+
+
+class PermissionOptionModel(Model):
+    option_id: str
+    name: str
+    kind: OptionKind
+
+
+class ChangedFile(Model):
+    uri: str
+    additions: int
+    deletions: int
+
+
+class EditSubject(Model):
+    type: Literal["edit"] = "edit"
+    change_set_id: str
+    patch: str
+    files: list[ChangedFile]
+
+
+class CommandSubject(Model):
+    type: Literal["command"] = "command"
+    command: str
+    cwd: str
+
+
+class FetchSubject(Model):
+    type: Literal["fetch"] = "fetch"
+    url: str
+
+
+class RequestPermissionParams(Model):
+    session_id: str
+    tool_call_id: str
+    title: str
+    description: str | None = None
+    permission: str
+    patterns: list[str]
+    subject: EditSubject | CommandSubject | FetchSubject | None = None
+    options: list[PermissionOptionModel]
+
+
+class SelectedOutcome(Model):
+    outcome: Literal["selected"]
+    option_id: StrictStr
+    reason: StrictStr | None = None
+
+
+class CancelledOutcome(Model):
+    outcome: Literal["cancelled"]
+
+
+class RequestPermissionResult(Model):
+    outcome: Annotated[SelectedOutcome | CancelledOutcome, Field(discriminator="outcome")]
+
+
+class DiffGetParams(Model):
+    session_id: SessionId
+    change_set_id: Annotated[StrictStr, Field(min_length=1, max_length=200)]
+    uri: Uri
+
+
+class DiffGetResult(Model):
+    uri: str
+    base_text: str
+    proposed_text: str
+    patch: str
+
+
+# -- §5 questions --------------------------------------------------------------------------
+
+
+class QuestionOptionModel(Model):
+    label: str
+    description: str | None = None
+
+
+class QuestionModel(Model):
+    question_id: str
+    header: str
+    question: str
+    options: list[QuestionOptionModel]
+    multiple: bool = False
+    custom: bool = True
+
+
+class AskQuestionParams(Model):
+    session_id: str
+    tool_call_id: str
+    questions: list[QuestionModel]
+
+
+class AnswerModel(Model):
+    selected: list[StrictStr] = []
+    custom: StrictStr | None = None
+
+
+class AnsweredOutcome(Model):
+    outcome: Literal["answered"]
+    answers: dict[str, AnswerModel]
+
+
+class DeclinedOutcome(Model):
+    outcome: Literal["declined"]
+
+
+class AskQuestionResult(Model):
+    result: Annotated[
+        AnsweredOutcome | DeclinedOutcome | CancelledOutcome, Field(discriminator="outcome")
+    ]
+
+
+# -- the method table ----------------------------------------------------------------------
+
+Direction = Literal["client_to_server", "server_to_client"]
+Kind = Literal["request", "notification"]
+
+
+@attrs.frozen(kw_only=True)
+class Method:
+    name: str
+    direction: Direction
+    kind: Kind
+    params: type[Model]
+    result: type[Model] | None = None
+    """None for notifications, and for requests whose result is ``null``."""
+
+
+def _c2s(name: str, params: type[Model], result: type[Model] | None) -> Method:
+    return Method(
+        name=name, direction="client_to_server", kind="request", params=params, result=result
+    )
+
+
+METHODS: dict[str, Method] = {
+    m.name: m
+    for m in (
+        _c2s("agent/session/new", SessionNewParams, SessionNewResult),
+        _c2s("agent/session/list", SessionListParams, SessionListResult),
+        _c2s("agent/session/load", SessionLoadParams, SessionLoadResult),
+        _c2s("agent/session/history", SessionHistoryParams, SessionHistoryResult),
+        _c2s("agent/session/export", SessionExportParams, SessionExportResult),
+        _c2s("agent/session/delete", SessionIdParams, None),
+        _c2s("agent/session/setConfigOption", SetConfigOptionParams, ConfigOptionsResult),
+        _c2s("agent/session/compact", SessionIdParams, EmptyResult),
+        _c2s("agent/session/prompt", PromptParams, PromptResult),
+        Method(
+            name="agent/session/cancel",
+            direction="client_to_server",
+            kind="notification",
+            params=SessionIdParams,
+        ),
+        Method(
+            name="agent/diagnostics",
+            direction="client_to_server",
+            kind="notification",
+            params=DiagnosticsParams,
+        ),
+        _c2s("agent/diff/get", DiffGetParams, DiffGetResult),
+        Method(
+            name="agent/session/update",
+            direction="server_to_client",
+            kind="notification",
+            params=SessionUpdateParams,
+        ),
+        Method(
+            name="agent/session/requestPermission",
+            direction="server_to_client",
+            kind="request",
+            params=RequestPermissionParams,
+            result=RequestPermissionResult,
+        ),
+        Method(
+            name="agent/session/askQuestion",
+            direction="server_to_client",
+            kind="request",
+            params=AskQuestionParams,
+            result=None,  # validated by the server with ``parse_question_result``
+        ),
+    )
+}
+"""Every custom method of protocol v1 that this server implements."""
+
+QUESTION_RESULT = AskQuestionResult
+"""``agent/session/askQuestion`` answers are a union at the top level; validated as
+``{"result": answer}`` through this wrapper."""
+
+
+class ErrorCodes:
+    """JSON-RPC error codes (protocol.md "Errors")."""
+
+    INVALID_PARAMS = -32602
+    SESSION_NOT_FOUND = -33001
+    SESSION_BUSY = -33002
+    VERSION_CONFLICT = -33003
+    REVERT_BLOCKED = -33004
