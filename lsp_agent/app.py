@@ -130,9 +130,11 @@ async def build_app(
     clock: Clock | None = None,
     ids: IdFactory | None = None,
     roots: Callable[[str], Sequence[str]] | None = None,
+    editor_diagnostics: bool = False,
 ) -> App:
     """``roots``: the folders a session may touch (an editor's workspace folders); default
-    the session's own folder."""
+    the session's own folder. ``editor_diagnostics``: the editor reports its language
+    servers' diagnostics (``editor.diagnostics``), so the ``diagnostics`` tool is offered."""
     provider = make_provider(
         model.provider_type,
         name=model.info.provider,
@@ -159,6 +161,7 @@ async def build_app(
         hidden_env=keys,
         allow_hosts=settings.webfetch.allow_hosts,
         skills=skills,
+        editor_diagnostics=editor_diagnostics,
     )
     options = attrs.evolve(agent_options(settings, model), secrets=secrets)
     sources = FileContextSources(

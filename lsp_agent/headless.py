@@ -16,6 +16,7 @@ import json
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from lsp_agent.core.diagnostics import DiagnosticsCache
 from lsp_agent.core.documents import NOT_OPEN, DocumentEditResult
 from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.permission import OptionKind, PermissionAsk, PermissionReply
@@ -78,6 +79,17 @@ class TerminalEditor:
         self, path: str, base_text: str, new_text: str
     ) -> DocumentEditResult:
         return NOT_OPEN  # nothing is open: the tools write the disk
+
+    async def open_documents(self) -> dict[str, str]:
+        return {}  # no buffers: snapshots and reverts see the disk only
+
+    @property
+    def diagnostics(self) -> DiagnosticsCache | None:
+        return None  # no language server reports to a terminal
+
+    @property
+    def forwards_diagnostics(self) -> bool:
+        return False
 
     async def request_permission(self, ask: PermissionAsk) -> PermissionReply:
         request = ask.request

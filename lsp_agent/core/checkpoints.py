@@ -1,15 +1,19 @@
-"""Checkpoints of what each step changed on disk, and the three-step revert built on them.
+"""Checkpoints of what each step changed, and the three-step revert built on them.
 
 A checkpoint records the workspace tree before and after a step that may change files
-(``checkpoint_recorded``). Reverting to before a user message restores the files those
-steps touched to the tree before the first of them (``revert_staged``: later messages are
-hidden, not deleted); ``revert_cleared`` puts everything back; ``revert_committed`` makes it
-final (a new prompt commits implicitly).
+(``checkpoint_recorded``); a document open in the editor is recorded as its buffer holds it
+(the agent's edits of open documents go through the editor and reach the disk only when the
+user saves). Reverting to before a user message restores the files those steps touched to
+the tree before the first of them (``revert_staged``: later messages are hidden, not
+deleted) — an open document through the editor, any other file on disk;
+``revert_cleared`` puts everything back; ``revert_committed`` makes it final (a new prompt
+commits implicitly).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 import attrs
@@ -19,6 +23,7 @@ from lsp_agent.core.transcript import TranscriptMessage
 
 MUTATING_TOOLS = frozenset({"write", "edit", "apply_patch", "bash", "task"})
 MAX_PATCH_CHARS = 100_000
+BOM = "\ufeff"
 
 
 class ChangedFile(Protocol):
@@ -35,7 +40,14 @@ class ChangedFile(Protocol):
 class SnapshotStore(Protocol):
     """Snapshots of a workspace folder's files (``lsp_agent.snapshots`` implements it)."""
 
-    async def track(self, workspace: Any) -> str: ...
+    async def track(self, workspace: Any, overlay: Mapping[str, str] | None = None) -> str:
+        """The tree of the workspace now; a path in ``overlay`` (absolute path → an open
+        buffer's text) is recorded with that text instead of its bytes on disk."""
+        ...
+
+    async def read(self, workspace: Any, tree: str, path: str) -> str | None:
+        """The text ``tree`` has for ``path`` (relative); None when it has no such file."""
+        ...
 
     async def diff(self, workspace: Any, from_tree: str, to_tree: str) -> Sequence[ChangedFile]: ...
 
@@ -45,7 +57,13 @@ class SnapshotStore(Protocol):
         self, workspace: Any, tree: str, paths: Sequence[str] | None = None
     ) -> list[str]: ...
 
-    async def changed_since(self, workspace: Any, tree: str, paths: Sequence[str]) -> list[str]: ...
+    async def changed_since(
+        self,
+        workspace: Any,
+        tree: str,
+        paths: Sequence[str],
+        overlay: Mapping[str, str] | None = None,
+    ) -> list[str]: ...
 
 
 @attrs.frozen(kw_only=True)
@@ -70,6 +88,18 @@ def files_json(changes: Sequence[ChangedFile]) -> list[dict[str, Any]]:
         {"path": c.path, "status": c.status, "additions": c.additions, "deletions": c.deletions}
         for c in changes
     ]
+
+
+def open_in(documents: Mapping[str, str], root: str) -> dict[str, str]:
+    """The open documents (resolved path → buffer text) inside the folder ``root``."""
+    prefix = root if root.endswith(os.sep) else root + os.sep
+    return {path: text for path, text in documents.items() if path.startswith(prefix)}
+
+
+def in_buffer_form(text: str, buffer: str) -> str:
+    """``text`` (a file's, as a snapshot has it) the way ``buffer`` holds text: without a
+    leading U+FEFF when the buffer has none (editors keep the disk's BOM out of it)."""
+    return text if buffer.startswith(BOM) else text.removeprefix(BOM)
 
 
 def checkpoints(events: Sequence[StoredEvent]) -> list[Checkpoint]:

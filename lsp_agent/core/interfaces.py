@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, Protocol
 
+from lsp_agent.core.diagnostics import DiagnosticsCache
 from lsp_agent.core.documents import DocumentEditResult
 from lsp_agent.core.events import NewEvent, StoredEvent
 from lsp_agent.core.messages import ModelRequest, ToolCallPart, ToolSpec
@@ -120,10 +121,28 @@ class Editor(Protocol):
         """
         ...
 
+    async def open_documents(self) -> dict[str, str]:
+        """Every document open in the editor: resolved path → its buffer's text (unsaved
+        changes included, in the form :meth:`open_document_text` gives); empty when the host
+        has no buffers (the terminal). Snapshots record these texts, and a revert changes
+        these documents through :meth:`apply_document_edit` instead of the disk."""
+        ...
+
     async def request_permission(self, ask: PermissionAsk) -> PermissionReply:
         """Ask the user; a dismissed dialog is ``PermissionReply(kind=None)``."""
         ...
 
     async def ask_question(self, ask: QuestionAsk) -> QuestionReply:
         """The model's questions; ``declined`` when nobody can answer."""
+        ...
+
+    @property
+    def diagnostics(self) -> DiagnosticsCache | None:
+        """The editor's diagnostics, or None when the host has none (the terminal)."""
+        ...
+
+    @property
+    def forwards_diagnostics(self) -> bool:
+        """The client pushes diagnostics as they change (so an edit's fresh ones can be
+        awaited)."""
         ...

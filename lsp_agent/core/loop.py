@@ -22,6 +22,7 @@ from lsp_agent.core.checkpoints import (
     SnapshotStore,
     files_json,
     hidden_messages,
+    open_in,
     user_message_ids,
 )
 from lsp_agent.core.clock import iso_time
@@ -288,12 +289,16 @@ class TurnRunner:
     # -- checkpoints -------------------------------------------------------------------
 
     async def _track(self) -> str | None:
-        """The workspace's tree now; None without snapshots (or when they fail: a snapshot
-        problem never stops the agent's work, it only loses the undo point)."""
+        """The workspace's tree now, open documents as their buffers hold them (an edit
+        made through the editor is in the buffer, not on disk yet); None without snapshots
+        (or when they fail: a snapshot problem never stops the agent's work, it only loses
+        the undo point)."""
         if self._snapshots is None or not self._config.workspace_roots:
             return None
+        root = self._config.workspace_roots[0]
         try:
-            return await self._snapshots.track(Path(self._config.workspace_roots[0]))
+            overlay = open_in(await self._editor.open_documents(), root)
+            return await self._snapshots.track(Path(root), overlay)
         except (LspAgentError, OSError):
             _log.warning("snapshot failed; this step cannot be reverted", exc_info=True)
             return None

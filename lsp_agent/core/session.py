@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -24,7 +24,9 @@ from lsp_agent.core.checkpoints import (
     SnapshotStore,
     checkpoints,
     hidden_messages,
+    in_buffer_form,
     messages_from,
+    open_in,
     staged_revert,
     user_message_ids,
 )
@@ -74,7 +76,12 @@ class AgentOptions:
 @attrs.frozen(kw_only=True)
 class RevertResult:
     files: tuple[str, ...]
+    """Every file the reverted steps changed (relative to the workspace folder)."""
     conflicts: tuple[str, ...]
+    """The files left untouched: changed by the user since the agent's step (unless
+    ``force``), or an open document the editor did not change."""
+    reasons: dict[str, str] = attrs.field(factory=dict)
+    """Why each conflict was left alone."""
 
 
 class FoldersOnly:
@@ -380,8 +387,12 @@ class SessionService:
     ) -> RevertResult:
         """Files back to before ``message_id``; it and later messages are hidden.
 
-        A file the user changed after the agent's last step is a conflict and is left alone
-        unless ``force``."""
+        A document open in the editor is changed through the editor (the change lands in its
+        buffer and undo history; the disk is the user's to save), any other file on disk.
+        A file the user changed after the agent's last step (an open one: its buffer) is a
+        conflict and is left alone unless ``force``; so is an open document the editor does
+        not change, and one the revert would delete (unless ``force``: then it is deleted on
+        disk)."""
         info = await self._require(session_id)
         events = await self._store.events(session_id)
         if staged_revert(events) is not None:
@@ -393,15 +404,20 @@ class SessionService:
         steps = [c for c in checkpoints(events) if c.message_id in later]
         root = Path(_path_of(info.workspace_folder))
         files = sorted({p for c in steps for p in c.paths})
-        conflicts: list[str] = []
+        reasons: dict[str, str] = {}
         restore_tree = undo_tree = ""
         if steps and self._snapshots is not None:
             restore_tree = steps[0].before
-            conflicts = await self._snapshots.changed_since(root, steps[-1].after, files)
-            undo_tree = await self._snapshots.track(root)
-            chosen = files if force else [p for p in files if p not in conflicts]
-            if chosen:
-                await self._snapshots.restore(root, restore_tree, chosen)
+            buffers = open_in(await self._editor.open_documents(), str(root))
+            changed = await self._snapshots.changed_since(root, steps[-1].after, files, buffers)
+            undo_tree = await self._snapshots.track(root, buffers)
+            if not force:
+                reasons = {p: "changed since the agent's step" for p in changed}
+            chosen = [p for p in files if p not in reasons]
+            reasons |= await self._restore(
+                root, restore_tree, chosen, buffers, now=undo_tree, delete_open=force
+            )
+        conflicts = [p for p in files if p in reasons]
         await self._emit(
             session_id,
             "revert_staged",
@@ -410,26 +426,85 @@ class SessionService:
                 "restoreTree": restore_tree,
                 "undoTree": undo_tree,
                 "files": files,
-                "conflicts": [] if force else conflicts,
+                "conflicts": conflicts,
                 "hidden": later,
             },
         )
-        return RevertResult(files=tuple(files), conflicts=tuple([] if force else conflicts))
+        return RevertResult(files=tuple(files), conflicts=tuple(conflicts), reasons=reasons)
 
-    async def revert_clear(self, session_id: str) -> None:
-        """Undo the staged revert: files and messages back as they were."""
+    async def revert_clear(self, session_id: str) -> RevertResult:
+        """Undo the staged revert: files and messages back as they were.
+
+        Open documents get their buffer's text back through the editor; a document the
+        editor does not change is left alone (answered as a conflict)."""
         info = await self._require(session_id)
         staged = staged_revert(await self._store.events(session_id))
         if staged is None:
-            return
+            return RevertResult(files=(), conflicts=())
+        reasons: dict[str, str] = {}
         if staged.undo_tree and staged.files and self._snapshots is not None:
             root = Path(_path_of(info.workspace_folder))
-            await self._snapshots.restore(root, staged.undo_tree, list(staged.files))
+            buffers = open_in(await self._editor.open_documents(), str(root))
+            reasons = await self._restore(
+                root, staged.undo_tree, staged.files, buffers, now=None, delete_open=True
+            )
+            for path, why in reasons.items():
+                _log.warning("revert cleared; %s left as it is: %s", path, why)
         await self._emit(
             session_id,
             "revert_cleared",
             {"messageId": staged.message_id, "files": list(staged.files)},
         )
+        conflicts = tuple(p for p in staged.files if p in reasons)
+        return RevertResult(files=staged.files, conflicts=conflicts, reasons=reasons)
+
+    async def _restore(
+        self,
+        root: Path,
+        tree: str,
+        paths: Sequence[str],
+        buffers: Mapping[str, str],
+        *,
+        now: str | None,
+        delete_open: bool,
+    ) -> dict[str, str]:
+        """Make ``paths`` match ``tree``: a document open in the editor (``buffers``) whose
+        file exists through the editor, anything else on disk. Answers the paths left alone,
+        with why. ``now`` is the tree of the workspace now, buffers included (taken here when
+        None and needed); ``delete_open``: a document ``tree`` does not have is deleted on
+        disk (else it is left alone)."""
+        snapshots = self._snapshots
+        assert snapshots is not None
+        left: dict[str, str] = {}
+        on_disk: list[str] = []
+        for rel in paths:
+            path = str(root / rel)
+            buffer = buffers.get(path)
+            if buffer is not None and now is None:
+                now = await snapshots.track(root, buffers)
+            if buffer is None or now is None or await snapshots.read(root, now, rel) is None:
+                on_disk.append(rel)  # not open, or its file is gone (restored on disk)
+                continue
+            target = await snapshots.read(root, tree, rel)
+            if target is None:
+                if delete_open:
+                    on_disk.append(rel)
+                else:
+                    left[rel] = (
+                        "open in the editor; the revert would delete it (close it first, or force)"
+                    )
+                continue
+            target = in_buffer_form(target, buffer)
+            if target == buffer:
+                continue
+            result = await self._editor.apply_document_edit(path, buffer, target)
+            if result.status == "not_open":  # closed meanwhile: the disk is its text now
+                on_disk.append(rel)
+            elif result.status == "conflict":
+                left[rel] = f"the editor did not change it ({result.message or 'conflict'})"
+        if on_disk:
+            await snapshots.restore(root, tree, on_disk)
+        return left
 
     async def revert_commit(self, session_id: str) -> tuple[str, ...]:
         """Make the staged revert final: the hidden messages are dropped from the session."""

@@ -10,11 +10,12 @@ from typing import Any
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
+from lsp_agent.lsp.commands import COMMAND_HANDLERS, code_actions
 from lsp_agent.lsp.errors import RpcError, to_rpc_error
 from lsp_agent.lsp.handlers import HANDLERS
 from lsp_agent.lsp.host import AgentHost, start_host
-from lsp_agent.lsp.protocol import METHODS, Model
-from lsp_agent.lsp.server import AgentServer, BadParams, serve_stdio, serve_tcp
+from lsp_agent.lsp.protocol import COMMAND_TYPES, METHODS, Method, Model
+from lsp_agent.lsp.server import AgentServer, BadParams, serve_stdio, serve_tcp, validate_params
 
 __all__ = ["AgentServer", "build_server", "serve"]
 
@@ -79,6 +80,27 @@ def build_server(env: Mapping[str, str]) -> tuple[AgentServer, Callable[[], Awai
             continue
         server.feature(name)(_wrap(name, holder, method.kind == "request"))
 
+    @server.feature(
+        lsp.TEXT_DOCUMENT_CODE_ACTION,
+        lsp.CodeActionOptions(
+            code_action_kinds=[lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.RefactorRewrite]
+        ),
+    )
+    def code_action(params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
+        host = holder.host
+        if host is None or not host.agent_available:
+            return None
+        return code_actions(host, params)
+
+    for name in COMMAND_TYPES:
+        server.command(name)(_command(name, holder))
+
+    @server.feature(lsp.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+    async def progress_cancelled(params: lsp.WorkDoneProgressCancelParams) -> None:
+        host = holder.host
+        if host is not None and host.plain is not None:
+            await host.plain.cancelled(params.token)
+
     async def close() -> None:
         host, holder.host = holder.host, None
         if host is not None:
@@ -114,6 +136,36 @@ def _wrap(name: str, holder: Holder, is_request: bool) -> Callable[[Any], Awaita
 
     handle.__name__ = name.replace("/", "_")
     return handle
+
+
+def _command(name: str, holder: Holder) -> Callable[..., Awaitable[Any]]:
+    """A ``workspace/executeCommand`` handler: one argument, validated like params."""
+    spec = COMMAND_TYPES[name]
+    handler = COMMAND_HANDLERS[name]
+
+    async def run(ls: object, *arguments: object) -> Any:
+        # ``ls`` is the server, which pygls passes first; the rest are the arguments.
+        if len(arguments) != 1:
+            raise RpcError(
+                f"invalid params: {name} takes exactly one argument, got {len(arguments)}",
+                -32602,
+            )
+        argument = validate_params(Method.for_command(spec), arguments[0])
+        if isinstance(argument, BadParams):
+            raise RpcError(argument.message, -32602)
+        host = holder.host
+        if host is None:
+            raise RpcError("the server is not initialized", SERVER_NOT_INITIALIZED)
+        try:
+            result = await handler(host, argument)
+        except JsonRpcException:
+            raise
+        except Exception as error:
+            raise to_rpc_error(error, name) from error
+        return result.dump()
+
+    run.__name__ = name.replace(".", "_")
+    return run
 
 
 def _folder_uris(server: AgentServer) -> list[str]:

@@ -58,6 +58,10 @@ class OpenDocuments:
         document: TextDocument = workspace.text_documents[uri]
         return document
 
+    def open_paths(self) -> list[str]:
+        """The resolved paths of the open documents (``file:`` ones)."""
+        return list(self._uri_by_path)
+
     def uri_for(self, path: str) -> str:
         """The uri the editor uses for ``path`` (its own if open, else a ``file:`` uri)."""
         return self._uri_by_path.get(path) or _file_uri(path)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Protocol
@@ -23,12 +24,13 @@ from lsprotocol import types as lsp
 from pydantic import ValidationError
 from pygls.workspace import TextDocument
 
+from lsp_agent.core.diagnostics import Diagnostic, DiagnosticsCache
 from lsp_agent.core.documents import APPLIED, NOT_OPEN, DocumentEditResult, FilePreview
 from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.permission import PermissionAsk, PermissionOption, PermissionReply
 from lsp_agent.core.question import Answer, QuestionAsk, QuestionReply
 from lsp_agent.lsp import protocol as p
-from lsp_agent.lsp.documents import OpenDocuments
+from lsp_agent.lsp.documents import OpenDocuments, path_of_uri
 from lsp_agent.lsp.stream import UpdateStream
 from lsp_agent.tools.files import unified_diff
 
@@ -37,6 +39,7 @@ _log = logging.getLogger(__name__)
 APPLY_SETTLE_TIMEOUT = 2.0
 """How long an applied edit waits for the editor's ``didChange`` that reflects it."""
 KEPT_CHANGE_SETS = 64
+ANNOTATION = "lsp-agent"
 
 
 class Client(Protocol):
@@ -90,13 +93,62 @@ class LspEditor:
         stream: UpdateStream,
         ui: p.UiCapabilities | None,
         change_sets: ChangeSets | None = None,
+        forwards_diagnostics: bool = False,
+        annotate_edits: bool = False,
     ) -> None:
-        """``ui`` None: a plain LSP client (no agent UI at all)."""
+        """``ui`` None: a plain LSP client (no agent UI at all). ``annotate_edits``: mark
+        edits with a change annotation that asks the user to confirm (a plain client that
+        supports them)."""
         self._client = client
         self._documents = documents
         self._stream = stream
         self._ui = ui
         self.change_sets = change_sets or ChangeSets()
+        self._diagnostics = DiagnosticsCache()
+        self._forwards = forwards_diagnostics
+        self._annotate = annotate_edits
+
+    # -- diagnostics -----------------------------------------------------------------------
+
+    @property
+    def diagnostics(self) -> DiagnosticsCache:
+        return self._diagnostics
+
+    @property
+    def forwards_diagnostics(self) -> bool:
+        return self._forwards
+
+    def replace_diagnostics(
+        self, uri: str, diagnostics: Sequence[p.Diagnostic], version: int | None = None
+    ) -> None:
+        """``agent/diagnostics``: the full list for one document, from every server. A list
+        for an older version of an open document is stale (it predates an edit) and is
+        dropped, so it is never taken for the edit's fresh diagnostics."""
+        path = path_of_uri(uri)
+        if path is None:
+            return
+        real = os.path.realpath(path)
+        document = self._documents.document(real)
+        if version is not None and document is not None and (document.version or 0) > version:
+            return
+        self._diagnostics.update(real, [_core_diagnostic(d) for d in diagnostics])
+
+    def merge_diagnostics(
+        self, uri: str, range_: lsp.Range, diagnostics: Sequence[lsp.Diagnostic]
+    ) -> None:
+        """Diagnostics seen in a code-action request: they replace what was known inside its
+        range (a plain client sends the current ones for that range)."""
+        path = path_of_uri(uri)
+        if path is None:
+            return
+        real = os.path.realpath(path)
+        first, last = range_.start.line, range_.end.line
+        kept = [d for d in self._diagnostics.get(real) if d.end_line < first or d.line > last]
+        fresh = [
+            _core_diagnostic(p.Diagnostic.model_validate(_plain_diagnostic(d))) for d in diagnostics
+        ]
+        if kept or fresh or self._diagnostics.known(real):
+            self._diagnostics.update(real, [*kept, *fresh])
 
     # -- streaming -------------------------------------------------------------------------
 
@@ -108,6 +160,14 @@ class LspEditor:
     async def open_document_text(self, path: str) -> str | None:
         document = self._documents.document(path)
         return None if document is None else document.source
+
+    async def open_documents(self) -> dict[str, str]:
+        found = {}
+        for path in self._documents.open_paths():
+            document = self._documents.document(path)
+            if document is not None:
+                found[path] = document.source
+        return found
 
     async def apply_document_edit(
         self, path: str, base_text: str, new_text: str
@@ -121,7 +181,23 @@ class LspEditor:
         identifier = lsp.OptionalVersionedTextDocumentIdentifier(
             uri=document.uri, version=document.version
         )
-        if self._client.supports_document_changes:
+        if self._client.supports_document_changes and self._annotate:
+            annotated = lsp.AnnotatedTextEdit(
+                range=edit.range, new_text=edit.new_text, annotation_id=ANNOTATION
+            )
+            workspace_edit = lsp.WorkspaceEdit(
+                document_changes=[
+                    lsp.TextDocumentEdit(text_document=identifier, edits=[annotated])
+                ],
+                change_annotations={
+                    ANNOTATION: lsp.ChangeAnnotation(
+                        label="lsp-agent edit",
+                        needs_confirmation=True,
+                        description="A change proposed by the agent",
+                    )
+                },
+            )
+        elif self._client.supports_document_changes:
             workspace_edit = lsp.WorkspaceEdit(
                 document_changes=[lsp.TextDocumentEdit(text_document=identifier, edits=[edit])]
             )
@@ -280,6 +356,37 @@ class LspEditor:
         if isinstance(answer, p.CancelledOutcome):
             return QuestionReply(outcome="cancelled")
         return QuestionReply(outcome="declined")
+
+
+def _core_diagnostic(d: p.Diagnostic) -> Diagnostic:
+    return Diagnostic(
+        line=d.range.start.line,
+        character=d.range.start.character,
+        end_line=d.range.end.line,
+        end_character=d.range.end.character,
+        message=d.message,
+        severity=d.severity,
+        source=d.source,
+        code=None if d.code is None else str(d.code),
+    )
+
+
+def _plain_diagnostic(d: lsp.Diagnostic) -> dict[str, Any]:
+    start, end = d.range.start, d.range.end
+    data: dict[str, Any] = {
+        "range": {
+            "start": {"line": start.line, "character": start.character},
+            "end": {"line": end.line, "character": end.character},
+        },
+        "message": d.message,
+    }
+    if d.severity is not None:
+        data["severity"] = int(d.severity)
+    if d.source is not None:
+        data["source"] = d.source
+    if d.code is not None:
+        data["code"] = d.code
+    return data
 
 
 def _option(option: PermissionOption) -> p.PermissionOptionModel:

@@ -6,7 +6,9 @@ errors are raised and mapped to JSON-RPC codes in one place (``errors.py``).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable
+from pathlib import PurePosixPath
 from typing import Any
 
 from lsp_agent.core.errors import SessionNotFound
@@ -20,7 +22,7 @@ from lsp_agent.lsp.host import AgentHost
 MODES = ("build", "plan")
 
 
-async def _require(host: AgentHost, session_id: str) -> SessionInfo:
+async def require_session(host: AgentHost, session_id: str) -> SessionInfo:
     info = await host.store.session(session_id)
     if info is None:
         raise SessionNotFound(session_id)
@@ -73,7 +75,7 @@ async def session_list(host: AgentHost, params: p.SessionListParams) -> p.Sessio
 
 
 async def session_load(host: AgentHost, params: p.SessionLoadParams) -> p.SessionLoadResult:
-    await _require(host, params.session_id)
+    await require_session(host, params.session_id)
     replay = params.replay
     if replay == "none":
         last = await host.stream.skip_to_end(params.session_id)
@@ -82,7 +84,7 @@ async def session_load(host: AgentHost, params: p.SessionLoadParams) -> p.Sessio
     else:
         assert isinstance(replay, p.FromSeq)
         last = await host.stream.replay(params.session_id, max(replay.from_seq, 1))
-    info = await _require(host, params.session_id)
+    info = await require_session(host, params.session_id)
     return p.SessionLoadResult(
         state=info.state,
         last_seq=max(last, await host.store.last_seq(params.session_id)),
@@ -93,7 +95,7 @@ async def session_load(host: AgentHost, params: p.SessionLoadParams) -> p.Sessio
 async def session_history(
     host: AgentHost, params: p.SessionHistoryParams
 ) -> p.SessionHistoryResult:
-    await _require(host, params.session_id)
+    await require_session(host, params.session_id)
     events = await host.store.events(
         params.session_id, after_seq=params.after_seq or 0, limit=params.limit
     )
@@ -103,14 +105,14 @@ async def session_history(
 
 
 async def session_export(host: AgentHost, params: p.SessionExportParams) -> p.SessionExportResult:
-    info = await _require(host, params.session_id)
+    info = await require_session(host, params.session_id)
     transcript = await host.store.transcript(params.session_id)
     events = await host.store.events(params.session_id) if params.format == "json" else []
     return p.SessionExportResult(text=export_session(info, transcript, events, params.format))
 
 
 async def session_delete(host: AgentHost, params: p.SessionIdParams) -> None:
-    await _require(host, params.session_id)
+    await require_session(host, params.session_id)
     async with host.scheduler.exclusive(params.session_id, "being deleted"):
         await host.store.delete_session(params.session_id)
         host.stream.forget(params.session_id)
@@ -119,7 +121,7 @@ async def session_delete(host: AgentHost, params: p.SessionIdParams) -> None:
 async def session_set_config_option(
     host: AgentHost, params: p.SetConfigOptionParams
 ) -> p.ConfigOptionsResult:
-    await _require(host, params.session_id)
+    await require_session(host, params.session_id)
     raw = await host.app.sessions.set_config(params.session_id, params.config_id, params.value)
     return p.ConfigOptionsResult(
         config_options=[p.ConfigOption.model_validate(option) for option in raw]
@@ -127,7 +129,7 @@ async def session_set_config_option(
 
 
 async def session_compact(host: AgentHost, params: p.SessionIdParams) -> p.EmptyResult:
-    await _require(host, params.session_id)
+    await require_session(host, params.session_id)
     async with host.scheduler.exclusive(params.session_id, "compacting"):
         await host.app.sessions.compact(params.session_id)
     return p.EmptyResult()
@@ -138,8 +140,7 @@ async def session_compact(host: AgentHost, params: p.SessionIdParams) -> p.Empty
 
 async def session_prompt(host: AgentHost, params: p.PromptParams) -> p.PromptResult:
     session_id = params.session_id
-    await _require(host, session_id)
-    sessions = host.app.sessions
+    await require_session(host, session_id)
     key = (session_id, params.client_message_id) if params.client_message_id else None
     if key is not None and key in host.prompt_answers:
         return p.PromptResult.model_validate(host.prompt_answers[key])
@@ -147,18 +148,32 @@ async def session_prompt(host: AgentHost, params: p.PromptParams) -> p.PromptRes
         existing = await host.store.find_admitted(session_id, params.client_message_id)
         if existing is not None:
             return p.PromptResult(user_message_id=existing, queued=False)
-    host.scheduler.check_free(session_id)
-    host.stream.follow(session_id, await host.store.last_seq(session_id))
     blocks = [block.dump() for block in params.prompt]
     blocks += _context_blocks(params.context)
-    message_id = await sessions.admit(
-        session_id, blocks, client_message_id=params.client_message_id
+    result = await submit_prompt(
+        host, session_id, blocks, client_message_id=params.client_message_id
     )
-    queued = not host.scheduler.start(session_id)
-    result = p.PromptResult(user_message_id=message_id, queued=queued)
     if key is not None:
         host.prompt_answers[key] = result.dump()
     return result
+
+
+async def submit_prompt(
+    host: AgentHost,
+    session_id: str,
+    blocks: list[dict[str, Any]],
+    *,
+    client_message_id: str | None,
+) -> p.PromptResult:
+    """Admit the input (durable before anything else) and run it now, or right after the
+    running turn."""
+    host.scheduler.check_free(session_id)
+    host.stream.follow(session_id, await host.store.last_seq(session_id))
+    message_id = await host.app.sessions.admit(
+        session_id, blocks, client_message_id=client_message_id
+    )
+    queued = not host.scheduler.start(session_id)
+    return p.PromptResult(user_message_id=message_id, queued=queued)
 
 
 async def session_cancel(host: AgentHost, params: p.SessionIdParams) -> None:
@@ -167,14 +182,11 @@ async def session_cancel(host: AgentHost, params: p.SessionIdParams) -> None:
 
 async def diagnostics(host: AgentHost, params: p.DiagnosticsParams) -> None:
     for item in params.items:
-        if item.diagnostics:
-            host.diagnostics[item.uri] = list(item.diagnostics)
-        else:
-            host.diagnostics.pop(item.uri, None)
+        host.editor.replace_diagnostics(item.uri, item.diagnostics, item.version)
 
 
 async def diff_get(host: AgentHost, params: p.DiffGetParams) -> p.DiffGetResult:
-    await _require(host, params.session_id)
+    await require_session(host, params.session_id)
     found = host.editor.change_sets.get(params.session_id, params.change_set_id, params.uri)
     if found is None:
         raise InvalidParams(
@@ -182,6 +194,70 @@ async def diff_get(host: AgentHost, params: p.DiffGetParams) -> p.DiffGetResult:
             "session (it may have expired)"
         )
     return found
+
+
+# -- §7 revert ---------------------------------------------------------------------------------
+
+
+async def checkpoint_list(host: AgentHost, params: p.SessionIdParams) -> p.CheckpointListResult:
+    info = await require_session(host, params.session_id)
+    folder = path_of_uri(info.workspace_folder) or ""
+    events = await host.store.events(params.session_id)
+    return p.CheckpointListResult(
+        checkpoints=[
+            p.CheckpointModel(
+                checkpoint_id=str(e.data["checkpointId"]),
+                message_id=str(e.data["messageId"]),
+                created_at=e.time,
+                files=[_checkpoint_file(folder, f) for f in e.data.get("files", [])],
+            )
+            for e in events
+            if e.type == "checkpoint_recorded"
+        ]
+    )
+
+
+async def revert_stage(host: AgentHost, params: p.RevertStageParams) -> p.RevertStageResult:
+    info = await require_session(host, params.session_id)
+    folder = path_of_uri(info.workspace_folder) or ""
+    async with host.scheduler.exclusive(params.session_id, "reverting"):
+        result = await host.app.sessions.revert_stage(
+            params.session_id, params.message_id, force=params.force
+        )
+    return p.RevertStageResult(
+        files=[_uri_in(folder, path) for path in result.files],
+        conflicts=[_uri_in(folder, path) for path in result.conflicts],
+    )
+
+
+async def revert_clear(host: AgentHost, params: p.SessionIdParams) -> p.EmptyResult:
+    await require_session(host, params.session_id)
+    async with host.scheduler.exclusive(params.session_id, "reverting"):
+        await host.app.sessions.revert_clear(params.session_id)
+    return p.EmptyResult()
+
+
+async def revert_commit(host: AgentHost, params: p.SessionIdParams) -> p.RevertCommitResult:
+    await require_session(host, params.session_id)
+    async with host.scheduler.exclusive(params.session_id, "reverting"):
+        dropped = await host.app.sessions.revert_commit(params.session_id)
+    return p.RevertCommitResult(dropped=list(dropped))
+
+
+def _checkpoint_file(folder: str, entry: dict[str, Any]) -> p.CheckpointFile:
+    path = str(entry.get("path", ""))
+    return p.CheckpointFile(
+        uri=_uri_in(folder, path),
+        path=path,
+        status=str(entry.get("status", "modified")),
+        additions=int(entry.get("additions", 0)),
+        deletions=int(entry.get("deletions", 0)),
+    )
+
+
+def _uri_in(folder: str, path: str) -> str:
+    """The uri of ``path`` (relative to the session's folder, or absolute)."""
+    return PurePosixPath(folder, path).as_uri() if folder else PurePosixPath(path).as_uri()
 
 
 def _context_blocks(context: p.PromptContext | None) -> list[dict[str, Any]]:
@@ -214,9 +290,6 @@ def _context_blocks(context: p.PromptContext | None) -> list[dict[str, Any]]:
 
 
 def _uri(path: str) -> str:
-    import os
-    from pathlib import PurePosixPath
-
     return PurePosixPath(os.path.realpath(path)).as_uri()
 
 
@@ -235,6 +308,10 @@ HANDLERS: dict[str, Handler] = {
     "agent/session/cancel": session_cancel,
     "agent/diagnostics": diagnostics,
     "agent/diff/get": diff_get,
+    "agent/checkpoint/list": checkpoint_list,
+    "agent/revert/stage": revert_stage,
+    "agent/revert/clear": revert_clear,
+    "agent/revert/commit": revert_commit,
 }
 
 __all__ = ["HANDLERS", "SessionBusy"]

@@ -10,16 +10,21 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
+import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from lsp_agent.app import App, build_app, open_data_store
+from lsprotocol import types as lsp
+
+from lsp_agent.app import App, build_app, data_dir, open_data_store
 from lsp_agent.core.errors import ConfigError, LspAgentError
+from lsp_agent.core.export import export_session
 from lsp_agent.lsp.documents import OpenDocuments, path_of_uri
 from lsp_agent.lsp.editor import ChangeSets, LspEditor
 from lsp_agent.lsp.errors import InvalidParams
-from lsp_agent.lsp.protocol import AgentClientOptions, Diagnostic
+from lsp_agent.lsp.plain import PlainProgress
+from lsp_agent.lsp.protocol import AgentClientOptions
 from lsp_agent.lsp.stream import UpdateStream
 from lsp_agent.lsp.turns import TurnScheduler
 from lsp_agent.settings import load_settings, resolve_model
@@ -44,6 +49,7 @@ class AgentHost:
         options: AgentClientOptions | None,
         app: App | None,
         app_error: str | None,
+        plain: PlainProgress | None = None,
     ) -> None:
         """``folders`` returns the workspace folders' uris now (they change at runtime)."""
         self.store = store
@@ -54,7 +60,8 @@ class AgentHost:
         self._folders = folders
         self._app = app
         self._app_error = app_error
-        self.diagnostics: dict[str, list[Diagnostic]] = {}
+        self.plain = plain
+        """Progress and transcripts for a plain LSP client; None for an agent front-end."""
         self.prompt_answers: dict[tuple[str, str], dict[str, Any]] = {}
         self.scheduler = TurnScheduler(run_turn=self._run_turn, has_pending=self._has_pending)
 
@@ -90,6 +97,15 @@ class AgentHost:
             raise InvalidParams(f"workspaceFolder: {uri} is not a workspace folder")
         return real
 
+    def note_code_action_diagnostics(
+        self, uri: str, range_: lsp.Range, diagnostics: Sequence[lsp.Diagnostic]
+    ) -> None:
+        """Diagnostics seen in a code-action request feed the cache when the client does not
+        forward them itself (a plain LSP client)."""
+        if self.options is not None and self.options.forwards_diagnostics:
+            return
+        self.editor.merge_diagnostics(uri, range_, diagnostics)
+
     async def _run_turn(self, session_id: str) -> str:
         outcome = await self.app.sessions.run_turn(session_id)
         return outcome.stop_reason
@@ -99,6 +115,8 @@ class AgentHost:
 
     async def aclose(self) -> None:
         await self.scheduler.aclose()
+        if self.plain is not None:
+            await self.plain.aclose()
         if self._app is not None:
             await self._app.sessions.drain(timeout=2.0)
         await self.store.close()
@@ -117,15 +135,32 @@ async def start_host(
     if isinstance(raw_options, dict) and "agent" in raw_options:
         options = AgentClientOptions.model_validate(raw_options["agent"])
     store = await open_data_store(env)
-    stream = UpdateStream(
-        store=store, send=lambda params: client.notify("agent/session/update", params)
-    )
+    plain: PlainProgress | None = None
+    if options is None:
+        plain = PlainProgress(
+            client=client,
+            can_create=client.client_supports("window", "work_done_progress"),
+            can_show_document=client.client_supports("window", "show_document"),
+            transcript=lambda session_id: _transcript(store, session_id),
+            transcripts_dir=data_dir(env) / "transcripts",
+            cancel=lambda session_id: host.scheduler.cancel(session_id),
+            clock=time.monotonic,
+        )
+        send = plain.on_update
+    else:
+
+        def send(params: dict[str, Any]) -> None:
+            client.notify("agent/session/update", params)
+
+    stream = UpdateStream(store=store, send=send)
     editor = LspEditor(
         client=client,
         documents=documents,
         stream=stream,
         ui=options.ui if options is not None else None,
         change_sets=ChangeSets(),
+        forwards_diagnostics=options is not None and options.forwards_diagnostics,
+        annotate_edits=options is None and client.supports_change_annotations,
     )
     host = AgentHost(
         store=store,
@@ -136,6 +171,7 @@ async def start_host(
         options=options,
         app=None,
         app_error=None,
+        plain=plain,
     )
     roots = host.workspace_folders()
     workspace = Path(roots[0]) if roots else Path.cwd()
@@ -153,6 +189,7 @@ async def start_host(
             workspace=workspace,
             store=store,
             roots=lambda _folder: host.workspace_folders(),
+            editor_diagnostics=True,
         )
     except ConfigError as error:
         _log.warning("the agent is not available: %s", error)
@@ -160,3 +197,11 @@ async def start_host(
     else:
         host._app = app
     return host
+
+
+async def _transcript(store: SqliteEventStore, session_id: str) -> str:
+    """The session as Markdown (what a plain client is shown at the end of a turn)."""
+    info = await store.session(session_id)
+    if info is None:
+        return ""
+    return export_session(info, await store.transcript(session_id), [], "markdown")

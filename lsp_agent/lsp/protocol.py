@@ -404,6 +404,75 @@ class AskQuestionResult(Model):
     ]
 
 
+# -- §7 revert -----------------------------------------------------------------------------
+
+
+class CheckpointFile(Model):
+    uri: str
+    path: str
+    status: str
+    additions: int
+    deletions: int
+
+
+class CheckpointModel(Model):
+    checkpoint_id: str
+    message_id: str
+    created_at: str
+    files: list[CheckpointFile]
+
+
+class CheckpointListResult(Model):
+    checkpoints: list[CheckpointModel]
+
+
+class RevertStageParams(Model):
+    session_id: SessionId
+    message_id: Annotated[StrictStr, Field(min_length=1, max_length=200)]
+    force: StrictBool = False
+
+
+class RevertStageResult(Model):
+    files: list[str]
+    """The uris the agent changed since the message (restored, unless also a conflict)."""
+    conflicts: list[str]
+    """The uris left alone because the user changed them since (use ``force``)."""
+
+
+class RevertCommitResult(Model):
+    dropped: list[str]
+
+
+# -- §8 commands ---------------------------------------------------------------------------
+
+
+class CommandTarget(Model):
+    """The argument of ``lspAgent.fix|ask|explain``: where, and in which session."""
+
+    uri: Uri
+    range: Range
+    diagnostics: Annotated[list[Diagnostic], Field(max_length=100)] | None = None
+    session_id: SessionId | None = None
+    prompt: Annotated[StrictStr, Field(max_length=100_000)] | None = None
+    """The user's question (``lspAgent.ask``); without it the agent reviews the selection."""
+
+
+class CommandSession(Model):
+    """The argument of ``lspAgent.cancel|undo|redo``."""
+
+    session_id: SessionId
+
+
+class CommandStarted(Model):
+    session_id: str
+
+
+class UndoResult(Model):
+    session_id: str
+    message_id: str
+    prompt: list[dict[str, Any]]
+
+
 # -- the method table ----------------------------------------------------------------------
 
 Direction = Literal["client_to_server", "server_to_client"]
@@ -418,6 +487,17 @@ class Method:
     params: type[Model]
     result: type[Model] | None = None
     """None for notifications, and for requests whose result is ``null``."""
+
+    @staticmethod
+    def for_command(command: Command) -> Method:
+        """A command's argument validated like a request's params."""
+        return Method(
+            name=command.name,
+            direction="client_to_server",
+            kind="request",
+            params=command.argument,
+            result=command.result,
+        )
 
 
 def _c2s(name: str, params: type[Model], result: type[Model] | None) -> Method:
@@ -451,6 +531,10 @@ METHODS: dict[str, Method] = {
             params=DiagnosticsParams,
         ),
         _c2s("agent/diff/get", DiffGetParams, DiffGetResult),
+        _c2s("agent/checkpoint/list", SessionIdParams, CheckpointListResult),
+        _c2s("agent/revert/stage", RevertStageParams, RevertStageResult),
+        _c2s("agent/revert/clear", SessionIdParams, EmptyResult),
+        _c2s("agent/revert/commit", SessionIdParams, RevertCommitResult),
         Method(
             name="agent/session/update",
             direction="server_to_client",
@@ -474,6 +558,29 @@ METHODS: dict[str, Method] = {
     )
 }
 """Every custom method of protocol v1 that this server implements."""
+
+
+@attrs.frozen(kw_only=True)
+class Command:
+    """A ``workspace/executeCommand`` id with its one argument and its result."""
+
+    name: str
+    argument: type[Model]
+    result: type[Model]
+
+
+COMMAND_TYPES: dict[str, Command] = {
+    c.name: c
+    for c in (
+        Command(name="lspAgent.fix", argument=CommandTarget, result=CommandStarted),
+        Command(name="lspAgent.explain", argument=CommandTarget, result=CommandStarted),
+        Command(name="lspAgent.ask", argument=CommandTarget, result=CommandStarted),
+        Command(name="lspAgent.cancel", argument=CommandSession, result=EmptyResult),
+        Command(name="lspAgent.undo", argument=CommandSession, result=UndoResult),
+        Command(name="lspAgent.redo", argument=CommandSession, result=EmptyResult),
+    )
+}
+"""The server's commands (protocol.md §8), in the order of ``COMMANDS``."""
 
 QUESTION_RESULT = AskQuestionResult
 """``agent/session/askQuestion`` answers are a union at the top level; validated as

@@ -1,14 +1,15 @@
 """Protocol v1 as one JSON Schema document (draft 2020-12): ``docs/protocol.schema.json``.
 
-Generated from the models and the method table in ``protocol.py``, so the TypeScript and Lua
-front-ends can be checked against exactly what the server validates and sends::
+Generated from the models, the method table and the command table in ``protocol.py``, so the
+TypeScript and Lua front-ends can be checked against exactly what the server validates and
+sends::
 
     python -m lsp_agent.lsp.schema > docs/protocol.schema.json   # regenerate
     python -m lsp_agent.lsp.schema --check docs/protocol.schema.json
 
-Params are described as the server accepts them (validation mode), results as they are sent
-(serialization mode). The output is deterministic (sorted keys), so the file can be compared
-byte for byte.
+Params and command arguments are described as the server accepts them (validation mode),
+results as they are sent (serialization mode). The output is deterministic (sorted keys), so
+the file can be compared byte for byte.
 """
 
 from __future__ import annotations
@@ -63,12 +64,17 @@ class _Generator(GenerateJsonSchema):
 
 
 def protocol_schema() -> dict[str, Any]:
-    """The whole protocol: every method with refs to its params and result, all models."""
+    """The whole protocol: every method with refs to its params and result, every
+    ``workspace/executeCommand`` command with refs to its one argument and its result, all
+    models."""
     models: list[tuple[type[p.Model], JsonSchemaMode]] = []
     for method in p.METHODS.values():
         models.append((method.params, "validation"))
         if method.result is not None:
             models.append((method.result, "serialization"))
+    for command in p.COMMAND_TYPES.values():
+        models.append((command.argument, "validation"))
+        models.append((command.result, "serialization"))
     models += [
         (p.QUESTION_RESULT, "serialization"),
         (p.AgentClientOptions, "validation"),
@@ -102,6 +108,13 @@ def protocol_schema() -> dict[str, Any]:
             "params": refs[(method.params, "validation")],
             "result": result,
         }
+    commands: dict[str, Any] = {
+        name: {
+            "argument": refs[(command.argument, "validation")],
+            "result": refs[(command.result, "serialization")],
+        }
+        for name, command in p.COMMAND_TYPES.items()
+    }
     schema: dict[str, Any] = _sorted(
         {
             "$schema": JSON_SCHEMA_DIALECT,
@@ -112,6 +125,7 @@ def protocol_schema() -> dict[str, Any]:
                 "server": refs[(p.AgentServerCapabilities, "serialization")],
             },
             "methods": methods,
+            "commands": commands,
             "$defs": defs,
             "errorCodes": _error_codes(),
             "sessionUpdates": list(SESSION_UPDATES),

@@ -28,6 +28,7 @@ from lsp_agent import __version__
 from lsp_agent.lsp.documents import OpenDocuments
 from lsp_agent.lsp.errors import RpcError, describe_validation_error, to_rpc_error
 from lsp_agent.lsp.protocol import (
+    COMMAND_TYPES,
     METHODS,
     PROTOCOL_VERSION,
     AgentServerCapabilities,
@@ -176,8 +177,8 @@ class AgentProtocol(LanguageServerProtocol):
         capabilities = AgentServerCapabilities(
             protocol_version=PROTOCOL_VERSION,
             sessions={"list": True, "load": True, "export": True, "delete": True},
-            revert=False,
-            commands=[],
+            revert=True,
+            commands=list(COMMAND_TYPES),
         )
         result.capabilities.experimental = {"agent": capabilities.dump()}
         return result
@@ -214,6 +215,20 @@ class AgentServer(LanguageServer):
             future.cancel()
             self.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
             raise
+
+    def send_progress(self, token: str, value: Any) -> None:
+        self.protocol.notify(lsp.PROGRESS, lsp.ProgressParams(token=token, value=value))
+
+    def client_supports(self, *path: str) -> bool:
+        """Whether the client's capabilities have a truthy value at ``path``."""
+        value: Any = self.client_capabilities
+        for name in path:
+            value = getattr(value, name, None)
+        return bool(value)
+
+    @property
+    def supports_change_annotations(self) -> bool:
+        return self.client_supports("workspace", "workspace_edit", "change_annotation_support")
 
     @property
     def supports_document_changes(self) -> bool:

@@ -86,13 +86,25 @@ class GitShadowSnapshots:
         self._repos: dict[str, ShadowRepo] = {}
         self._running: set[asyncio.Task[Any]] = set()
 
-    async def track(self, workspace: Path) -> str:
+    async def track(self, workspace: Path, overlay: Mapping[str, str] | None = None) -> str:
         """Record the workspace's files as they are now; answer the tree id.
 
         Unchanged files are not read again (git compares their stat data), ignored files,
         nested repositories and untracked files over 2 MB are left out.
+
+        ``overlay``: absolute (resolved) path → the text an editor's buffer holds (unsaved
+        changes included). A file the snapshot records gets that text (UTF-8, bytes that
+        were not UTF-8 kept with ``surrogateescape``) instead of its bytes on disk; the
+        overlay never adds a file, and paths outside the workspace are ignored.
         """
-        return await self._with_repo(workspace, lambda repo: repo.track())
+        chosen = dict(overlay) if overlay else None
+        return await self._with_repo(workspace, lambda repo: repo.track(chosen))
+
+    async def read(self, workspace: Path, tree: str, path: str) -> str | None:
+        """The text of the file ``path`` in ``tree`` (``surrogateescape`` for bytes that are
+        not UTF-8); None when ``tree`` has no such file (or not a regular file there)."""
+        data = await self._with_repo(workspace, lambda repo: repo.read(tree, path))
+        return None if data is None else data.decode("utf-8", errors="surrogateescape")
 
     async def diff(self, workspace: Path, from_tree: str, to_tree: str) -> list[FileChange]:
         """The files that differ from ``from_tree`` to ``to_tree``, with line counts."""
@@ -113,10 +125,20 @@ class GitShadowSnapshots:
         chosen = None if paths is None else list(paths)
         return await self._with_repo(workspace, lambda repo: repo.restore(tree, chosen))
 
-    async def changed_since(self, workspace: Path, tree: str, paths: Sequence[str]) -> list[str]:
-        """Which of ``paths`` differ now from what ``tree`` has for them (a user's edit)."""
+    async def changed_since(
+        self,
+        workspace: Path,
+        tree: str,
+        paths: Sequence[str],
+        overlay: Mapping[str, str] | None = None,
+    ) -> list[str]:
+        """Which of ``paths`` differ now from what ``tree`` has for them (a user's edit); a
+        file in ``overlay`` is compared by the buffer's text (see :meth:`track`)."""
         chosen = list(paths)
-        return await self._with_repo(workspace, lambda repo: repo.changed_since(tree, chosen))
+        buffers = dict(overlay) if overlay else None
+        return await self._with_repo(
+            workspace, lambda repo: repo.changed_since(tree, chosen, buffers)
+        )
 
     async def prune(self, max_age_days: float = 7.0) -> PruneReport:
         """Drop snapshots older than ``max_age_days``; does nothing if it ran less than a day ago.

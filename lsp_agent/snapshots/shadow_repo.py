@@ -30,6 +30,7 @@ thread, one at a time per shadow.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import os
@@ -84,6 +85,7 @@ _STALE_LOCK = 600.0
 
 _TREE_ID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 _SUBMODULE = b"160000"
+_BOM = b"\xef\xbb\xbf"
 _KEEP_REFS = "refs/keep"
 _ATTRIBUTES = b"* -text -filter -ident -working-tree-encoding\n"
 _SETUP_VERSION = 1
@@ -256,8 +258,24 @@ class ShadowRepo:
 
     # -- recording --------------------------------------------------------------------------
 
-    def track(self) -> str:
-        """Record the workspace's current files; answer the tree id."""
+    def track(self, overlay: Mapping[str, str] | None = None) -> str:
+        """Record the workspace's current files; answer the tree id.
+
+        ``overlay`` maps absolute (resolved) paths to the text an editor's buffer holds for
+        them: a file the snapshot records gets that text instead of its bytes on disk. The
+        overlay never adds a file nor keeps one that is gone from disk, and paths outside the
+        workspace, ignored files, untracked large files and symlinks are not overlaid.
+        """
+        files = self._track_files()
+        if not overlay:
+            return files
+        tree = self._overlaid(files, overlay)
+        if tree != files:
+            self._log_tree(tree)
+        return tree
+
+    def _track_files(self) -> str:
+        """The tree of the files on disk (the shadow index follows them)."""
         rules_changed = self._sync_exclude()
         listed = self._git("ls-files", "-z", "-t", "-o", "-m", "-d", "--exclude-standard").stdout
         changed: dict[str, bytes] = {}
@@ -338,19 +356,142 @@ class ShadowRepo:
         self._tree = None
         self._rebuilding = True
         try:
-            return self.track()
+            return self._track_files()
         finally:
             self._rebuilding = False
 
     def _remember(self, tree: str) -> str:
         self._tree = tree
         self._index_sig = _sig(self._index)
+        self._log_tree(tree)
+        return tree
+
+    def _log_tree(self, tree: str) -> None:
+        """Note ``tree`` in the trees log (pruning keeps what was logged recently)."""
         now = self._clock()
         if tree != self._logged_tree or now - self._logged_at >= _LOG_REFRESH:
             with open(self.git_dir / layout.TREES_LOG, "a", encoding="ascii") as log:
                 log.write(f"{int(now)} {tree}\n")
             self._logged_tree, self._logged_at = tree, now
-        return tree
+
+    # -- open buffers -----------------------------------------------------------------------
+
+    def _overlaid(self, files: str, overlay: Mapping[str, str]) -> str:
+        """``files`` (the tree just recorded) with the overlay's text for the files it has.
+
+        Only buffers that differ from the recorded bytes cost anything beyond one
+        ``git ls-files``: their blobs are written and a tree is made from a scratch copy of
+        the shadow index (which itself keeps following the disk).
+        """
+        wanted = self._overlay_data(overlay)
+        if not wanted:
+            return files
+        changed: list[bytes] = []
+        for mode, blob, full in self._index_entries(list(wanted)):
+            rel = self._relative(full)
+            data = wanted.get(rel) if rel is not None else None
+            if data is None or mode not in (b"100644", b"100755"):
+                continue
+            if self._blob_id(data) == blob:
+                continue
+            written = self._git("hash-object", "-w", "--no-filters", "--stdin", stdin=data)
+            new_blob = written.stdout.strip()
+            changed.append(mode + b" " + new_blob + b"\t" + os.fsencode(full))
+        if not changed:
+            return files
+        scratch = self.git_dir / f"overlay-{os.getpid()}-{secrets.token_hex(4)}.index"
+        env = {**self._env, "GIT_INDEX_FILE": str(scratch)}
+        try:
+            shutil.copyfile(self._index, scratch)
+            self._runner.run(
+                ["update-index", "-z", "--index-info"],
+                cwd=self.workspace,
+                env=env,
+                stdin=b"\0".join(changed) + b"\0",
+            )
+            proc = self._runner.run(["write-tree"], cwd=self.workspace, env=env)
+        except OSError as exc:
+            raise SnapshotError(f"could not record the open buffers: {exc}") from exc
+        finally:
+            scratch.unlink(missing_ok=True)
+            Path(f"{scratch}.lock").unlink(missing_ok=True)
+        return proc.stdout.decode().strip()
+
+    def _overlay_data(self, overlay: Mapping[str, str]) -> dict[str, bytes]:
+        """Relative path → the bytes the buffer's text stands for, for paths inside the
+        workspace (UTF-8, ``surrogateescape``; the disk's BOM kept when the buffer has none,
+        as an editor saving it would)."""
+        found: dict[str, bytes] = {}
+        for key, text in overlay.items():
+            path = PurePosixPath(key.replace(os.sep, "/"))
+            try:
+                rel = relative_path(path.relative_to(self.workspace.as_posix()).as_posix())
+            except (ValueError, SnapshotError):
+                continue
+            if rel == ".":
+                continue
+            data = text.encode("utf-8", errors="surrogateescape")
+            if not data.startswith(_BOM) and self._starts_with_bom(rel):
+                data = _BOM + data
+            found[rel] = data
+        return found
+
+    def _starts_with_bom(self, rel: str) -> bool:
+        try:
+            with open(self.workspace / rel, "rb") as f:
+                return f.read(len(_BOM)) == _BOM
+        except OSError:
+            return False
+
+    def _index_entries(self, paths: Sequence[str]) -> list[tuple[bytes, bytes, str]]:
+        """(mode, blob id, path from the work tree's top) of the shadow index's entries."""
+        entries: list[tuple[bytes, bytes, str]] = []
+        for start in range(0, len(paths), _BATCH):
+            out = self._git(
+                "--literal-pathspecs", "ls-files", "-s", "-z", "--full-name",
+                "--", *paths[start : start + _BATCH],
+            ).stdout  # fmt: skip
+            for entry in out.split(b"\0"):
+                meta, tab, raw = entry.partition(b"\t")
+                fields = meta.split()
+                if tab and len(fields) == 3 and fields[2] == b"0":
+                    entries.append((fields[0], fields[1], os.fsdecode(raw)))
+        return entries
+
+    def _blob_id(self, data: bytes) -> bytes:
+        algorithm = self.project.object_format if self.project else "sha1"
+        digest = hashlib.new(algorithm, b"blob %d\0" % len(data))
+        digest.update(data)
+        return digest.hexdigest().encode()
+
+    @property
+    def _prefix(self) -> str:
+        """The workspace's path from the work tree's top, ``/``-terminated ("" at the top)."""
+        inside = self.workspace.relative_to(self.top).as_posix()
+        return "" if inside == "." else f"{inside}/"
+
+    def _relative(self, full: str) -> str | None:
+        """A path from the work tree's top, relative to the workspace (None: outside it)."""
+        prefix = self._prefix
+        return full[len(prefix) :] if full.startswith(prefix) else None
+
+    def read(self, tree: str, path: str) -> bytes | None:
+        """The bytes of the regular file ``path`` in ``tree``; None if it has none there."""
+        full = self._prefix + relative_path(path)
+        out = self._git(
+            "--literal-pathspecs", "ls-tree", "-z", "--full-tree", _tree_id(tree), "--", full
+        ).stdout
+        for entry in out.split(b"\0"):
+            meta, tab, raw = entry.partition(b"\t")
+            fields = meta.split()
+            if (
+                tab
+                and os.fsdecode(raw) == full
+                and len(fields) == 3
+                and fields[0] in (b"100644", b"100755")
+            ):
+                return self._git("cat-file", "blob", fields[2].decode()).stdout
+        return None
 
     def _too_large(self, path: str) -> bool:
         try:
@@ -478,13 +619,16 @@ class ShadowRepo:
         ).stdout  # fmt: skip
         return out.decode("utf-8", errors="replace")
 
-    def changed_since(self, tree: str, paths: Sequence[str]) -> list[str]:
-        """Which of ``paths`` (files or folders) differ now from their state in ``tree``."""
+    def changed_since(
+        self, tree: str, paths: Sequence[str], overlay: Mapping[str, str] | None = None
+    ) -> list[str]:
+        """Which of ``paths`` (files or folders) differ now from their state in ``tree``
+        (a file in ``overlay`` compared by the overlay's text, see :meth:`track`)."""
         tree = _tree_id(tree)
         wanted = {p: relative_path(p) for p in paths}
         if not wanted:
             return []
-        now = self.track()
+        now = self.track(overlay)
         if now == tree:
             return []
         differing = [p for _, p in self._changes(now, tree, list(dict.fromkeys(wanted.values())))]
@@ -504,7 +648,7 @@ class ShadowRepo:
         scope = ["."] if paths is None else list(dict.fromkeys(relative_path(p) for p in paths))
         if not scope:
             return []
-        now = self.track()
+        now = self._track_files()
         if now == tree:
             return []
         changes = self._changes(now, tree, scope)
@@ -517,7 +661,7 @@ class ShadowRepo:
             self._checkout(tree, writes)
             done += writes
         if done:
-            self.track()
+            self._track_files()
         return sorted(done)
 
     def _changes(

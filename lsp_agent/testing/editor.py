@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from lsp_agent.core.diagnostics import DiagnosticsCache
 from lsp_agent.core.documents import NOT_OPEN, DocumentEditResult
 from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.permission import PermissionAsk, PermissionReply
@@ -16,11 +17,15 @@ class UnexpectedAsk(AssertionError):
 
 class RecordingEditor:
     """``replies`` answer permission asks in order; ``buffers`` are open documents by path
-    (a test may change, add or remove them to play the user typing, opening or closing).
+    (a test may change, add or remove them to play the user typing, opening or closing);
+    ``open_documents()`` answers a copy of them.
 
     ``opened`` records every path ``open_document_text`` was asked for, in order; ``applied``
     every ``(path, base_text, new_text)`` edit applied to a buffer. ``refuse_edits`` makes
     the editor refuse edits: of every document (True) or of the paths given.
+
+    ``diagnostics`` is the editor's diagnostics cache (None: a host without any, like the
+    terminal); ``forwards_diagnostics`` says the client pushes them as they change.
     """
 
     def __init__(
@@ -30,6 +35,8 @@ class RecordingEditor:
         buffers: dict[str, str] | None = None,
         answers: Iterable[QuestionReply] = (),
         refuse_edits: bool | Iterable[str] = False,
+        diagnostics: DiagnosticsCache | None = None,
+        forwards_diagnostics: bool = False,
     ) -> None:
         self.events: list[StoredEvent] = []
         self.asks: list[PermissionAsk] = []
@@ -42,6 +49,16 @@ class RecordingEditor:
         self._refuse: bool | frozenset[str] = (
             refuse_edits if isinstance(refuse_edits, bool) else frozenset(refuse_edits)
         )
+        self._diagnostics = diagnostics
+        self._forwards = forwards_diagnostics
+
+    @property
+    def diagnostics(self) -> DiagnosticsCache | None:
+        return self._diagnostics
+
+    @property
+    def forwards_diagnostics(self) -> bool:
+        return self._forwards
 
     async def publish(self, event: StoredEvent) -> None:
         self.events.append(event)
@@ -64,6 +81,9 @@ class RecordingEditor:
         self.buffers[path] = new_text
         self.applied.append((path, base_text, new_text))
         return DocumentEditResult(status="applied")
+
+    async def open_documents(self) -> dict[str, str]:
+        return dict(self.buffers)
 
     async def request_permission(self, ask: PermissionAsk) -> PermissionReply:
         self.asks.append(ask)

@@ -72,9 +72,12 @@ class AgentClient:
         self.questions: list[dict[str, Any]] = []
         self.question_answers: list[dict[str, Any]] = []
         self.applied_edits: list[dict[str, Any]] = []
+        self.server_capabilities: lsp.ServerCapabilities | None = None
         self.cancelled_requests: list[dict[str, Any]] = []
         """Permission requests the server cancelled (``$/cancelRequest``) while held."""
         self.refuse_edits = False
+        self.after_edit: Callable[[Document], None] | None = None
+        """Called after an applied edit, like a language server reacting to the change."""
         self._changed = asyncio.Event()
         self._register()
 
@@ -228,13 +231,23 @@ class AgentClient:
                     "uri": document.uri,
                     "version": change.text_document.version,
                     "edits": [
-                        {"range": e.range, "newText": e.new_text}
+                        {
+                            "range": e.range,
+                            "newText": e.new_text,
+                            "annotationId": getattr(e, "annotation_id", None),
+                        }
                         for e in change.edits
-                        if isinstance(e, lsp.TextEdit)
+                        if isinstance(e, (lsp.TextEdit, lsp.AnnotatedTextEdit))
                     ],
+                    "annotations": {
+                        key: value.needs_confirmation
+                        for key, value in (edit.change_annotations or {}).items()
+                    },
                 }
             )
-            text_edits = [e for e in change.edits if isinstance(e, lsp.TextEdit)]
+            text_edits = [
+                e for e in change.edits if isinstance(e, (lsp.TextEdit, lsp.AnnotatedTextEdit))
+            ]
             for text_edit in sorted(
                 text_edits,
                 key=lambda e: (e.range.start.line, e.range.start.character),
@@ -256,7 +269,24 @@ class AgentClient:
                 edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True
             ):
                 self._replace(document, text_edit.range, text_edit.new_text)
+        if self.after_edit is not None:
+            for change in edit.document_changes or []:
+                if isinstance(change, lsp.TextDocumentEdit):
+                    self.after_edit(self.documents[change.text_document.uri])
+            for uri in edit.changes or {}:
+                self.after_edit(self.documents[uri])
         return lsp.ApplyWorkspaceEditResult(applied=True)
+
+    def publish_diagnostics(self, uri: str, diagnostics: list[dict[str, Any]]) -> None:
+        """Forward one document's diagnostics, as a front-end does (``agent/diagnostics``)."""
+        self.notify("agent/diagnostics", {"items": [{"uri": uri, "diagnostics": diagnostics}]})
+
+    async def execute(self, command: str, argument: dict[str, Any]) -> Any:
+        """``workspace/executeCommand`` with one argument; the raw result."""
+        return await self.request(
+            lsp.WORKSPACE_EXECUTE_COMMAND,
+            lsp.ExecuteCommandParams(command=command, arguments=[argument]),
+        )
 
 
 def _offset(text: str, position: lsp.Position) -> int:
@@ -294,6 +324,17 @@ def _plain_converter(client: LanguageClient) -> None:
     for cls in (JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage):
         converter.register_structure_hook(cls, keep)
 
+    # lsprotocol takes any object with "title" and "command" for a Command, so a CodeAction
+    # that carries a command would come back as a Command with a stringified command.
+    def command_or_action(obj: Any, _cls: Any) -> lsp.Command | lsp.CodeAction:
+        if isinstance(obj, dict) and isinstance(obj.get("command"), str):
+            command: lsp.Command = converter.structure(obj, lsp.Command)
+            return command
+        action: lsp.CodeAction = converter.structure(obj, lsp.CodeAction)
+        return action
+
+    converter.register_structure_hook(lsp.Command | lsp.CodeAction, command_or_action)
+
 
 @contextlib.asynccontextmanager
 async def agent_client(
@@ -314,7 +355,7 @@ async def agent_client(
     agent = AgentClient(client)
     init_options = None if plain else {"agent": options or agent_options()}
     try:
-        await asyncio.wait_for(
+        initialized = await asyncio.wait_for(
             client.initialize_session(
                 lsp.InitializeParams(
                     capabilities=client_capabilities(capabilities),
@@ -327,6 +368,7 @@ async def agent_client(
             ),
             60,
         )
+        agent.server_capabilities = initialized.capabilities
         yield agent
     finally:
         with contextlib.suppress(Exception):

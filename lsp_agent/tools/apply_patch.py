@@ -25,6 +25,9 @@ All or nothing, in five steps:
    already edited are changed back (the reverse edit) and the disk writes are undone, and the
    model is told which file conflicted. Deletes and moves of an open document are done on
    disk; the editor notices the file change.
+
+Then the errors the editor's language servers report for the changed files are appended to
+the result, waiting for all of them together (``tools/diagnostics.py``).
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from lsp_agent.core.permission import PermissionRequest
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
 from lsp_agent.tools.boundary import Resolved
+from lsp_agent.tools.diagnostics import ChangedFile, watch_diagnostics, with_report
 from lsp_agent.tools.files import (
     FileDiff,
     FileError,
@@ -134,19 +138,33 @@ class ApplyPatchTool:
                     return _stale(
                         f"{now.source.display} changed after its deletion was approved", title
                     )
+            watch = watch_diagnostics(ctx.editor, _changed_files(changes))
             # Shielded: a cancelled call still finishes (or rolls back) what it started.
             failure = await asyncio.shield(_write_all(changes, ctx.editor))
         if failure is not None:
             return ToolOutcome(output=failure, is_error=True, title=title)
-        summary = "\n".join(change.summary() for change in changes)
-        return ToolOutcome(
-            output=f"Success. Updated the following files:\n{summary}",
-            title=changes[0].label() if len(changes) == 1 else title,
-            metadata={
-                "files": [change.entry(display=True) for change in changes],
-                "patch": _combined(changes),
-            },
-        )
+        return with_report(_done(changes, title), await watch.report())
+
+
+def _done(changes: Sequence[_Change], title: str) -> ToolOutcome:
+    summary = "\n".join(change.summary() for change in changes)
+    return ToolOutcome(
+        output=f"Success. Updated the following files:\n{summary}",
+        title=changes[0].label() if len(changes) == 1 else title,
+        metadata={
+            "files": [change.entry(display=True) for change in changes],
+            "patch": _combined(changes),
+        },
+    )
+
+
+def _changed_files(changes: Sequence[_Change]) -> list[ChangedFile]:
+    """The files whose diagnostics are worth waiting for: all but the deleted ones."""
+    return [
+        ChangedFile(path=c.final.path, display=c.final.display, through_editor=c.in_editor)
+        for c in changes
+        if c.operation != "delete"
+    ]
 
 
 # --- what the patch will do -------------------------------------------------------------

@@ -13,6 +13,9 @@ if the edit no longer applies, the model is told so and nothing is written.
 Line endings: matching runs on LF-normalized text; the spans found are mapped back onto the
 file as stored and only the replaced text is written with the file's (dominant) ending, so
 untouched lines keep their bytes, mixed endings included. The BOM is kept.
+
+After the edit, the errors the editor's language servers then report for the file are
+appended to the result (``tools/diagnostics.py``).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
 from lsp_agent.tools.boundary import Resolved
+from lsp_agent.tools.diagnostics import ChangedFile, watch_diagnostics, with_report
 from lsp_agent.tools.edit_match import EditFailure, EditPlan, plan_edit
 from lsp_agent.tools.files import (
     EditedFile,
@@ -124,6 +128,7 @@ class EditTool:
             change = await _prepare(params, where, ctx)
             if isinstance(change, str):
                 return _error(where, _changed(where, change))
+            watch = watch_diagnostics(ctx.editor, [ChangedFile.at(where, change.base)])
             failed = await commit(
                 ctx.editor,
                 where.path,
@@ -134,7 +139,7 @@ class EditTool:
             )
             if failed is not None:
                 return _error(where, failed)
-        return _done(where, change)
+        return with_report(_done(where, change), await watch.report())
 
 
 async def _prepare(params: EditParams, where: Resolved, ctx: ToolRunContext) -> _Change | str:

@@ -26,6 +26,7 @@ from lsp_agent.tools.apply_patch import ApplyPatchTool
 from lsp_agent.tools.base import Tool, ToolRunContext
 from lsp_agent.tools.bash import BashTool
 from lsp_agent.tools.boundary import WorkspaceBoundary
+from lsp_agent.tools.diagnostics import DiagnosticsTool
 from lsp_agent.tools.edit import EditTool
 from lsp_agent.tools.files import FileLocks
 from lsp_agent.tools.glob import GlobTool
@@ -69,11 +70,13 @@ def default_registry(
     hidden_env: Collection[str] = (),
     allow_hosts: Sequence[str] = (),
     skills: SkillCatalog | None = None,
+    editor_diagnostics: bool = False,
 ) -> ToolRegistry:
     """Every built-in tool. Adding a tool is one line here.
 
     ``hidden_env`` names the variables ``bash`` commands never see (the agent's own keys);
-    ``allow_hosts`` admits named hosts to ``webfetch`` even on private addresses.
+    ``allow_hosts`` admits named hosts to ``webfetch`` even on private addresses;
+    ``editor_diagnostics`` offers the ``diagnostics`` tool (only an editor has them).
     """
     locks = FileLocks()  # one per registry: edits to one file never interleave
     return ToolRegistry(
@@ -82,6 +85,7 @@ def default_registry(
             ListTool(),
             GlobTool(),
             GrepTool(),
+            *([DiagnosticsTool()] if editor_diagnostics else []),
             WriteTool(locks),
             EditTool(locks),
             ApplyPatchTool(locks),

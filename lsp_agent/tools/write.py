@@ -13,6 +13,9 @@ An existing file keeps its encoding facts: its BOM (a BOM at the start of ``cont
 asks for one), and its CRLF line endings when ``content`` uses plain LF. Content that already
 has CRLF is written as given. (An open document's encoding is the editor's: a BOM asked for
 in ``content`` is not put into its buffer.)
+
+After the write, the errors the editor's language servers then report for the file are
+appended to the result (``tools/diagnostics.py``).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
 from lsp_agent.tools.boundary import Resolved
+from lsp_agent.tools.diagnostics import ChangedFile, watch_diagnostics, with_report
 from lsp_agent.tools.files import (
     BOM,
     EditedFile,
@@ -102,12 +106,13 @@ class WriteTool:
                     f"{where.display} changed after the write was approved; nothing was "
                     "written. Read it again, then write it.",
                 )
+            watch = watch_diagnostics(ctx.editor, [ChangedFile.at(where, now)])
             failed = await commit(
                 ctx.editor, where.path, now, change.text, change.data, display=where.display
             )
             if failed is not None:
                 return _error(where, failed)
-        return _done(where, change)
+        return with_report(_done(where, change), await watch.report())
 
 
 async def _prepare(content: str, where: Resolved, ctx: ToolRunContext) -> _Change | str:

@@ -643,3 +643,114 @@ async def test_prune_drops_old_snapshots_and_unused_shadows(
     assert await store.track(workspace) == current
     with pytest.raises(SnapshotError):
         await store.diff(workspace, old, current)
+
+
+# -- open buffers (an overlay) ----------------------------------------------------------------
+
+
+async def test_an_overlay_records_open_buffers_instead_of_the_disk(
+    store: GitShadowSnapshots, workspace: Path, tmp_path: Path
+) -> None:
+    root = workspace.resolve()
+    t0 = await store.track(workspace)
+    on_disk = state(workspace)
+    overlay = {
+        str(root / "a.txt"): "the buffer's text\n",
+        str(root / "src" / "c.md"): (root / "src" / "c.md").read_text(),  # saved: same
+        str(root / "app.log"): "an ignored file stays out\n",
+        str(root / "not-on-disk.txt"): "a buffer never adds a file\n",
+        str(root / "link"): "a symlink keeps its target\n",
+        str(tmp_path / "elsewhere.txt"): "outside the workspace\n",
+        str(root / ".." / "escape.txt"): "outside too\n",
+    }
+    t1 = await store.track(workspace, overlay)
+    assert [(c.path, c.status) for c in await store.diff(workspace, t0, t1)] == [
+        ("a.txt", "modify")
+    ]
+    assert await store.read(workspace, t1, "a.txt") == "the buffer's text\n"
+    assert await store.read(workspace, t0, "a.txt") == "".join(f"line {i}\n" for i in range(10))
+    assert state(workspace) == on_disk  # nothing written
+    assert await store.track(workspace) == t0  # the disk's own tree is unchanged
+    assert await store.track(workspace, overlay) == t1
+    assert await store.track(workspace, {str(root / "a.txt"): (root / "a.txt").read_text()}) == t0
+    log = (shadow_dir(tmp_path / "data", root) / TREES_LOG).read_text()
+    assert t1 in log  # pruning keeps it like any snapshot
+
+    # Restoring the disk to the overlay's tree writes the buffer's text.
+    await store.restore(workspace, t1, ["a.txt"])
+    assert (workspace / "a.txt").read_text() == "the buffer's text\n"
+
+
+async def test_read_answers_a_files_text_in_a_tree(
+    store: GitShadowSnapshots, workspace: Path
+) -> None:
+    tree = await store.track(workspace)
+    assert await store.read(workspace, tree, "b.py") == "print('b')\n"
+    assert await store.read(workspace, tree, "crlf.txt") == "one\r\ntwo\r\n"
+    assert await store.read(workspace, tree, "name with spaces ü.txt") == "unicode\n"
+    data = await store.read(workspace, tree, "data.bin")
+    assert data is not None
+    assert data.encode("utf-8", errors="surrogateescape") == bytes(range(256)) * 4
+    for absent in ("missing.txt", "src", "link", "app.log", "src/nope/x.txt"):
+        assert await store.read(workspace, tree, absent) is None, absent
+    with pytest.raises(SnapshotError):
+        await store.read(workspace, tree, "../outside.txt")
+
+
+async def test_changed_since_compares_open_buffers(
+    store: GitShadowSnapshots, workspace: Path
+) -> None:
+    a = str(workspace.resolve() / "a.txt")
+    agent = {a: "the agent's edit\n"}
+    after_step = await store.track(workspace, agent)
+    assert await store.changed_since(workspace, after_step, ["a.txt"], agent) == []
+    assert await store.changed_since(workspace, after_step, ["a.txt", "b.py"]) == ["a.txt"]
+    typed = {a: "the agent's edit\nthe user typed\n"}
+    assert await store.changed_since(workspace, after_step, ["a.txt", "src"], typed) == ["a.txt"]
+
+
+async def test_an_overlay_keeps_the_disks_bom_and_bytes_that_are_not_utf8(
+    store: GitShadowSnapshots, tmp_path: Path
+) -> None:
+    folder = tmp_path / "folder"
+    write(folder / "bom.txt", b"\xef\xbb\xbfbom\n")
+    write(folder / "latin1.txt", b"caf\xe9\n")
+    root = folder.resolve()
+    t0 = await store.track(folder)
+    same = {
+        str(root / "bom.txt"): "bom\n",  # editors keep the BOM out of the buffer
+        str(root / "latin1.txt"): b"caf\xe9\n".decode("utf-8", errors="surrogateescape"),
+    }
+    assert await store.track(folder, same) == t0
+    t1 = await store.track(folder, {str(root / "bom.txt"): "bom edited\n"})
+    assert await store.read(folder, t1, "bom.txt") == "\ufeffbom edited\n"
+    t2 = await store.track(folder, {str(root / "bom.txt"): "\ufeffwith its own\n"})
+    assert await store.read(folder, t2, "bom.txt") == "\ufeffwith its own\n"
+
+
+async def test_an_overlay_in_a_subfolder_of_a_repository(
+    store: GitShadowSnapshots, tmp_path: Path
+) -> None:
+    repo = tmp_path / "repo"
+    write(repo / "top.txt", "top\n")
+    write(repo / "pkg" / "inside.txt", "inside\n")
+    write(repo / "pkg" / "deep" / "x.txt", "x\n")
+    repo.mkdir(exist_ok=True)
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "first")
+    workspace = repo / "pkg"
+    root = workspace.resolve()
+    t0 = await store.track(workspace)
+    t1 = await store.track(
+        workspace,
+        {
+            str(root / "deep" / "x.txt"): "buffer\n",
+            str(repo.resolve() / "top.txt"): "outside the workspace\n",
+        },
+    )
+    assert [c.path for c in await store.diff(workspace, t0, t1)] == ["deep/x.txt"]
+    assert await store.read(workspace, t1, "deep/x.txt") == "buffer\n"
+    assert await store.read(workspace, t1, "inside.txt") == "inside\n"
+    assert await store.read(workspace, t1, "top.txt") is None  # not in the workspace
+    assert (workspace / "deep" / "x.txt").read_text() == "x\n"

@@ -13,15 +13,17 @@ from typing import Any, TypeVar
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
-from lsp_agent.lsp.protocol import METHODS
+from lsp_agent.lsp.protocol import COMMAND_TYPES, METHODS
 from lsp_agent.testing.fake_llm import FakeLLMServer
 from lsp_agent.testing.lsp_client import AgentClient, agent_client
 
 T = TypeVar("T")
 
 INCOMING = sorted(n for n, m in METHODS.items() if m.direction == "client_to_server")
+EXECUTE = "workspace/executeCommand"
 REPLY_TIMEOUT = 20.0
 
 json_scalars = (
@@ -41,7 +43,7 @@ json_values = st.recursive(
 
 
 def _field_names(method: str) -> list[str]:
-    model = METHODS[method].params
+    model = COMMAND_TYPES[method].argument if method in COMMAND_TYPES else METHODS[method].params
     return [field.alias or name for name, field in model.model_fields.items()]
 
 
@@ -118,7 +120,15 @@ def _params(draw: st.DrawFn, method: str, session: str) -> Any:
 
 @st.composite
 def calls(draw: st.DrawFn, session: str) -> tuple[str, Any]:
-    method = draw(st.sampled_from(INCOMING))
+    method = draw(st.sampled_from([*INCOMING, EXECUTE]))
+    if method == EXECUTE:
+        command = draw(st.sampled_from(sorted(COMMAND_TYPES)))
+        arguments = draw(
+            st.lists(st.builds(lambda: None) | st.just(0), max_size=0)
+            | st.lists(st.just(_params(draw, command, session)), min_size=1, max_size=1)
+            | st.lists(json_values, max_size=3)
+        )
+        return method, lsp.ExecuteCommandParams(command=command, arguments=arguments)
     return method, _params(draw, method, session)
 
 
@@ -137,8 +147,7 @@ def test_random_params_always_get_an_answer(
     @given(data=st.data())
     def one_call(data: st.DataObject) -> None:
         method, params = data.draw(calls(session))
-        spec = METHODS[method]
-        if spec.kind == "notification":
+        if method != EXECUTE and METHODS[method].kind == "notification":
             client.notify(method, params)
             return
 
@@ -157,7 +166,12 @@ def test_random_params_always_get_an_answer(
             return
         answered["error"] += 1
         # Only the client's mistakes: never an internal error.
-        assert error.code in (-32602, -33001, -33002), (method, params, error.code, error.message)
+        assert error.code in (-32602, -33001, -33002, -33004), (
+            method,
+            params,
+            error.code,
+            error.message,
+        )
 
     one_call()
     assert answered["error"] > 100, answered

@@ -483,8 +483,15 @@ async def test_a_plain_lsp_client_is_asked_with_show_message_request(
         client.open(path, "value = 1\n")
         session = await client.new_session()
         await client.prompt(session, "change it")
-        assert (await client.wait_idle(session))["stopReason"] == "end_turn"
+        # a plain client gets no agent/session/update: the turn's end is its progress end
+        for _ in range(600):
+            reports = [r for rs in client.client.progress_reports.values() for r in rs]
+            if reports and reports[-1].kind == "end":
+                break
+            await asyncio.sleep(0.05)
+        assert reports[-1].message == "end_turn"
         assert client.permission_requests == []
+        assert client.updates == []
         [message] = shown
         assert [a.title for a in message.actions or []] == [
             "Allow once",

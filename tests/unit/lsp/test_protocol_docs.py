@@ -1,8 +1,13 @@
 """docs/protocol.md and docs/protocol.schema.json against the machine-readable protocol.
 
 - every method in ``METHODS`` has a "### `name`" section, and every such section a method;
+- every command in ``COMMAND_TYPES`` has a "### `lspAgent.x`" section with an example
+  ``workspace/executeCommand`` exchange, and no other command is documented;
 - every JSON example in docs/protocol.md is a JSON-RPC message (or a list of them) whose
   params and results validate against the method's models, with no key the models do not know;
+  ``workspace/executeCommand`` arguments and results against the command's models, and code
+  actions' commands against theirs;
+- the capabilities example advertises exactly the commands of ``COMMAND_TYPES``;
 - docs/protocol.schema.json is what ``python -m lsp_agent.lsp.schema`` prints;
 - ``SESSION_UPDATES`` holds every ``sessionUpdate`` that ``core.updates.to_update`` produces.
 """
@@ -31,6 +36,10 @@ SCHEMA_FILE = ROOT / "docs" / "protocol.schema.json"
 REGENERATE = "python -m lsp_agent.lsp.schema > docs/protocol.schema.json"
 
 METHOD_HEADING = re.compile(r"^### `([^`]+)`[ \t]*$", re.MULTILINE)
+COMMAND_PREFIX = "lspAgent."
+COMMAND_MENTION = re.compile(r"\blspAgent\.(\w+)")
+EXECUTE_COMMAND = "workspace/executeCommand"
+CODE_ACTION = "textDocument/codeAction"
 ANY_HEADING = re.compile(r"^#{1,3} ", re.MULTILINE)
 JSON_BLOCK = re.compile(r"^```json[ \t]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 
@@ -67,6 +76,14 @@ def _sections(text: str) -> dict[str, str]:
     return sections
 
 
+def _method_headings(text: str) -> list[str]:
+    return [h for h in METHOD_HEADING.findall(text) if not h.startswith(COMMAND_PREFIX)]
+
+
+def _command_headings(text: str) -> list[str]:
+    return [h for h in METHOD_HEADING.findall(text) if h.startswith(COMMAND_PREFIX)]
+
+
 def _check(model: type[BaseModel], data: Any, where: str) -> None:
     """``data`` validates against ``model`` and holds no key the model does not know."""
     try:
@@ -81,10 +98,20 @@ def _check(model: type[BaseModel], data: Any, where: str) -> None:
 
 
 def test_every_method_has_a_section_and_every_section_a_method() -> None:
-    documented = METHOD_HEADING.findall(_doc())
+    documented = _method_headings(_doc())
     assert sorted(set(p.METHODS) - set(documented)) == [], "methods without a ### section"
     assert sorted(set(documented) - set(p.METHODS)) == [], "### sections of unknown methods"
     assert len(documented) == len(set(documented)), "a method is documented twice"
+
+
+def test_every_command_has_a_section_and_every_section_a_command() -> None:
+    text = _doc()
+    documented = _command_headings(text)
+    assert sorted(set(p.COMMAND_TYPES) - set(documented)) == [], "commands without a section"
+    assert sorted(set(documented) - set(p.COMMAND_TYPES)) == [], "sections of unknown commands"
+    assert len(documented) == len(set(documented)), "a command is documented twice"
+    mentioned = {COMMAND_PREFIX + name for name in COMMAND_MENTION.findall(text)}
+    assert sorted(mentioned - set(p.COMMAND_TYPES)) == [], "mentions of unknown commands"
 
 
 # -- (b) examples ------------------------------------------------------------------------------
@@ -105,6 +132,9 @@ def test_every_example_is_a_valid_message_of_its_method() -> None:
                 _check_call(method, message, where)
                 continue
             assert message["id"] not in pending, f"{where}: id {message['id']} is unanswered"
+            if method == EXECUTE_COMMAND:
+                command = message["params"]["command"]
+                assert command in p.COMMAND_TYPES, f"{where}: unknown command {command!r}"
             pending[message["id"]] = (method, message, where)
             continue
         assert "id" in message, f"{where}: neither a request, a notification nor a response"
@@ -116,7 +146,7 @@ def test_every_example_is_a_valid_message_of_its_method() -> None:
                 _check_call(method, request, asked_at)
         else:
             _check_call(method, request, asked_at)
-        _check_answer(method, message, where)
+        _check_answer(method, message, where, request)
     assert count > 0
     assert pending == {}, f"requests without a response example: {list(pending)}"
 
@@ -124,7 +154,16 @@ def test_every_example_is_a_valid_message_of_its_method() -> None:
 def _check_call(method: str, message: dict[str, Any], where: str) -> None:
     params: Any = message.get("params")
     if method == "initialize":
-        _check(p.AgentClientOptions, params["initializationOptions"]["agent"], where)
+        options = params.get("initializationOptions") or {}
+        if "agent" in options:  # else a plain LSP client
+            _check(p.AgentClientOptions, options["agent"], where)
+        return
+    if method == EXECUTE_COMMAND:
+        command = p.COMMAND_TYPES[params["command"]]
+        arguments = params.get("arguments")
+        assert isinstance(arguments, list), f"{where}: arguments must be a list"
+        assert len(arguments) == 1, f"{where}: {command.name} takes exactly one argument"
+        _check(command.argument, arguments[0], f"{where} ({command.name} argument)")
         return
     if method not in p.METHODS:
         assert not method.startswith("agent/"), f"{where}: {method} is not in METHODS"
@@ -138,7 +177,9 @@ def _check_call(method: str, message: dict[str, Any], where: str) -> None:
         assert kind in SESSION_UPDATES, f"{where}: unknown sessionUpdate {kind!r}"
 
 
-def _check_answer(method: str, message: dict[str, Any], where: str) -> None:
+def _check_answer(
+    method: str, message: dict[str, Any], where: str, request: dict[str, Any]
+) -> None:
     if "error" in message:
         code = message["error"]["code"]
         known = {v for k, v in vars(p.ErrorCodes).items() if k.isupper()} | OTHER_CODES
@@ -150,6 +191,11 @@ def _check_answer(method: str, message: dict[str, Any], where: str) -> None:
     where = f"{where} ({method} result)"
     if method == "initialize":
         _check(p.AgentServerCapabilities, result["capabilities"]["experimental"]["agent"], where)
+    elif method == EXECUTE_COMMAND:
+        command = p.COMMAND_TYPES[request["params"]["command"]]
+        _check(command.result, result, f"{where} ({command.name} result)")
+    elif method == CODE_ACTION:
+        _check_code_actions(result, where)
     elif method == "agent/session/askQuestion":
         _check(p.QUESTION_RESULT, {"result": result}, where)
     elif method in p.METHODS:
@@ -160,8 +206,21 @@ def _check_answer(method: str, message: dict[str, Any], where: str) -> None:
             _check(model, result, where)
 
 
+def _check_code_actions(actions: Any, where: str) -> None:
+    """Every action's command is one of ours, with one argument its model accepts."""
+    assert isinstance(actions, list), f"{where}: code actions are a list"
+    for action in actions:
+        command = action["command"]
+        assert command["command"] in p.COMMAND_TYPES, f"{where}: unknown {command['command']}"
+        spec = p.COMMAND_TYPES[command["command"]]
+        assert len(command["arguments"]) == 1, f"{where}: {spec.name} takes one argument"
+        _check(spec.argument, command["arguments"][0], f"{where} ({spec.name} argument)")
+
+
 def test_every_method_section_has_an_example_exchange() -> None:
     for name, section in _sections(_doc()).items():
+        if name.startswith(COMMAND_PREFIX):
+            continue
         messages = [m for _, m in _messages(section)]
         calls = [m for m in messages if m.get("method") == name]
         assert calls, f"### `{name}` has no example of {name}"
@@ -169,6 +228,39 @@ def test_every_method_section_has_an_example_exchange() -> None:
             ids = {m["id"] for m in calls}
             answers = [m for m in messages if "result" in m and m.get("id") in ids]
             assert answers, f"### `{name}` has no example response with a result"
+
+
+def test_every_command_section_has_an_example_exchange() -> None:
+    """Each "### `lspAgent.x`" section runs its command and shows a result (the argument and
+    result are validated with the other examples)."""
+    sections = _sections(_doc())
+    for name in p.COMMAND_TYPES:
+        messages = [m for _, m in _messages(sections[name])]
+        calls = [
+            m
+            for m in messages
+            if m.get("method") == EXECUTE_COMMAND and m["params"]["command"] == name
+        ]
+        assert calls, f"### `{name}` has no workspace/executeCommand example of {name}"
+        ids = {m["id"] for m in calls}
+        answers = [m for m in messages if "result" in m and m.get("id") in ids]
+        assert answers, f"### `{name}` has no example response with a result"
+
+
+def test_the_capabilities_example_lists_exactly_the_commands() -> None:
+    requests: set[Any] = set()
+    results = []
+    for _, message in _messages(_doc()):
+        if message.get("method") == "initialize":
+            requests.add(message["id"])
+        elif "result" in message and message.get("id") in requests:
+            results.append(message["result"]["capabilities"])
+    assert results, "no example of the initialize result"
+    commands = list(p.COMMAND_TYPES)
+    for capabilities in results:
+        assert capabilities["experimental"]["agent"]["commands"] == commands
+        assert capabilities["executeCommandProvider"]["commands"] == commands
+        assert capabilities["experimental"]["agent"]["revert"] is True
 
 
 def test_every_session_update_and_error_code_is_documented() -> None:
@@ -185,6 +277,11 @@ def test_the_documented_invalid_params_message_is_the_servers() -> None:
         p.SessionIdParams.model_validate({})
     message = describe_validation_error(error.value)
     assert message == "invalid params: sessionId: Field required"
+    assert f"`{message}`" in _doc()
+    with pytest.raises(ValidationError) as error:
+        p.CommandTarget.model_validate({"uri": "file:///home/u/proj/a.py"})
+    message = describe_validation_error(error.value)
+    assert message == "invalid params: range: Field required"
     assert f"`{message}`" in _doc()
 
 
@@ -212,6 +309,20 @@ def test_the_schema_describes_every_method() -> None:
     assert schema["methods"]["agent/session/askQuestion"]["result"] is not None
     assert schema["errorCodes"]["SessionNotFound"] == p.ErrorCodes.SESSION_NOT_FOUND
     assert schema["sessionUpdates"] == list(SESSION_UPDATES)
+
+
+def test_the_schema_describes_every_command() -> None:
+    schema = protocol_schema()
+    assert set(schema["commands"]) == set(p.COMMAND_TYPES)
+    for name, entry in schema["commands"].items():
+        spec = p.COMMAND_TYPES[name]
+        assert set(entry) == {"argument", "result"}
+        for ref, model in ((entry["argument"], spec.argument), (entry["result"], spec.result)):
+            defined = ref["$ref"].removeprefix("#/$defs/")
+            assert defined in schema["$defs"], (name, ref)
+            assert schema["$defs"][defined]["title"] == model.__name__, (name, ref)
+    target = schema["$defs"]["CommandTarget"]
+    assert sorted(target["required"]) == ["range", "uri"]
 
 
 def test_check_flag_reports_a_stale_file(

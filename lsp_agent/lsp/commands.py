@@ -1,0 +1,229 @@
+"""Code actions and ``workspace/executeCommand`` (protocol.md §8).
+
+A diagnostic becomes "Ask agent to fix: ‹message›"; a selection "Ask agent about selection…"
+and "Explain with agent". Executing one answers at once with the session id; the turn runs
+in the background like any prompt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from lsprotocol import types as lsp
+
+from lsp_agent.lsp import protocol as p
+from lsp_agent.lsp.documents import path_of_uri
+from lsp_agent.lsp.errors import InvalidParams
+from lsp_agent.lsp.handlers import require_session, submit_prompt
+from lsp_agent.lsp.host import AgentHost
+
+MAX_SELECTION_CHARS = 20_000
+SEVERITY = {1: "error", 2: "warning", 3: "info", 4: "hint"}
+
+
+# -- code actions ------------------------------------------------------------------------------
+
+
+def code_actions(host: AgentHost, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    uri = params.text_document.uri
+    host.note_code_action_diagnostics(uri, params.range, params.context.diagnostics)
+    actions: list[lsp.CodeAction] = []
+    for diagnostic in params.context.diagnostics:
+        title = f"Ask agent to fix: {_one_line(diagnostic.message)}"
+        argument = {
+            "uri": uri,
+            "range": _range_json(diagnostic.range),
+            "diagnostics": [_diagnostic_json(diagnostic)],
+        }
+        actions.append(
+            lsp.CodeAction(
+                title=title,
+                kind=lsp.CodeActionKind.QuickFix,
+                diagnostics=[diagnostic],
+                command=lsp.Command(title=title, command="lspAgent.fix", arguments=[argument]),
+            )
+        )
+    selection = params.range
+    if selection.start != selection.end:
+        argument = {"uri": uri, "range": _range_json(selection)}
+        for title, command in (
+            ("Ask agent about selection…", "lspAgent.ask"),
+            ("Explain with agent", "lspAgent.explain"),
+        ):
+            actions.append(
+                lsp.CodeAction(
+                    title=title,
+                    kind=lsp.CodeActionKind.RefactorRewrite,
+                    command=lsp.Command(title=title, command=command, arguments=[argument]),
+                )
+            )
+    return actions
+
+
+# -- commands ----------------------------------------------------------------------------------
+
+
+async def fix(host: AgentHost, target: p.CommandTarget) -> p.CommandStarted:
+    where = _where(host, target)
+    lines = [f"Fix this problem in {where}:"]
+    for diagnostic in target.diagnostics or []:
+        severity = SEVERITY.get(diagnostic.severity or 1, "error").upper()
+        source = f" [{diagnostic.source}]" if diagnostic.source else ""
+        code = f" ({diagnostic.code})" if diagnostic.code is not None else ""
+        start = diagnostic.range.start
+        lines.append(
+            f"{severity}{source} at line {start.line + 1}, column {start.character + 1}: "
+            f"{diagnostic.message}{code}"
+        )
+    if not target.diagnostics:
+        lines.append("(the editor reported no diagnostic details)")
+    if target.prompt:
+        lines.append(target.prompt)
+    return await _start(host, target, "\n".join(lines), with_selection=False)
+
+
+async def explain(host: AgentHost, target: p.CommandTarget) -> p.CommandStarted:
+    text = f"Explain the selected code in {_where(host, target)}: what it does and why."
+    return await _start(host, target, text, with_selection=True)
+
+
+async def ask(host: AgentHost, target: p.CommandTarget) -> p.CommandStarted:
+    question = target.prompt or "Review the selected code and suggest improvements."
+    text = f"{question}\n\n(About the selected code in {_where(host, target)}.)"
+    return await _start(host, target, text, with_selection=True)
+
+
+async def cancel(host: AgentHost, target: p.CommandSession) -> p.EmptyResult:
+    await require_session(host, target.session_id)
+    await host.scheduler.cancel(target.session_id)
+    return p.EmptyResult()
+
+
+async def undo(host: AgentHost, target: p.CommandSession) -> p.UndoResult:
+    await require_session(host, target.session_id)
+    async with host.scheduler.exclusive(target.session_id, "undoing"):
+        message_id, prompt = await host.app.sessions.undo(target.session_id)
+    return p.UndoResult(session_id=target.session_id, message_id=message_id, prompt=prompt)
+
+
+async def redo(host: AgentHost, target: p.CommandSession) -> p.EmptyResult:
+    await require_session(host, target.session_id)
+    async with host.scheduler.exclusive(target.session_id, "redoing"):
+        await host.app.sessions.revert_clear(target.session_id)
+    return p.EmptyResult()
+
+
+CommandHandler = Callable[[AgentHost, Any], Awaitable[p.Model]]
+
+COMMAND_HANDLERS: dict[str, CommandHandler] = {
+    "lspAgent.fix": fix,
+    "lspAgent.explain": explain,
+    "lspAgent.ask": ask,
+    "lspAgent.cancel": cancel,
+    "lspAgent.undo": undo,
+    "lspAgent.redo": redo,
+}
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+
+async def _start(
+    host: AgentHost, target: p.CommandTarget, text: str, *, with_selection: bool
+) -> p.CommandStarted:
+    session_id = target.session_id
+    if session_id is None:
+        folder = _folder_of(host, target.uri)
+        session_id = await host.app.sessions.create(workspace_folder=folder)
+        host.stream.follow(session_id, 0)
+    else:
+        await require_session(host, session_id)
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": text}]
+    blocks.append({"type": "resource_link", "uri": target.uri, "range": target.range.dump()})
+    if with_selection:
+        selected = await _selected_text(host, target)
+        if selected:
+            blocks.append({"type": "resource", "uri": target.uri, "text": selected})
+    await submit_prompt(host, session_id, blocks, client_message_id=None)
+    return p.CommandStarted(session_id=session_id)
+
+
+def _where(host: AgentHost, target: p.CommandTarget) -> str:
+    path = path_of_uri(target.uri) or target.uri
+    for folder in host.workspace_folders():
+        if path.startswith(folder.rstrip("/") + "/"):
+            path = os.path.relpath(path, folder)
+            break
+    start, end = target.range.start, target.range.end
+    if start.line == end.line:
+        return f"{path} (line {start.line + 1})"
+    return f"{path} (lines {start.line + 1}-{end.line + 1})"
+
+
+def _folder_of(host: AgentHost, uri: str) -> str:
+    """The workspace folder holding ``uri`` (the deepest), else the first folder."""
+    path = path_of_uri(uri)
+    folders = host.workspace_folders()
+    if path is not None:
+        real = os.path.realpath(path)
+        holding = [f for f in folders if real == f or real.startswith(f.rstrip("/") + "/")]
+        if holding:
+            return max(holding, key=len)
+    if not folders:
+        raise InvalidParams("uri: the client opened no workspace folder")
+    return folders[0]
+
+
+async def _selected_text(host: AgentHost, target: p.CommandTarget) -> str:
+    path = path_of_uri(target.uri)
+    if path is None:
+        return ""
+    real = os.path.realpath(path)
+    text = await host.editor.open_document_text(real)
+    if text is None:
+        try:
+            text = await asyncio.to_thread(_read_text, real)
+        except OSError:
+            return ""
+    lines = text.splitlines(keepends=True)
+    start, end = target.range.start, target.range.end
+    chosen = lines[start.line : end.line + 1]
+    if not chosen:
+        return ""
+    if start.line == end.line:
+        chosen[0] = chosen[0][start.character : end.character]
+    else:
+        chosen[0] = chosen[0][start.character :]
+        chosen[-1] = chosen[-1][: end.character]
+    return "".join(chosen)[:MAX_SELECTION_CHARS]
+
+
+def _read_text(path: str) -> str:
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return f.read(MAX_SELECTION_CHARS * 4)
+
+
+def _one_line(message: str, limit: int = 80) -> str:
+    line = " ".join(message.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _range_json(range_: lsp.Range) -> dict[str, Any]:
+    return {
+        "start": {"line": range_.start.line, "character": range_.start.character},
+        "end": {"line": range_.end.line, "character": range_.end.character},
+    }
+
+
+def _diagnostic_json(diagnostic: lsp.Diagnostic) -> dict[str, Any]:
+    data: dict[str, Any] = {"range": _range_json(diagnostic.range), "message": diagnostic.message}
+    if diagnostic.severity is not None:
+        data["severity"] = int(diagnostic.severity)
+    if diagnostic.source is not None:
+        data["source"] = diagnostic.source
+    if diagnostic.code is not None:
+        data["code"] = diagnostic.code
+    return data

@@ -1,0 +1,162 @@
+"""What a plain LSP client (no ``initializationOptions.agent``) sees of a turn (protocol.md §9).
+
+Such a client does not know ``agent/session/update``, so each turn becomes a cancellable
+work-done progress (``window/workDoneProgress/create`` + ``$/progress`` begin / report /
+end; the client's cancel button cancels the turn), and when the turn ends the session's
+transcript is written as Markdown outside the workspace and opened with
+``window/showDocument``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as lsp
+
+_log = logging.getLogger(__name__)
+
+REPORT_INTERVAL = 0.25
+"""Seconds between text "report"s (tool calls are reported at once)."""
+
+
+class PlainProgress:
+    def __init__(
+        self,
+        *,
+        client: Any,
+        can_create: bool,
+        can_show_document: bool,
+        transcript: Callable[[str], Awaitable[str]],
+        transcripts_dir: Path,
+        cancel: Callable[[str], Awaitable[None]],
+        clock: Callable[[], float],
+    ) -> None:
+        """``transcript(session_id)`` renders the session as Markdown; ``cancel`` stops a
+        turn."""
+        self._client = client
+        self._can_create = can_create
+        self._can_show = can_show_document
+        self._transcript = transcript
+        self._dir = transcripts_dir
+        self._cancel = cancel
+        self._clock = clock
+        self._tokens: dict[str, str] = {}
+        self._sessions_by_token: dict[str, str] = {}
+        self._last_report: dict[str, float] = {}
+        self._numbers = itertools.count(1)
+        self._queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self._worker: asyncio.Task[None] | None = None
+
+    def on_update(self, params: dict[str, Any]) -> None:
+        """Called for every ``agent/session/update`` the client would have received."""
+        self._queue.put_nowait(params)
+        if self._worker is None or self._worker.done():
+            self._worker = asyncio.get_running_loop().create_task(self._work())
+
+    async def cancelled(self, token: str | int) -> None:
+        """``window/workDoneProgress/cancel``: stop that turn."""
+        session_id = self._sessions_by_token.get(str(token))
+        if session_id is not None:
+            await self._cancel(session_id)
+
+    async def aclose(self) -> None:
+        if self._worker is not None:
+            self._worker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._worker
+
+    async def _work(self) -> None:
+        while not self._queue.empty():
+            params = self._queue.get_nowait()
+            try:
+                await self._handle(params)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                _log.warning("progress for a plain client failed", exc_info=True)
+
+    async def _handle(self, params: dict[str, Any]) -> None:
+        session_id = str(params["sessionId"])
+        update = params["update"]
+        kind = update.get("sessionUpdate")
+        if kind == "state_update":
+            state = update.get("state")
+            if state == "running" and session_id not in self._tokens:
+                await self._begin(session_id)
+            elif state == "requires_action":
+                self._report(session_id, "waiting for your answer")
+            elif state == "idle":
+                await self._end(session_id, update)
+        elif kind == "tool_call_update" and session_id in self._tokens:
+            status = update.get("status")
+            if status in ("pending", "in_progress"):
+                title = update.get("title") or update.get("toolName", "tool")
+                self._report(session_id, f"{update.get('toolName', 'tool')}: {title}")
+        elif kind == "agent_message_chunk" and session_id in self._tokens:
+            now = self._clock()
+            if now - self._last_report.get(session_id, 0.0) >= REPORT_INTERVAL:
+                self._last_report[session_id] = now
+                self._report(session_id, "writing the answer…")
+
+    async def _begin(self, session_id: str) -> None:
+        if not self._can_create:
+            return
+        token = f"lsp-agent/{session_id}/{next(self._numbers)}"
+        try:
+            await self._client.request(
+                lsp.WINDOW_WORK_DONE_PROGRESS_CREATE, lsp.WorkDoneProgressCreateParams(token=token)
+            )
+        except Exception as error:
+            _log.info("the client refused a progress token: %s", error)
+            return
+        self._tokens[session_id] = token
+        self._sessions_by_token[token] = session_id
+        self._progress(
+            token,
+            lsp.WorkDoneProgressBegin(title="lsp-agent", cancellable=True, message="thinking…"),
+        )
+
+    def _report(self, session_id: str, message: str) -> None:
+        token = self._tokens.get(session_id)
+        if token is not None:
+            self._progress(token, lsp.WorkDoneProgressReport(message=message, cancellable=True))
+
+    async def _end(self, session_id: str, update: dict[str, Any]) -> None:
+        token = self._tokens.pop(session_id, None)
+        reason = update.get("stopReason") or "done"
+        error = (update.get("error") or {}).get("message")
+        message = f"{reason}: {error}" if error else str(reason)
+        if token is not None:
+            self._sessions_by_token.pop(token, None)
+            self._progress(token, lsp.WorkDoneProgressEnd(message=message))
+        await self._show_transcript(session_id)
+
+    async def _show_transcript(self, session_id: str) -> None:
+        if not self._can_show:
+            return
+        text = await self._transcript(session_id)
+        path = self._dir / f"{session_id}.md"
+        await asyncio.to_thread(_write, path, text)
+        try:
+            await self._client.request(
+                lsp.WINDOW_SHOW_DOCUMENT,
+                lsp.ShowDocumentParams(uri=path.as_uri(), take_focus=False),
+            )
+        except Exception as error:
+            _log.info("the client did not show the transcript: %s", error)
+
+    def _progress(self, token: str, value: Any) -> None:
+        self._client.send_progress(token, value)
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_suffix(".md.tmp")
+    temp.write_text(text, encoding="utf-8")
+    temp.replace(path)
