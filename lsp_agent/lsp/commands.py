@@ -15,7 +15,7 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from lsp_agent.lsp import protocol as p
-from lsp_agent.lsp.documents import path_of_uri
+from lsp_agent.lsp.documents import diagnostic_json, path_of_uri, range_json
 from lsp_agent.lsp.errors import InvalidParams
 from lsp_agent.lsp.handlers import require_session, submit_prompt
 from lsp_agent.lsp.host import AgentHost
@@ -35,8 +35,8 @@ def code_actions(host: AgentHost, params: lsp.CodeActionParams) -> list[lsp.Code
         title = f"Ask agent to fix: {_one_line(diagnostic.message)}"
         argument = {
             "uri": uri,
-            "range": _range_json(diagnostic.range),
-            "diagnostics": [_diagnostic_json(diagnostic)],
+            "range": range_json(diagnostic.range),
+            "diagnostics": [diagnostic_json(diagnostic)],
         }
         actions.append(
             lsp.CodeAction(
@@ -48,7 +48,7 @@ def code_actions(host: AgentHost, params: lsp.CodeActionParams) -> list[lsp.Code
         )
     selection = params.range
     if selection.start != selection.end:
-        argument = {"uri": uri, "range": _range_json(selection)}
+        argument = {"uri": uri, "range": range_json(selection)}
         for title, command in (
             ("Ask agent about selection…", "lspAgent.ask"),
             ("Explain with agent", "lspAgent.explain"),
@@ -209,21 +209,3 @@ def _read_text(path: str) -> str:
 def _one_line(message: str, limit: int = 80) -> str:
     line = " ".join(message.split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def _range_json(range_: lsp.Range) -> dict[str, Any]:
-    return {
-        "start": {"line": range_.start.line, "character": range_.start.character},
-        "end": {"line": range_.end.line, "character": range_.end.character},
-    }
-
-
-def _diagnostic_json(diagnostic: lsp.Diagnostic) -> dict[str, Any]:
-    data: dict[str, Any] = {"range": _range_json(diagnostic.range), "message": diagnostic.message}
-    if diagnostic.severity is not None:
-        data["severity"] = int(diagnostic.severity)
-    if diagnostic.source is not None:
-        data["source"] = diagnostic.source
-    if diagnostic.code is not None:
-        data["code"] = diagnostic.code
-    return data

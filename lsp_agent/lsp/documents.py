@@ -10,9 +10,31 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import PurePosixPath
+from typing import Any
 from urllib.parse import unquote, urlparse
 
+from lsprotocol import types as lsp
 from pygls.workspace import TextDocument, Workspace
+
+
+def range_json(range_: lsp.Range) -> dict[str, Any]:
+    """An LSP range as the JSON the protocol's models read."""
+    return {
+        "start": {"line": range_.start.line, "character": range_.start.character},
+        "end": {"line": range_.end.line, "character": range_.end.character},
+    }
+
+
+def diagnostic_json(diagnostic: lsp.Diagnostic) -> dict[str, Any]:
+    """An LSP diagnostic as JSON (``protocol.Diagnostic``'s fields)."""
+    data: dict[str, Any] = {"range": range_json(diagnostic.range), "message": diagnostic.message}
+    if diagnostic.severity is not None:
+        data["severity"] = int(diagnostic.severity)
+    if diagnostic.source is not None:
+        data["source"] = diagnostic.source
+    if diagnostic.code is not None:
+        data["code"] = diagnostic.code
+    return data
 
 
 def path_of_uri(uri: str) -> str | None:

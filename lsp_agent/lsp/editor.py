@@ -30,7 +30,7 @@ from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.permission import PermissionAsk, PermissionOption, PermissionReply
 from lsp_agent.core.question import Answer, QuestionAsk, QuestionReply
 from lsp_agent.lsp import protocol as p
-from lsp_agent.lsp.documents import OpenDocuments, path_of_uri
+from lsp_agent.lsp.documents import OpenDocuments, diagnostic_json, path_of_uri
 from lsp_agent.lsp.stream import UpdateStream
 from lsp_agent.tools.files import unified_diff
 
@@ -145,7 +145,7 @@ class LspEditor:
         first, last = range_.start.line, range_.end.line
         kept = [d for d in self._diagnostics.get(real) if d.end_line < first or d.line > last]
         fresh = [
-            _core_diagnostic(p.Diagnostic.model_validate(_plain_diagnostic(d))) for d in diagnostics
+            _core_diagnostic(p.Diagnostic.model_validate(diagnostic_json(d))) for d in diagnostics
         ]
         if kept or fresh or self._diagnostics.known(real):
             self._diagnostics.update(real, [*kept, *fresh])
@@ -369,24 +369,6 @@ def _core_diagnostic(d: p.Diagnostic) -> Diagnostic:
         source=d.source,
         code=None if d.code is None else str(d.code),
     )
-
-
-def _plain_diagnostic(d: lsp.Diagnostic) -> dict[str, Any]:
-    start, end = d.range.start, d.range.end
-    data: dict[str, Any] = {
-        "range": {
-            "start": {"line": start.line, "character": start.character},
-            "end": {"line": end.line, "character": end.character},
-        },
-        "message": d.message,
-    }
-    if d.severity is not None:
-        data["severity"] = int(d.severity)
-    if d.source is not None:
-        data["source"] = d.source
-    if d.code is not None:
-        data["code"] = d.code
-    return data
 
 
 def _option(option: PermissionOption) -> p.PermissionOptionModel:

@@ -160,16 +160,6 @@ class SessionListParams(Model):
     cursor: Annotated[StrictStr, Field(max_length=200)] | None = None
 
 
-class SessionUsage(Model):
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    context_used: int = 0
-    context_size: int = 0
-    cost: float | None = None
-
-
 class SessionSummary(Model):
     session_id: str
     title: str
