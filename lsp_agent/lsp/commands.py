@@ -28,10 +28,13 @@ SEVERITY = {1: "error", 2: "warning", 3: "info", 4: "hint"}
 
 
 def code_actions(host: AgentHost, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    """Editors send each server only its own diagnostics (Neovim does): when the request
+    carries none, the forwarded ones on the requested lines are offered instead."""
     uri = params.text_document.uri
     host.note_code_action_diagnostics(uri, params.range, params.context.diagnostics)
+    diagnostics = list(params.context.diagnostics) or host.editor.diagnostics_at(uri, params.range)
     actions: list[lsp.CodeAction] = []
-    for diagnostic in params.context.diagnostics:
+    for diagnostic in diagnostics:
         title = f"Ask agent to fix: {_one_line(diagnostic.message)}"
         argument = {
             "uri": uri,

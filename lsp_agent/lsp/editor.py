@@ -133,6 +133,27 @@ class LspEditor:
             return
         self._diagnostics.update(real, [_core_diagnostic(d) for d in diagnostics])
 
+    def diagnostics_at(self, uri: str, range_: lsp.Range) -> list[lsp.Diagnostic]:
+        """The known diagnostics of ``uri`` on the lines of ``range_``, as LSP diagnostics."""
+        path = path_of_uri(uri)
+        if path is None:
+            return []
+        first, last = range_.start.line, range_.end.line
+        return [
+            lsp.Diagnostic(
+                range=lsp.Range(
+                    start=lsp.Position(line=d.line, character=d.character),
+                    end=lsp.Position(line=d.end_line, character=d.end_character),
+                ),
+                message=d.message,
+                severity=lsp.DiagnosticSeverity(d.severity) if d.severity in (1, 2, 3, 4) else None,
+                source=d.source,
+                code=d.code,
+            )
+            for d in self._diagnostics.get(os.path.realpath(path))
+            if d.line <= last and d.end_line >= first
+        ]
+
     def merge_diagnostics(
         self, uri: str, range_: lsp.Range, diagnostics: Sequence[lsp.Diagnostic]
     ) -> None:

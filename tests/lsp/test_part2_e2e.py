@@ -235,3 +235,43 @@ async def test_a_plain_client_gets_progress_a_message_request_and_a_transcript(
         assert not str(transcript).startswith(str(workspace))
         assert "done" in transcript.read_text()
         assert os.path.exists(transcript)
+
+
+async def test_code_actions_fall_back_to_forwarded_diagnostics(
+    workspace: Path, fake_llm: FakeLLMServer, server_env: dict[str, str]
+) -> None:
+    """Neovim sends each server only its own diagnostics, so the request carries none: the
+    ones the front-end forwarded on those lines are offered."""
+    path = workspace / "a.py"
+    path.write_text("x = undefined_name\ny = 2\n")
+    async with agent_client(env=server_env, folders=[workspace], capabilities="neovim") as client:
+        client.open(path, path.read_text())
+        client.publish_diagnostics(path.as_uri(), [ERROR])
+        line = lsp.Range(
+            start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0)
+        )
+        for _ in range(100):
+            actions = await client.client.text_document_code_action_async(
+                lsp.CodeActionParams(
+                    text_document=lsp.TextDocumentIdentifier(uri=path.as_uri()),
+                    range=line,
+                    context=lsp.CodeActionContext(diagnostics=[]),
+                )
+            )
+            if actions:
+                break
+            await asyncio.sleep(0.05)
+        assert actions is not None
+        [fix] = actions
+        assert fix.title == "Ask agent to fix: undefined name: undefined_name"
+        other_line = lsp.Range(
+            start=lsp.Position(line=1, character=0), end=lsp.Position(line=1, character=0)
+        )
+        none = await client.client.text_document_code_action_async(
+            lsp.CodeActionParams(
+                text_document=lsp.TextDocumentIdentifier(uri=path.as_uri()),
+                range=other_line,
+                context=lsp.CodeActionContext(diagnostics=[]),
+            )
+        )
+        assert not none

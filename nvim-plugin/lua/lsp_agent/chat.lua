@@ -1,0 +1,626 @@
+--- The chat: a Markdown buffer per session rendered from its model (streamed text, folded
+--- reasoning, one line per tool call, the plan), usage in the winbar, and a prompt area.
+local config = require("lsp_agent.config")
+local log = require("lsp_agent.log")
+local session = require("lsp_agent.session")
+local util = require("lsp_agent.util")
+
+local M = {}
+
+--- By session id: { chat_buf, prompt_buf, tools = {[lnum] = tool}, folds = {[lnum] = expr} }.
+M.views = {}
+--- The chat and prompt windows (one chat layout at a time).
+M.win = nil
+M.prompt_win = nil
+--- The last file buffer the user was in (the chat's "active document").
+M.last_file_buf = nil
+
+local STATUS = {
+  pending = "pending",
+  in_progress = "running",
+  completed = "done",
+  failed = "failed",
+  cancelled = "cancelled",
+  interrupted = "interrupted",
+}
+local ICON = {
+  pending = "○",
+  in_progress = "◐",
+  completed = "✓",
+  failed = "✗",
+  cancelled = "⊘",
+  interrupted = "■",
+}
+local PLAN_MARK = { completed = "x", in_progress = "~", pending = " ", cancelled = "-" }
+
+-- rendering -------------------------------------------------------------------------------
+
+local function split(text)
+  return vim.split(text or "", "\n", { plain = true })
+end
+
+--- What a tool call is about, when it has no title.
+local function tool_subject(tool)
+  local input = type(tool.rawInput) == "table" and tool.rawInput or {}
+  local value = input.command or input.file_path or input.path or input.pattern or input.url or input.description
+  if type(value) ~= "string" then
+    return ""
+  end
+  if value:match("^/") or value:match("^file://") then
+    value = util.display_path(value)
+  end
+  return (value:gsub("\n.*", " …"))
+end
+
+--- Where a tool call points: { path, line? } or nil.
+function M.tool_location(tool)
+  local location = type(tool.locations) == "table" and tool.locations[1]
+  if location and location.uri then
+    local line = location.range and location.range.start and location.range.start.line
+    return { path = vim.uri_to_fname(location.uri), line = line }
+  end
+  local input = type(tool.rawInput) == "table" and tool.rawInput or {}
+  local path = input.file_path or input.path
+  if type(path) == "string" and path ~= "" then
+    if not path:match("^/") and tool.cwd then
+      path = tool.cwd .. "/" .. path
+    end
+    return { path = path, line = nil }
+  end
+end
+
+function M.tool_status(tool)
+  if tool.permission == "asked" then
+    return "awaiting permission"
+  end
+  if tool.question == "asked" then
+    return "awaiting answer"
+  end
+  if tool.permission == "rejected" and tool.status ~= "in_progress" then
+    return "denied" .. (tool.permission_reason and (": " .. tool.permission_reason) or "")
+  end
+  return STATUS[tool.status] or tool.status or "pending"
+end
+
+--- One line for a tool call: icon, name, subject, [status], → location.
+function M.tool_line(tool)
+  local title = util.nn(tool.title)
+  if not title or title == "" then
+    title = tool_subject(tool)
+  end
+  local name = tool.toolName or tool.tool_kind or "tool"
+  local line = ("- %s %s"):format(ICON[tool.status] or "○", name)
+  if title ~= "" and title ~= name then
+    line = line .. " " .. title:gsub("\n", " ")
+  end
+  line = line .. (" [%s]"):format(M.tool_status(tool))
+  local location = M.tool_location(tool)
+  if location then
+    line = line .. " → " .. util.display_path(location.path) .. (location.line and (":" .. (location.line + 1)) or "")
+  end
+  return line
+end
+
+--- The buffer lines of a session; `tools` maps line numbers to tool calls, `folds` gives the
+--- foldexpr of the reasoning lines.
+function M.render_lines(s)
+  local lines, tools, folds = {}, {}, {}
+  local function add(line)
+    table.insert(lines, line)
+  end
+  local role, last_kind = nil, nil
+  local hidden_from = s.revert and s.revert.message_id
+  local hiding = false
+  for _, item in ipairs(s.items) do
+    if hidden_from and item.kind == "user" and item.message_id == hidden_from then
+      hiding = true
+      add("")
+      add("_⟲ undone from here — :LspAgent redo brings it back_")
+    end
+    if not hiding then
+      if item.kind == "user" then
+        if #lines > 0 then
+          add("")
+        end
+        add("## You" .. (item.state == "admitted" and " (queued)" or ""))
+        add("")
+        vim.list_extend(lines, split(item.text))
+        if item.context and item.context ~= "" then
+          add("> _Editor context_")
+          folds[#lines] = ">1"
+          for _, line in ipairs(split(item.context)) do
+            add("> " .. line)
+            folds[#lines] = "1"
+          end
+        end
+        role = "user"
+      else
+        if role ~= "agent" then
+          add("")
+          add("## Agent")
+          add("")
+          role = "agent"
+        elseif last_kind and last_kind ~= item.kind and not (last_kind == "tool" and item.kind == "notice") then
+          add("")
+        end
+        if item.kind == "text" then
+          vim.list_extend(lines, split(item.text))
+        elseif item.kind == "thought" then
+          add("> _Thinking_")
+          folds[#lines] = ">1"
+          for _, line in ipairs(split(item.text)) do
+            add("> " .. line)
+            folds[#lines] = "1"
+          end
+        elseif item.kind == "tool" then
+          add(M.tool_line(item))
+          tools[#lines] = item
+        elseif item.kind == "notice" then
+          add("_" .. item.text .. "_")
+        end
+      end
+      last_kind = item.kind
+    end
+  end
+  if s.plan and #s.plan > 0 then
+    add("")
+    add("### Plan")
+    add("")
+    for _, entry in ipairs(s.plan) do
+      local content = entry.status == "cancelled" and ("~~" .. entry.content .. "~~") or entry.content
+      add(("- [%s] %s"):format(PLAN_MARK[entry.status] or " ", content))
+    end
+  end
+  local footer
+  if s.loading then
+    footer = "_loading the session…_"
+  elseif s.pending_permission then
+    footer = "_waiting for your permission: " .. (s.pending_permission.title or "") .. "_"
+  elseif s.state == "requires_action" then
+    footer = "_waiting for your answer_"
+  elseif s.state == "running" then
+    footer = s.compacting and "_compacting…_" or "_working…_"
+  elseif s.stop_reason == "cancelled" then
+    footer = "_stopped_"
+  elseif s.stop_reason == "max_steps" then
+    footer = "_stopped: step limit reached_"
+  elseif s.stop_reason == "refusal" then
+    footer = "_the model refused_"
+  end
+  if footer then
+    add("")
+    add(footer)
+  end
+  if #lines == 0 then
+    lines = { "_Type below; <CR> (normal mode) or <C-s> sends._" }
+  end
+  return lines, tools, folds
+end
+
+--- 'foldexpr' of chat windows.
+function M.foldexpr()
+  local view = M.view_of(vim.api.nvim_get_current_buf())
+  return view and view.folds[vim.v.lnum] or "0"
+end
+
+--- The view whose chat or prompt buffer is `bufnr`.
+function M.view_of(bufnr)
+  for id, view in pairs(M.views) do
+    if view.chat_buf == bufnr or view.prompt_buf == bufnr then
+      return view, id
+    end
+  end
+end
+
+function M.render(s)
+  local view = M.views[s.id]
+  if not view or not view.chat_buf or not vim.api.nvim_buf_is_valid(view.chat_buf) then
+    return
+  end
+  local buf = view.chat_buf
+  local lines, tools, folds = M.render_lines(s)
+  local wins = vim.fn.win_findbuf(buf)
+  local follow = {}
+  local old_count = vim.api.nvim_buf_line_count(buf)
+  for _, win in ipairs(wins) do
+    local cursor = vim.api.nvim_win_get_cursor(win)[1]
+    follow[win] = cursor >= old_count - 1 or win ~= vim.api.nvim_get_current_win()
+  end
+  -- before the lines: their change re-evaluates 'foldexpr'
+  view.tools, view.folds = tools, folds
+  vim.bo[buf].modifiable = true
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].modified = false
+  -- new folds (reasoning, editor context) start closed; folds the user opened stay open
+  local starts = {}
+  for lnum, expr in pairs(folds) do
+    if expr == ">1" then
+      table.insert(starts, lnum)
+    end
+  end
+  table.sort(starts)
+  if s.rebuilt then
+    view.fold_count = 0
+    s.rebuilt = false
+  end
+  local known = view.fold_count or 0
+  view.fold_count = #starts
+  for _, win in ipairs(wins) do
+    if follow[win] then
+      pcall(vim.api.nvim_win_set_cursor, win, { #lines, 0 })
+    end
+    for i = known + 1, #starts do
+      vim.api.nvim_win_call(win, function()
+        pcall(vim.cmd, starts[i] .. "foldclose")
+      end)
+    end
+  end
+  vim.cmd("redrawstatus!")
+end
+
+session.on_change(M.render)
+
+-- winbar and statusline -------------------------------------------------------------------
+
+local function usage_text(s)
+  local u = s.usage
+  if not u then
+    return nil
+  end
+  local parts = {}
+  if u.contextSize and u.contextSize > 0 then
+    table.insert(parts, ("ctx %s/%s (%d%%)"):format(util.short_number(u.contextUsed), util.short_number(u.contextSize), math.floor(100 * (u.contextUsed or 0) / u.contextSize + 0.5)))
+  end
+  table.insert(parts, ("in %s out %s"):format(util.short_number(u.inputTokens), util.short_number(u.outputTokens)))
+  local cost = util.nn(u.cost)
+  if type(cost) == "number" then
+    table.insert(parts, ("$%.4f"):format(cost))
+  end
+  return table.concat(parts, " · ")
+end
+
+local STATE_TEXT = { idle = "idle", running = "● running", requires_action = "? waiting for you" }
+
+--- The winbar of a chat window.
+function M.winbar_text(s)
+  if not s then
+    return "lsp-agent"
+  end
+  local parts = { "lsp-agent", s.title ~= "" and s.title or "new session" }
+  local mode = s:config_value("mode")
+  local model = s:config_value("model")
+  local settings = table.concat(vim.tbl_filter(function(x)
+    return x ~= nil
+  end, { mode, model }), " · ")
+  if settings ~= "" then
+    table.insert(parts, settings)
+  end
+  table.insert(parts, usage_text(s))
+  table.insert(parts, s.pending_permission and "? permission" or STATE_TEXT[s.state] or s.state)
+  return table.concat(vim.tbl_filter(function(x)
+    return x ~= nil
+  end, parts), " │ ")
+end
+
+function M.winbar()
+  local win = vim.g.statusline_winid or vim.api.nvim_get_current_win()
+  local ok, buf = pcall(vim.api.nvim_win_get_buf, win)
+  local _, id = M.view_of(ok and buf or -1)
+  return util.escape_status(M.winbar_text(id and session.sessions[id]))
+end
+
+--- For 'statusline': the current session's state, "" when there is none.
+function M.statusline()
+  local s = session.current and session.sessions[session.current]
+  if not s then
+    return ""
+  end
+  local text = "agent: " .. (s.pending_permission and "? permission" or STATE_TEXT[s.state] or s.state)
+  local u = s.usage
+  if u and u.contextSize and u.contextSize > 0 then
+    text = text .. (" %d%%"):format(math.floor(100 * (u.contextUsed or 0) / u.contextSize + 0.5))
+  end
+  return text
+end
+
+-- buffers and windows ---------------------------------------------------------------------
+
+local function set_buf_options(buf, name, hidden)
+  vim.api.nvim_buf_set_name(buf, name)
+  vim.bo[buf].buftype = "nofile"
+  vim.bo[buf].bufhidden = hidden
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].filetype = "markdown"
+end
+
+local function map(buf, mode, lhs, fn, desc)
+  if lhs and lhs ~= false then
+    vim.keymap.set(mode, lhs, fn, { buffer = buf, nowait = true, desc = "lsp-agent: " .. desc })
+  end
+end
+
+--- The window to open files in (not the chat's).
+local function file_window()
+  local ours = { [M.win or -1] = true, [M.prompt_win or -1] = true }
+  local prev = vim.fn.win_getid(vim.fn.winnr("#"))
+  if prev ~= 0 and not ours[prev] and vim.bo[vim.api.nvim_win_get_buf(prev)].buftype == "" then
+    return prev
+  end
+  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if not ours[win] and vim.bo[vim.api.nvim_win_get_buf(win)].buftype == "" and vim.api.nvim_win_get_config(win).relative == "" then
+      return win
+    end
+  end
+end
+
+--- Jump to the location of the tool call under the cursor.
+function M.jump()
+  local view = M.view_of(vim.api.nvim_get_current_buf())
+  if not view then
+    return
+  end
+  local tool = view.tools[vim.api.nvim_win_get_cursor(0)[1]]
+  local location = tool and M.tool_location(tool)
+  if not location then
+    return
+  end
+  local win = file_window()
+  if win then
+    vim.api.nvim_set_current_win(win)
+  else
+    vim.cmd("topleft vsplit")
+  end
+  vim.cmd.edit(vim.fn.fnameescape(location.path))
+  if location.line then
+    pcall(vim.api.nvim_win_set_cursor, 0, { location.line + 1, 0 })
+  end
+end
+
+--- Send the prompt area's text.
+function M.submit(session_id)
+  local view = M.views[session_id]
+  if not view or not vim.api.nvim_buf_is_valid(view.prompt_buf) then
+    return
+  end
+  local text = vim.trim(table.concat(vim.api.nvim_buf_get_lines(view.prompt_buf, 0, -1, false), "\n"))
+  if text == "" then
+    return
+  end
+  vim.api.nvim_buf_set_lines(view.prompt_buf, 0, -1, false, {})
+  M.send(session_id, text)
+end
+
+--- Send `text` to a session, with the last file buffer as the active document.
+function M.send(session_id, text)
+  local client = require("lsp_agent.client").get(session_id)
+  if not client then
+    return log.error("the server is not running")
+  end
+  local context = {}
+  local file = M.last_file_buf
+  if file and util.is_file_buffer(file) then
+    context.activeDocument = { uri = vim.uri_from_bufnr(file) }
+  end
+  require("lsp_agent.actions").send_prompt(client, session_id, text, context)
+end
+
+function M.clear_prompt(session_id)
+  local view = M.views[session_id]
+  if view and view.prompt_buf and vim.api.nvim_buf_is_valid(view.prompt_buf) then
+    vim.api.nvim_buf_set_lines(view.prompt_buf, 0, -1, false, {})
+  end
+end
+
+--- Close the chat and prompt windows.
+function M.close()
+  for _, win in ipairs({ M.prompt_win, M.win }) do
+    if win and vim.api.nvim_win_is_valid(win) then
+      if #vim.api.nvim_list_wins() > 1 then
+        pcall(vim.api.nvim_win_close, win, true)
+      else
+        vim.cmd("enew")
+      end
+    end
+  end
+  M.win, M.prompt_win = nil, nil
+end
+
+local function make_view(session_id)
+  local view = M.views[session_id] or { tools = {}, folds = {} }
+  M.views[session_id] = view
+  local keymaps = config.options.keymaps
+  local rebuilt = false
+  if not (view.chat_buf and vim.api.nvim_buf_is_valid(view.chat_buf)) then
+    rebuilt = view.chat_buf ~= nil
+    local buf = vim.api.nvim_create_buf(false, true)
+    set_buf_options(buf, "lsp-agent://chat/" .. session_id, "wipe")
+    view.fold_count = 0
+    vim.bo[buf].modifiable = false
+    view.chat_buf = buf
+    local k = keymaps.chat
+    map(buf, "n", k.close, M.close, "close the chat")
+    map(buf, "n", k.stop, function()
+      require("lsp_agent.actions").stop(session_id)
+    end, "stop the turn")
+    map(buf, "n", k.jump, M.jump, "jump to the tool call's location")
+    map(buf, "n", k.prompt, function()
+      if M.prompt_win and vim.api.nvim_win_is_valid(M.prompt_win) then
+        vim.api.nvim_set_current_win(M.prompt_win)
+        vim.cmd("startinsert!")
+      end
+    end, "write a follow-up")
+  end
+  if not (view.prompt_buf and vim.api.nvim_buf_is_valid(view.prompt_buf)) then
+    local buf = vim.api.nvim_create_buf(false, true)
+    set_buf_options(buf, "lsp-agent://prompt/" .. session_id, "hide")
+    view.prompt_buf = buf
+    local k = keymaps.prompt
+    map(buf, "n", k.submit, function()
+      M.submit(session_id)
+    end, "send the prompt")
+    map(buf, "i", k.submit_insert, function()
+      vim.cmd("stopinsert")
+      M.submit(session_id)
+    end, "send the prompt")
+    map(buf, "n", k.stop, function()
+      require("lsp_agent.actions").stop(session_id)
+    end, "stop the turn")
+    map(buf, "n", k.close, M.close, "close the chat")
+  end
+  return view, rebuilt
+end
+
+local function size(value, total)
+  if value < 1 then
+    return math.max(1, math.floor(total * value))
+  end
+  return math.floor(value)
+end
+
+local function set_chat_win_options(win)
+  local wo = vim.wo[win]
+  wo.wrap = true
+  wo.linebreak = true
+  wo.number = false
+  wo.relativenumber = false
+  wo.signcolumn = "no"
+  wo.foldmethod = "expr"
+  wo.foldexpr = "v:lua.require'lsp_agent.chat'.foldexpr()"
+  wo.foldlevel = 0
+  wo.foldenable = true
+  local layout = config.options.window.layout
+  wo.winfixwidth = layout == "vertical"
+  wo.winfixheight = layout == "horizontal"
+  wo.winbar = "%{%v:lua.require'lsp_agent.chat'.winbar()%}"
+end
+
+--- Create the chat and prompt windows (or reuse them) for a view.
+local function show(view)
+  local w = config.options.window
+  local prompt_height = math.floor(w.prompt_height)
+  if M.win and vim.api.nvim_win_is_valid(M.win) then
+    vim.api.nvim_win_set_buf(M.win, view.chat_buf)
+  else
+    if w.layout == "float" then
+      local width = size(w.float.width, vim.o.columns)
+      local height = math.max(3, size(w.float.height, vim.o.lines) - prompt_height - 2)
+      local row = math.floor((vim.o.lines - height - prompt_height - 2) / 2)
+      local col = math.floor((vim.o.columns - width) / 2)
+      M.win = vim.api.nvim_open_win(view.chat_buf, true, {
+        relative = "editor",
+        width = width,
+        height = height,
+        row = row,
+        col = col,
+        border = w.float.border,
+      })
+      M.prompt_win = vim.api.nvim_open_win(view.prompt_buf, false, {
+        relative = "editor",
+        width = width,
+        height = prompt_height,
+        row = row + height + 2,
+        col = col,
+        border = w.float.border,
+      })
+    else
+      if w.layout == "tab" then
+        vim.cmd("tabnew")
+      elseif w.layout == "horizontal" then
+        vim.cmd((w.position == "top" and "topleft" or "botright") .. " split")
+        vim.api.nvim_win_set_height(0, size(w.size, vim.o.lines))
+      else
+        vim.cmd((w.position == "left" and "topleft" or "botright") .. " vsplit")
+        vim.api.nvim_win_set_width(0, size(w.size, vim.o.columns))
+      end
+      local placeholder = vim.api.nvim_get_current_buf()
+      M.win = vim.api.nvim_get_current_win()
+      vim.api.nvim_win_set_buf(M.win, view.chat_buf)
+      if placeholder ~= view.chat_buf and vim.api.nvim_buf_is_valid(placeholder) and vim.api.nvim_buf_get_name(placeholder) == "" and not vim.bo[placeholder].modified and #vim.fn.win_findbuf(placeholder) == 0 then
+        pcall(vim.api.nvim_buf_delete, placeholder, {})
+      end
+    end
+    set_chat_win_options(M.win)
+    local chat_win = M.win
+    vim.api.nvim_create_autocmd("WinClosed", {
+      pattern = tostring(chat_win),
+      once = true,
+      callback = function()
+        vim.schedule(function()
+          if M.prompt_win and vim.api.nvim_win_is_valid(M.prompt_win) and #vim.api.nvim_list_wins() > 1 then
+            pcall(vim.api.nvim_win_close, M.prompt_win, true)
+          end
+          if M.win == chat_win then
+            M.win, M.prompt_win = nil, nil
+          end
+        end)
+      end,
+    })
+  end
+  set_chat_win_options(M.win)
+  if M.prompt_win and vim.api.nvim_win_is_valid(M.prompt_win) then
+    vim.api.nvim_win_set_buf(M.prompt_win, view.prompt_buf)
+  else
+    vim.api.nvim_set_current_win(M.win)
+    vim.cmd("belowright split")
+    M.prompt_win = vim.api.nvim_get_current_win()
+    vim.api.nvim_win_set_buf(M.prompt_win, view.prompt_buf)
+    vim.api.nvim_win_set_height(M.prompt_win, prompt_height)
+  end
+  vim.wo[M.prompt_win].winfixheight = true
+  vim.wo[M.prompt_win].winbar = "Prompt — <CR> sends (normal mode), <C-s> (insert)"
+  vim.wo[M.prompt_win].number = false
+  vim.wo[M.prompt_win].relativenumber = false
+  vim.wo[M.prompt_win].signcolumn = "no"
+end
+
+--- Open the chat of `session_id` (the current session, or a new one, when nil).
+--- opts: { focus_prompt = true, insert = false, prompt_text = nil, new = false,
+---         on_open = fun(session_id, view) }
+function M.open(session_id, opts)
+  opts = opts or {}
+  if not session_id then
+    return require("lsp_agent.actions").with_session(opts.new, function(_, id)
+      M.open(id, opts)
+    end)
+  end
+  local s = session.get(session_id)
+  session.current = session_id
+  local view, rebuilt = make_view(session_id)
+  show(view)
+  if rebuilt and not s.loading then
+    -- reopened after closing: rebuild it from the server's log
+    local client = require("lsp_agent.client").get(session_id)
+    if client then
+      require("lsp_agent.handlers").load(client, session_id, 1)
+    end
+  end
+  M.render(s)
+  if opts.prompt_text then
+    vim.api.nvim_buf_set_lines(view.prompt_buf, 0, -1, false, split(opts.prompt_text))
+  end
+  if opts.focus_prompt ~= false then
+    vim.api.nvim_set_current_win(M.prompt_win)
+    if opts.insert then
+      vim.cmd("startinsert!")
+    end
+  end
+  if opts.on_open then
+    opts.on_open(session_id, view)
+  end
+  return view
+end
+
+function M.setup()
+  local group = vim.api.nvim_create_augroup("lsp_agent_chat", { clear = true })
+  vim.api.nvim_create_autocmd("BufEnter", {
+    group = group,
+    callback = function(args)
+      if util.is_file_buffer(args.buf) then
+        M.last_file_buf = args.buf
+      end
+    end,
+  })
+end
+
+return M

@@ -1,0 +1,129 @@
+--- `:LspAgent {subcommand} [args]` with completion.
+local M = {}
+
+local function api()
+  return require("lsp_agent")
+end
+
+local function range_of(cmd)
+  if cmd.range and cmd.range > 0 then
+    return { cmd.line1, cmd.line2 }
+  end
+end
+
+--- Subcommand -> function(args: string, cmd: table).
+M.subcommands = {
+  chat = function(args, cmd)
+    api().chat(args, { new = cmd.bang })
+  end,
+  ask = function(args, cmd)
+    api().ask(args, { range = range_of(cmd), new = cmd.bang })
+  end,
+  fix = function(args)
+    api().fix({ prompt = args ~= "" and args or nil })
+  end,
+  explain = function(args, cmd)
+    api().explain({ range = range_of(cmd), prompt = args ~= "" and args or nil })
+  end,
+  stop = function()
+    api().stop()
+  end,
+  undo = function()
+    api().undo()
+  end,
+  redo = function()
+    api().redo()
+  end,
+  sessions = function()
+    api().sessions()
+  end,
+  resume = function(args)
+    api().resume(args ~= "" and args or nil)
+  end,
+  model = function(args)
+    api().model(args ~= "" and args or nil)
+  end,
+  mode = function(args)
+    api().mode(args ~= "" and args or nil)
+  end,
+  diff = function()
+    api().diff()
+  end,
+  log = function()
+    api().log()
+  end,
+}
+
+M.names = vim.tbl_keys(M.subcommands)
+table.sort(M.names)
+
+function M.run(cmd)
+  local name, rest = cmd.args:match("^%s*(%S+)%s*(.-)%s*$")
+  if not name then
+    name, rest = "chat", ""
+  end
+  local fn = M.subcommands[name]
+  if not fn then
+    return vim.notify(("lsp-agent: unknown subcommand %q (one of %s)"):format(name, table.concat(M.names, ", ")), vim.log.levels.ERROR)
+  end
+  fn(rest, cmd)
+end
+
+local function option_values(config_id)
+  local session = require("lsp_agent.session")
+  local s = session.current and session.sessions[session.current]
+  local values = {}
+  if s then
+    local _, option = s:config_value(config_id)
+    for _, choice in ipairs(option and option.options or {}) do
+      table.insert(values, choice.value)
+    end
+  end
+  if config_id == "mode" and #values == 0 then
+    values = { "build", "plan" }
+  end
+  return values
+end
+
+function M.complete(arg_lead, cmd_line, _)
+  local words = vim.split(cmd_line:gsub("^%s*%S+!?%s*", "", 1), "%s+", { trimempty = false })
+  local function filter(items)
+    return vim.tbl_filter(function(item)
+      return vim.startswith(item, arg_lead)
+    end, items)
+  end
+  if #words <= 1 then
+    return filter(M.names)
+  end
+  local sub = words[1]
+  if #words == 2 then
+    if sub == "mode" or sub == "model" then
+      return filter(option_values(sub))
+    end
+    if sub == "resume" then
+      local ids = {}
+      for _, s in ipairs(require("lsp_agent.actions").known_sessions) do
+        table.insert(ids, s.sessionId)
+      end
+      for id in pairs(require("lsp_agent.session").sessions) do
+        if not vim.list_contains(ids, id) then
+          table.insert(ids, id)
+        end
+      end
+      return filter(ids)
+    end
+  end
+  return {}
+end
+
+function M.create()
+  vim.api.nvim_create_user_command("LspAgent", M.run, {
+    nargs = "*",
+    range = true,
+    bang = true,
+    complete = M.complete,
+    desc = "lsp-agent: chat, ask, fix, explain, stop, undo, redo, sessions, resume, model, mode, diff, log",
+  })
+end
+
+return M

@@ -1,0 +1,247 @@
+--- Options of `require("lsp_agent").setup(opts)`: defaults and validation.
+local M = {}
+
+M.VERSION = "0.1.0"
+
+--- @class lsp_agent.Options
+M.defaults = {
+  --- The server command (`vim.lsp.ClientConfig.cmd`).
+  cmd = { "lsp-agent", "serve" },
+  --- Extra environment for the server process.
+  cmd_env = nil,
+  --- `provider/model` for new sessions (sent as initializationOptions.agent.config.model).
+  model = nil,
+  --- "build" or "plan" (initializationOptions.agent.config.mode).
+  mode = nil,
+  --- More settings for the server, with the config file's snake_case keys.
+  server_config = nil,
+  --- Markers of the workspace folder; the current directory when none is found.
+  root_markers = { ".git", ".hg", ".jj", "pyproject.toml", "package.json", "Cargo.toml", "go.mod" },
+  --- Start the server for file buffers (`vim.lsp.enable("lsp_agent")`).
+  autostart = true,
+  --- Send every buffer's diagnostics to the agent (`agent/diagnostics`).
+  forward_diagnostics = true,
+  --- Milliseconds to wait after the last DiagnosticChanged before forwarding.
+  diagnostics_debounce = 300,
+  keymaps = {
+    --- Global normal-mode mappings: { chat = "<leader>ac", ask = "<leader>aa", ... }.
+    global = {},
+    --- In the chat buffer.
+    chat = { close = "q", stop = "<C-c>", jump = "<CR>", prompt = "i" },
+    --- In the prompt area.
+    prompt = { submit = "<CR>", submit_insert = "<C-s>", stop = "<C-c>", close = "q" },
+  },
+  window = {
+    --- "vertical", "horizontal", "tab" or "float".
+    layout = "vertical",
+    --- "right" or "left" (vertical), "bottom" or "top" (horizontal).
+    position = "right",
+    --- Width (vertical) or height (horizontal): a fraction of the editor below 1, or cells.
+    size = 0.4,
+    --- Lines of the prompt area below the chat.
+    prompt_height = 5,
+    --- The float's size (fractions) and border.
+    float = { width = 0.8, height = 0.8, border = "rounded" },
+  },
+  --- Close the diff tab once the permission is answered.
+  diff_close_on_answer = true,
+}
+
+local ENUMS = {
+  mode = { "build", "plan" },
+  ["window.layout"] = { "vertical", "horizontal", "tab", "float" },
+  ["window.position"] = { "right", "left", "bottom", "top" },
+}
+
+local GLOBAL_ACTIONS = {
+  "chat",
+  "ask",
+  "fix",
+  "explain",
+  "stop",
+  "undo",
+  "redo",
+  "sessions",
+  "resume",
+  "model",
+  "mode",
+  "diff",
+  "log",
+}
+M.GLOBAL_ACTIONS = GLOBAL_ACTIONS
+
+--- The options in effect.
+M.options = vim.deepcopy(M.defaults)
+
+local function fail(path, message)
+  error(("lsp_agent.setup: %s: %s"):format(path, message), 0)
+end
+
+local function is_key(value)
+  return value == false or type(value) == "string"
+end
+
+--- Every top-level option, including those whose default is nil.
+local TOP_LEVEL = {
+  "cmd",
+  "cmd_env",
+  "model",
+  "mode",
+  "server_config",
+  "root_markers",
+  "autostart",
+  "forward_diagnostics",
+  "diagnostics_debounce",
+  "keymaps",
+  "window",
+  "diff_close_on_answer",
+}
+
+local function check_table(path, value, known)
+  if type(value) ~= "table" then
+    fail(path, "expected a table, got " .. type(value))
+  end
+  if not vim.islist(known) then
+    known = vim.tbl_keys(known)
+  end
+  for key in pairs(value) do
+    if not vim.list_contains(known, key) then
+      local sorted = vim.deepcopy(known)
+      table.sort(sorted)
+      fail(path .. "." .. tostring(key), "unknown option (known: " .. table.concat(sorted, ", ") .. ")")
+    end
+  end
+end
+
+local function check_enum(path, value)
+  local allowed = ENUMS[path]
+  if value ~= nil and allowed and not vim.list_contains(allowed, value) then
+    fail(path, ("expected one of %s, got %s"):format(table.concat(allowed, ", "), vim.inspect(value)))
+  end
+end
+
+local function check_keymaps(keymaps)
+  if keymaps == nil then
+    return
+  end
+  check_table("keymaps", keymaps, M.defaults.keymaps)
+  for section, value in pairs(keymaps) do
+    local path = "keymaps." .. section
+    if type(value) ~= "table" then
+      fail(path, "expected a table, got " .. type(value))
+    end
+    for name, key in pairs(value) do
+      if section == "global" then
+        if not vim.list_contains(GLOBAL_ACTIONS, name) then
+          fail(path .. "." .. tostring(name), "unknown action (known: " .. table.concat(GLOBAL_ACTIONS, ", ") .. ")")
+        end
+      elseif M.defaults.keymaps[section][name] == nil then
+        local known = vim.tbl_keys(M.defaults.keymaps[section])
+        table.sort(known)
+        fail(path .. "." .. tostring(name), "unknown key (known: " .. table.concat(known, ", ") .. ")")
+      end
+      if not is_key(key) then
+        fail(path .. "." .. tostring(name), "expected a key (string) or false, got " .. type(key))
+      end
+    end
+  end
+end
+
+--- Validate `opts` (raises with a message naming the option) and return the merged options.
+--- @param opts table|nil
+--- @return lsp_agent.Options
+function M.validate(opts)
+  opts = opts or {}
+  check_table("opts", opts, TOP_LEVEL)
+  local cmd = opts.cmd
+  if cmd ~= nil then
+    if type(cmd) == "table" then
+      if #cmd == 0 then
+        fail("cmd", "must not be empty")
+      end
+      for i, part in ipairs(cmd) do
+        if type(part) ~= "string" then
+          fail(("cmd[%d]"):format(i), "expected a string, got " .. type(part))
+        end
+      end
+    elseif type(cmd) ~= "function" then
+      fail("cmd", "expected a list of strings or a function, got " .. type(cmd))
+    end
+  end
+  local simple = {
+    cmd_env = "table",
+    model = "string",
+    mode = "string",
+    server_config = "table",
+    root_markers = "table",
+    autostart = "boolean",
+    forward_diagnostics = "boolean",
+    diagnostics_debounce = "number",
+    diff_close_on_answer = "boolean",
+  }
+  for key, kind in pairs(simple) do
+    if opts[key] ~= nil and type(opts[key]) ~= kind then
+      fail(key, ("expected a %s, got %s"):format(kind, type(opts[key])))
+    end
+  end
+  if opts.model ~= nil and not opts.model:find("/", 1, true) then
+    fail("model", "expected provider/model, e.g. anthropic/claude-sonnet-4-5, got " .. vim.inspect(opts.model))
+  end
+  check_enum("mode", opts.mode)
+  if opts.diagnostics_debounce ~= nil and opts.diagnostics_debounce < 0 then
+    fail("diagnostics_debounce", "must not be negative")
+  end
+  check_keymaps(opts.keymaps)
+  if opts.window ~= nil then
+    check_table("window", opts.window, M.defaults.window)
+    local w = opts.window
+    check_enum("window.layout", w.layout)
+    check_enum("window.position", w.position)
+    for _, key in ipairs({ "size", "prompt_height" }) do
+      if w[key] ~= nil and (type(w[key]) ~= "number" or w[key] <= 0) then
+        fail("window." .. key, "expected a positive number, got " .. vim.inspect(w[key]))
+      end
+    end
+    if w.float ~= nil then
+      check_table("window.float", w.float, M.defaults.window.float)
+    end
+  end
+  local merged = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
+  -- Lists and maps the user gives replace the defaults instead of merging into them.
+  for _, key in ipairs({ "cmd", "root_markers", "cmd_env", "server_config" }) do
+    if opts[key] ~= nil then
+      merged[key] = opts[key]
+    end
+  end
+  return merged
+end
+
+--- Validate and apply.
+function M.set(opts)
+  M.options = M.validate(opts)
+  return M.options
+end
+
+--- `initializationOptions.agent` (protocol.md §0).
+function M.agent_init_options(options)
+  options = options or M.options
+  local agent = {
+    protocolVersion = 1,
+    ui = { chat = true, diff = true, permissions = true, questions = true, plan = true },
+    forwardsDiagnostics = options.forward_diagnostics,
+    clientInfo = { name = "lsp-agent.nvim", version = M.VERSION },
+  }
+  local server_config = vim.deepcopy(options.server_config or {})
+  if options.model then
+    server_config.model = options.model
+  end
+  if options.mode then
+    server_config.mode = options.mode
+  end
+  if next(server_config) ~= nil then
+    agent.config = server_config
+  end
+  return agent
+end
+
+return M

@@ -1,0 +1,51 @@
+--- Protocol v1 names, in one place (docs/protocol.md, docs/protocol.schema.json).
+---
+--- Every `agent/...` method string and `lspAgent.*` command id of the plugin is written here
+--- and nowhere else; tests/nvim/test_protocol_drift.py checks them against the server's
+--- `lsp_agent.lsp.protocol.METHODS` and the JSON schema.
+local M = {}
+
+M.VERSION = 1
+
+--- Client -> server requests.
+M.requests = {
+  session_new = "agent/session/new",
+  session_list = "agent/session/list",
+  session_load = "agent/session/load",
+  set_config_option = "agent/session/setConfigOption",
+  prompt = "agent/session/prompt",
+  diff_get = "agent/diff/get",
+}
+
+--- Client -> server notifications.
+M.notifications = {
+  cancel = "agent/session/cancel",
+  diagnostics = "agent/diagnostics",
+}
+
+--- Server -> client notifications (handled in `lsp_agent.handlers`).
+M.server_notifications = {
+  update = "agent/session/update",
+}
+
+--- Server -> client requests (answered in `lsp_agent.handlers`).
+M.server_requests = {
+  request_permission = "agent/session/requestPermission",
+  ask_question = "agent/session/askQuestion",
+}
+
+--- `workspace/executeCommand` ids (design §8); used only when the server advertises them in
+--- `capabilities.experimental.agent.commands`.
+M.commands = {
+  fix = "lspAgent.fix",
+  ask = "lspAgent.ask",
+  explain = "lspAgent.explain",
+  cancel = "lspAgent.cancel",
+  undo = "lspAgent.undo",
+  redo = "lspAgent.redo",
+}
+
+--- Permission option kinds (protocol.md §4).
+M.option_kinds = { "allow_once", "allow_session", "allow_always", "reject_once" }
+
+return M
