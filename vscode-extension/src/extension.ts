@@ -1,0 +1,231 @@
+/** Activation: the server, the side panel, the palette commands, the status bar and the diff view. */
+import * as vscode from "vscode";
+import { AgentClient } from "./client";
+import { ChatViewProvider, CHAT_VIEW_ID } from "./chatView";
+import { DiagnosticsForwarder, toWire } from "./diagnostics";
+import { DIFF_SCHEME, ProposalProvider, showProposal } from "./diffProvider";
+import { SessionStore } from "./sessions";
+import { StatusBar } from "./statusBar";
+import {
+  Methods,
+  ServerCommands,
+  type CommandTarget,
+  type PromptParams,
+  type SessionSummary,
+  type UndoResult,
+} from "./shared/protocol";
+import type { WebviewMessage } from "./shared/reducer";
+
+/** Palette command ids: never one of the server's `lspAgent.*` (ServerCommands). */
+export const Commands = {
+  openChat: "lspAgent.openChat",
+  newSession: "lspAgent.newSession",
+  askPrompt: "lspAgent.askPrompt",
+  fixAtCursor: "lspAgent.fixAtCursor",
+  explainSelection: "lspAgent.explainSelection",
+  stopSession: "lspAgent.stopSession",
+  undoLast: "lspAgent.undoLast",
+  redoLast: "lspAgent.redoLast",
+  switchSession: "lspAgent.switchSession",
+  selectMode: "lspAgent.selectMode",
+  selectModel: "lspAgent.selectModel",
+  exportSession: "lspAgent.exportSession",
+  restartServer: "lspAgent.restartServer",
+  showLog: "lspAgent.showLog",
+} as const;
+
+const ACTIVE_KEY = "lspAgent.activeSession";
+
+export function activate(context: vscode.ExtensionContext) {
+  const log = vscode.window.createOutputChannel("LSP Agent", { log: true });
+  const store = new SessionStore(() => vscode.workspace.workspaceFolders?.[0]?.uri.toString());
+  const client = new AgentClient(context, store, log);
+  const chat = new ChatViewProvider(context.extensionUri, store, (msg) => onWebviewMessage(msg), log);
+  const statusBar = new StatusBar(store, Commands.openChat);
+  const forwarder = new DiagnosticsForwarder(
+    (params) => client.notify(Methods.diagnostics.name, params),
+    () => vscode.workspace.getConfiguration("lspAgent").get("forwardDiagnostics", true),
+  );
+
+  client.beforeCommand = () => forwarder.flush();
+  client.onCommandResult = (command, result) => {
+    const sessionId = (result as { sessionId?: unknown } | null)?.sessionId;
+    if ((command === ServerCommands.fix || command === ServerCommands.ask || command === ServerCommands.explain) && typeof sessionId === "string") {
+      store.follow(sessionId);
+      void chat.reveal(true);
+    }
+  };
+  let restoring = context.workspaceState.get<string>(ACTIVE_KEY);
+  store.onMessage((msg) => {
+    if (msg.type === "server" && msg.server.status === "running") {
+      forwarder.sendAll();
+      // after a window reload: rebuild the session that was open from agent/session/load
+      const saved = restoring;
+      restoring = undefined;
+      if (saved && !store.activeId) void store.open(saved).catch((e) => log.warn(`reopening ${saved}: ${String(e)}`));
+    }
+    if (msg.type === "state" && store.activeId) void context.workspaceState.update(ACTIVE_KEY, store.activeId);
+  });
+
+  const requireActive = (): string => {
+    if (!store.activeId) throw new Error("no active session: send a prompt first");
+    return store.activeId;
+  };
+  const undo = async () => {
+    const result = await client.executeServerCommand<UndoResult>(ServerCommands.undo, [{ sessionId: requireActive() }]);
+    // the prompt as typed: without the editor context the server added to it
+    const text = (result?.prompt ?? [])
+      .filter((b) => b.type === "text" && !b.text.startsWith("Editor context:\n"))
+      .map((b) => (b.type === "text" ? b.text : ""))
+      .join("\n");
+    store.setDraft(text);
+    return result;
+  };
+  const redo = () => client.executeServerCommand(ServerCommands.redo, [{ sessionId: requireActive() }]);
+  const ask = async (text: string) => {
+    forwarder.flush();
+    const result = await store.prompt(text, editorContext());
+    return { sessionId: store.activeId, ...result };
+  };
+
+  async function onWebviewMessage(msg: WebviewMessage): Promise<void> {
+    switch (msg.type) {
+      case "prompt":
+        await ask(msg.text);
+        return;
+      case "stop":
+        store.cancel();
+        return;
+      case "newSession":
+        await store.newSession();
+        return;
+      case "selectSession":
+        await store.open(msg.sessionId);
+        return;
+      case "refreshSessions":
+        await store.refreshSessions();
+        return;
+      case "undo":
+        await undo();
+        return;
+      case "redo":
+        await redo();
+        return;
+      case "setConfigOption":
+        await store.setConfigOption(msg.configId, msg.value);
+        return;
+      case "permission":
+        store.answerPermission(
+          msg.key,
+          msg.optionId ? { outcome: { outcome: "selected", optionId: msg.optionId, ...(msg.reason ? { reason: msg.reason } : {}) } } : { outcome: { outcome: "cancelled" } },
+        );
+        return;
+      case "viewDiff": {
+        const pending = store.pendingPermission(msg.key);
+        if (!pending) throw new Error("this permission request is no longer pending");
+        await showProposal(pending.params.sessionId, pending.params.subject, msg.uri);
+        return;
+      }
+      case "question":
+        store.answerQuestion(msg.key, msg.result);
+        return;
+      case "openLocation":
+        await openLocation(msg.uri, msg.range);
+        return;
+    }
+  }
+
+  const register = (id: string, f: (...args: any[]) => unknown) => vscode.commands.registerCommand(id, f);
+  context.subscriptions.push(
+    log,
+    client,
+    chat,
+    statusBar,
+    forwarder,
+    vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat),
+    vscode.workspace.registerTextDocumentContentProvider(DIFF_SCHEME, new ProposalProvider((m, p) => client.request(m, p))),
+    register(Commands.openChat, () => chat.reveal()),
+    register(Commands.newSession, async () => {
+      await chat.reveal(true);
+      return store.newSession();
+    }),
+    register(Commands.askPrompt, async (prompt?: unknown) => {
+      const text = typeof prompt === "string" && prompt.trim() ? prompt : await vscode.window.showInputBox({ title: "Ask the agent", prompt: "What should the agent do?", ignoreFocusOut: true });
+      if (!text) return undefined;
+      await chat.reveal(true);
+      return ask(text);
+    }),
+    register(Commands.fixAtCursor, () => runOnEditor(ServerCommands.fix, true)),
+    register(Commands.explainSelection, () => runOnEditor(ServerCommands.explain, false)),
+    register(Commands.stopSession, () => store.cancel()),
+    register(Commands.undoLast, undo),
+    register(Commands.redoLast, redo),
+    register(Commands.switchSession, async () => {
+      const sessions = await store.refreshSessions();
+      const pick = await vscode.window.showQuickPick(sessions.map(sessionItem), { title: "LSP Agent: sessions" });
+      if (pick) {
+        await chat.reveal(true);
+        await store.open(pick.sessionId);
+      }
+    }),
+    register(Commands.selectMode, () => pickConfig("mode")),
+    register(Commands.selectModel, () => pickConfig("model")),
+    register(Commands.exportSession, async () => {
+      const result = await client.request<{ text: string }>(Methods.sessionExport.name, { sessionId: requireActive(), format: "markdown" });
+      const doc = await vscode.workspace.openTextDocument({ language: "markdown", content: result.text });
+      await vscode.window.showTextDocument(doc);
+    }),
+    register(Commands.restartServer, () => client.restart()),
+    register(Commands.showLog, () => log.show()),
+  );
+
+  async function runOnEditor(command: string, withDiagnostics: boolean) {
+    const editor = vscode.window.activeTextEditor;
+    if (!editor) throw new Error("no active editor");
+    const range = editor.selection.isEmpty ? editor.document.lineAt(editor.selection.active.line).range : editor.selection;
+    const args: CommandTarget = { uri: editor.document.uri.toString(), range: wireRange(range) };
+    if (withDiagnostics) {
+      args.diagnostics = vscode.languages.getDiagnostics(editor.document.uri).filter((d) => d.range.intersection(range)).map(toWire);
+    }
+    return client.executeServerCommand(command, [args]);
+  }
+
+  async function pickConfig(configId: "mode" | "model") {
+    const option = store.active()?.configOptions.find((o) => o.configId === configId);
+    if (!option) throw new Error("no active session");
+    const pick = await vscode.window.showQuickPick(
+      option.options.map((o) => ({ label: o.name, description: o.value === option.currentValue ? "current" : o.value, detail: o.description ?? undefined, value: o.value })),
+      { title: `LSP Agent: ${option.name}` },
+    );
+    if (pick) await store.setConfigOption(configId, pick.value);
+  }
+
+  client.start().catch((error) => log.error(String(error)));
+  return { store, client };
+}
+
+export function deactivate(): void {
+  // the client is disposed through context.subscriptions
+}
+
+function editorContext(): PromptParams["context"] | undefined {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor || editor.document.uri.scheme !== "file" || !vscode.workspace.getWorkspaceFolder(editor.document.uri)) return undefined;
+  const context: NonNullable<PromptParams["context"]> = { activeDocument: { uri: editor.document.uri.toString() } };
+  if (!editor.selection.isEmpty) context.selection = wireRange(editor.selection);
+  return context;
+}
+
+function wireRange(r: vscode.Range) {
+  return { start: { line: r.start.line, character: r.start.character }, end: { line: r.end.line, character: r.end.character } };
+}
+
+function sessionItem(s: SessionSummary) {
+  return { label: s.title || "(untitled)", description: s.state === "idle" ? "" : s.state, detail: new Date(s.updatedAt).toLocaleString(), sessionId: s.sessionId };
+}
+
+async function openLocation(uri: string, range?: { start: { line: number; character: number }; end: { line: number; character: number } }) {
+  const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(uri));
+  const selection = range ? new vscode.Range(range.start.line, range.start.character, range.end.line, range.end.character) : undefined;
+  await vscode.window.showTextDocument(doc, { selection, preview: true });
+}

@@ -1,0 +1,301 @@
+/**
+ * The sessions this window follows: one `SessionView` per session, built by the shared reducer from
+ * `agent/session/update`, plus the pending permission and question requests. It knows nothing of
+ * VS Code (the panel, the status bar and the commands listen to it), so it is unit-tested with a
+ * fake connection.
+ */
+import {
+  Methods,
+  type AskQuestionParams,
+  type AskQuestionResult,
+  type ConfigOption,
+  type ContentBlock,
+  type PromptParams,
+  type PromptResult,
+  type RequestPermissionParams,
+  type RequestPermissionResult,
+  type SessionListResult,
+  type SessionLoadResult,
+  type SessionNewResult,
+  type SessionSummary,
+  type SessionUpdateParams,
+  type ConfigOptionsResult,
+} from "./shared/protocol";
+import {
+  applyUpdate,
+  emptySession,
+  type ChatState,
+  type HostMessage,
+  type PendingPermission,
+  type PendingQuestion,
+  type ServerStatus,
+  type SessionView,
+} from "./shared/reducer";
+
+export interface Connection {
+  request<R>(method: string, params: unknown): Promise<R>;
+  notify(method: string, params: unknown): void;
+}
+
+type Listener = (msg: HostMessage) => void;
+
+interface Pending<T, R> {
+  entry: T;
+  resolve: (result: R) => void;
+}
+
+const MAX_RESYNC_ROUNDS = 3;
+
+export class SessionStore {
+  private readonly views = new Map<string, SessionView>();
+  private readonly resyncing = new Set<string>();
+  private readonly permissions = new Map<string, Pending<PendingPermission, RequestPermissionResult>>();
+  private readonly questions = new Map<string, Pending<PendingQuestion, AskQuestionResult>>();
+  private readonly listeners = new Set<Listener>();
+  private connection?: Connection;
+  private server: ServerStatus = { status: "starting" };
+  private sessions: SessionSummary[] = [];
+  private nextKey = 1;
+  activeId?: string;
+
+  constructor(private readonly folder: () => string | undefined = () => undefined) {}
+
+  onMessage(listener: Listener): { dispose(): void } {
+    this.listeners.add(listener);
+    return { dispose: () => this.listeners.delete(listener) };
+  }
+
+  private emit(msg: HostMessage): void {
+    for (const l of this.listeners) l(msg);
+  }
+
+  /** The whole state of the panel (sent when the webview says `ready`, or after a resync). */
+  snapshot(): ChatState {
+    return {
+      server: this.server,
+      sessions: this.sessions,
+      session: this.active(),
+      permissions: [...this.permissions.values()].map((p) => p.entry),
+      questions: [...this.questions.values()].map((q) => q.entry),
+    };
+  }
+
+  active(): SessionView | undefined {
+    return this.activeId ? this.views.get(this.activeId) : undefined;
+  }
+
+  view(sessionId: string): SessionView | undefined {
+    return this.views.get(sessionId);
+  }
+
+  private emitState(): void {
+    this.emit({ type: "state", state: this.snapshot() });
+  }
+
+  // -- the server ------------------------------------------------------------------------------
+
+  /** A (re)started server: follow the active session again from where this window is. */
+  async attach(connection: Connection): Promise<void> {
+    this.connection = connection;
+    this.setServer({ status: "running" });
+    await this.refreshSessions().catch(() => undefined);
+    const active = this.active();
+    if (active) await this.resync(active.sessionId, active.lastSeq + 1).catch(() => undefined);
+  }
+
+  detach(status: ServerStatus): void {
+    this.connection = undefined;
+    for (const [key, p] of this.permissions) {
+      p.resolve({ outcome: { outcome: "cancelled" } });
+      this.permissions.delete(key);
+    }
+    for (const [key, q] of this.questions) {
+      q.resolve({ outcome: "cancelled" });
+      this.questions.delete(key);
+    }
+    this.setServer(status);
+  }
+
+  setServer(server: ServerStatus): void {
+    this.server = server;
+    this.emit({ type: "server", server });
+    if (server.status !== "running") this.emitState();
+  }
+
+  private conn(): Connection {
+    if (!this.connection) throw new Error("the LSP Agent server is not running");
+    return this.connection;
+  }
+
+  // -- updates ---------------------------------------------------------------------------------
+
+  /** `agent/session/update` from the server. */
+  handleUpdate(params: SessionUpdateParams): void {
+    const view = this.views.get(params.sessionId) ?? emptySession(params.sessionId);
+    if (!this.views.has(params.sessionId)) this.views.set(params.sessionId, view);
+    const result = applyUpdate(view, params);
+    if (result.resync) {
+      // during a resync, out-of-step live updates are expected: the reload covers them
+      if (!this.resyncing.has(params.sessionId)) void this.resync(params.sessionId, result.resync.fromSeq);
+      return;
+    }
+    this.views.set(params.sessionId, result.session);
+    if (params.sessionId === this.activeId) this.emit({ type: "update", params });
+    const u = params.update;
+    if (u.sessionUpdate === "session_info_update" || u.sessionUpdate === "state_update") this.touchSummary(result.session);
+  }
+
+  /** Reloads a session's events from `fromSeq` (a gap, a repeat, a restart or a reload). */
+  async resync(sessionId: string, fromSeq: number): Promise<void> {
+    if (this.resyncing.has(sessionId)) return;
+    this.resyncing.add(sessionId);
+    try {
+      for (let round = 0; round < MAX_RESYNC_ROUNDS; round++) {
+        const view = this.views.get(sessionId) ?? emptySession(sessionId);
+        this.views.set(sessionId, view);
+        const from = round === 0 ? Math.min(fromSeq, view.lastSeq + 1) : view.lastSeq + 1;
+        const result = await this.conn().request<SessionLoadResult>(Methods.sessionLoad.name, {
+          sessionId,
+          replay: from <= 1 ? "full" : { fromSeq: from },
+        });
+        const after = this.views.get(sessionId)!;
+        this.views.set(sessionId, { ...after, state: result.state, configOptions: result.configOptions });
+        if (after.lastSeq >= result.lastSeq) break;
+      }
+    } finally {
+      this.resyncing.delete(sessionId);
+    }
+    if (sessionId === this.activeId) this.emitState();
+  }
+
+  // -- sessions --------------------------------------------------------------------------------
+
+  async refreshSessions(): Promise<SessionSummary[]> {
+    const folder = this.folder();
+    const result = await this.conn().request<SessionListResult>(Methods.sessionList.name, folder ? { workspaceFolder: folder } : {});
+    this.sessions = result.sessions;
+    this.emit({ type: "sessions", sessions: this.sessions });
+    return this.sessions;
+  }
+
+  private touchSummary(view: SessionView): void {
+    const index = this.sessions.findIndex((s) => s.sessionId === view.sessionId);
+    if (index < 0) return;
+    const sessions = this.sessions.slice();
+    sessions[index] = { ...sessions[index], title: view.title || sessions[index].title, state: view.state };
+    this.sessions = sessions;
+    this.emit({ type: "sessions", sessions });
+  }
+
+  async newSession(): Promise<string> {
+    const folder = this.folder();
+    const result = await this.conn().request<SessionNewResult>(Methods.sessionNew.name, folder ? { workspaceFolder: folder } : {});
+    const view = this.views.get(result.sessionId) ?? emptySession(result.sessionId);
+    this.views.set(result.sessionId, { ...view, configOptions: result.configOptions });
+    this.activeId = result.sessionId;
+    this.emitState();
+    void this.refreshSessions().catch(() => undefined);
+    return result.sessionId;
+  }
+
+  /** Shows a session: loads its whole history unless this window already follows it. */
+  async open(sessionId: string): Promise<void> {
+    this.activeId = sessionId;
+    const view = this.views.get(sessionId);
+    if (!view || view.lastSeq === 0) {
+      this.views.set(sessionId, emptySession(sessionId, this.sessions.find((s) => s.sessionId === sessionId)?.title));
+      this.emitState();
+      await this.resync(sessionId, 1);
+    } else {
+      this.emitState();
+    }
+  }
+
+  /** Makes a session active without loading it (one this window just started, e.g. by a code action). */
+  follow(sessionId: string): void {
+    if (!this.views.has(sessionId)) this.views.set(sessionId, emptySession(sessionId));
+    this.activeId = sessionId;
+    this.emitState();
+    void this.refreshSessions().catch(() => undefined);
+  }
+
+  async prompt(text: string, context?: PromptParams["context"]): Promise<PromptResult> {
+    const sessionId = this.activeId ?? (await this.newSession());
+    const prompt: ContentBlock[] = [{ type: "text", text }];
+    const params: PromptParams = { sessionId, prompt, clientMessageId: `vsc-${Date.now().toString(36)}-${this.nextKey++}` };
+    if (context) params.context = context;
+    return this.conn().request<PromptResult>(Methods.sessionPrompt.name, params);
+  }
+
+  cancel(sessionId = this.activeId): void {
+    if (sessionId) this.conn().notify(Methods.sessionCancel.name, { sessionId });
+  }
+
+  async setConfigOption(configId: "mode" | "model", value: string): Promise<ConfigOption[]> {
+    const sessionId = this.activeId;
+    if (!sessionId) throw new Error("no session");
+    const result = await this.conn().request<ConfigOptionsResult>(Methods.sessionSetConfigOption.name, { sessionId, configId, value });
+    const view = this.views.get(sessionId);
+    if (view) this.views.set(sessionId, { ...view, configOptions: result.configOptions });
+    if (sessionId === this.activeId) this.emitState();
+    return result.configOptions;
+  }
+
+  setDraft(text: string): void {
+    this.emit({ type: "draft", text });
+  }
+
+  // -- permission and questions ----------------------------------------------------------------
+
+  /** `agent/session/requestPermission`: resolves when the user answers in the panel. */
+  requestPermission(params: RequestPermissionParams, onCancel?: (cancel: () => void) => void): Promise<RequestPermissionResult> {
+    const key = `p${this.nextKey++}`;
+    return new Promise((resolve) => {
+      const entry = { key, params };
+      this.permissions.set(key, { entry, resolve });
+      this.showSessionOf(params.sessionId);
+      this.emit({ type: "permission", request: entry });
+      onCancel?.(() => this.answerPermission(key, { outcome: { outcome: "cancelled" } }));
+    });
+  }
+
+  pendingPermission(key: string): PendingPermission | undefined {
+    return this.permissions.get(key)?.entry;
+  }
+
+  answerPermission(key: string, result: RequestPermissionResult): void {
+    const pending = this.permissions.get(key);
+    if (!pending) return;
+    this.permissions.delete(key);
+    pending.resolve(result);
+    this.emit({ type: "requestDone", key });
+  }
+
+  /** `agent/session/askQuestion`: resolves when the user answers in the panel. */
+  askQuestion(params: AskQuestionParams, onCancel?: (cancel: () => void) => void): Promise<AskQuestionResult> {
+    const key = `q${this.nextKey++}`;
+    return new Promise((resolve) => {
+      const entry = { key, params };
+      this.questions.set(key, { entry, resolve });
+      this.showSessionOf(params.sessionId);
+      this.emit({ type: "question", request: entry });
+      onCancel?.(() => this.answerQuestion(key, { outcome: "cancelled" }));
+    });
+  }
+
+  answerQuestion(key: string, result: AskQuestionResult): void {
+    const pending = this.questions.get(key);
+    if (!pending) return;
+    this.questions.delete(key);
+    pending.resolve(result);
+    this.emit({ type: "requestDone", key });
+  }
+
+  private showSessionOf(sessionId: string): void {
+    if (this.activeId !== sessionId) {
+      if (!this.views.has(sessionId)) this.views.set(sessionId, emptySession(sessionId));
+      this.activeId = sessionId;
+      this.emitState();
+    }
+  }
+}

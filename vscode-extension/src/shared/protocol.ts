@@ -1,0 +1,340 @@
+/**
+ * lsp-agent protocol v1, as the VS Code front-end uses it (docs/protocol.md).
+ *
+ * Method names live only here. `test/unit/protocolDrift.test.ts` checks every name, direction and
+ * kind against docs/protocol.schema.json (generated from the server's lsp_agent/lsp/protocol.py),
+ * and the update variants against its `sessionUpdates`, so the two sides cannot drift.
+ */
+
+export const PROTOCOL_VERSION = 1;
+
+type Direction = "client_to_server" | "server_to_client";
+type Kind = "request" | "notification";
+interface MethodSpec {
+  readonly name: string;
+  readonly direction: Direction;
+  readonly kind: Kind;
+}
+const m = <N extends string>(name: N, direction: Direction, kind: Kind) => ({ name, direction, kind }) as const;
+
+/** Every `agent/*` method this extension sends or handles. */
+export const Methods = {
+  sessionNew: m("agent/session/new", "client_to_server", "request"),
+  sessionList: m("agent/session/list", "client_to_server", "request"),
+  sessionLoad: m("agent/session/load", "client_to_server", "request"),
+  sessionExport: m("agent/session/export", "client_to_server", "request"),
+  sessionDelete: m("agent/session/delete", "client_to_server", "request"),
+  sessionSetConfigOption: m("agent/session/setConfigOption", "client_to_server", "request"),
+  sessionCompact: m("agent/session/compact", "client_to_server", "request"),
+  sessionPrompt: m("agent/session/prompt", "client_to_server", "request"),
+  sessionCancel: m("agent/session/cancel", "client_to_server", "notification"),
+  diagnostics: m("agent/diagnostics", "client_to_server", "notification"),
+  diffGet: m("agent/diff/get", "client_to_server", "request"),
+  sessionUpdate: m("agent/session/update", "server_to_client", "notification"),
+  requestPermission: m("agent/session/requestPermission", "server_to_client", "request"),
+  askQuestion: m("agent/session/askQuestion", "server_to_client", "request"),
+} as const satisfies Record<string, MethodSpec>;
+
+/**
+ * The server's `workspace/executeCommand` ids (protocol.md §8). vscode-languageclient registers
+ * them as VS Code commands itself, so the palette commands in package.json use other ids.
+ */
+export const ServerCommands = {
+  fix: "lspAgent.fix",
+  ask: "lspAgent.ask",
+  explain: "lspAgent.explain",
+  cancel: "lspAgent.cancel",
+  undo: "lspAgent.undo",
+  redo: "lspAgent.redo",
+} as const;
+
+export const ErrorCodes = {
+  InvalidParams: -32602,
+  SessionNotFound: -33001,
+  SessionBusy: -33002,
+  VersionConflict: -33003,
+  RevertBlocked: -33004,
+} as const;
+
+// -- basic shapes --------------------------------------------------------------------------------
+
+export interface Position { line: number; character: number }
+export interface Range { start: Position; end: Position }
+export interface Diagnostic {
+  range: Range;
+  message: string;
+  severity?: number;
+  source?: string;
+  code?: string | number;
+}
+export type ContentBlock =
+  | { type: "text"; text: string }
+  | { type: "resource_link"; uri: string; range?: Range }
+  | { type: "resource"; uri: string; text: string };
+
+export type SessionState = "idle" | "running" | "requires_action";
+export type StopReason = "end_turn" | "max_steps" | "cancelled" | "error" | "refusal";
+
+export interface ConfigChoice { value: string; name: string; description?: string }
+export interface ConfigOption {
+  configId: "mode" | "model";
+  name: string;
+  category: "mode" | "model";
+  type: "select";
+  currentValue: string;
+  options: ConfigChoice[];
+}
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  contextUsed: number;
+  contextSize: number;
+  cost?: number;
+}
+
+// -- initialize ----------------------------------------------------------------------------------
+
+export interface AgentClientOptions {
+  protocolVersion: 1;
+  ui: { chat: boolean; diff: boolean; permissions: boolean; questions: boolean; plan: boolean };
+  forwardsDiagnostics: boolean;
+  clientInfo: { name: string; version: string };
+  config?: Record<string, unknown>;
+}
+export interface AgentServerCapabilities {
+  protocolVersion: number;
+  sessions: Record<string, boolean>;
+  revert: boolean;
+  commands: string[];
+}
+
+// -- sessions ------------------------------------------------------------------------------------
+
+export interface SessionNewParams { workspaceFolder?: string; title?: string; mode?: string; model?: string }
+export interface SessionNewResult { sessionId: string; configOptions: ConfigOption[] }
+export interface SessionSummary {
+  sessionId: string;
+  title: string;
+  workspaceFolder: string;
+  createdAt: string;
+  updatedAt: string;
+  state: SessionState;
+  usage: Partial<Usage>;
+}
+export interface SessionListParams { workspaceFolder?: string; limit?: number; cursor?: string }
+export interface SessionListResult { sessions: SessionSummary[]; nextCursor?: string }
+export type Replay = "none" | "full" | { fromSeq: number };
+export interface SessionLoadParams { sessionId: string; replay: Replay }
+export interface SessionLoadResult { state: SessionState; lastSeq: number; configOptions: ConfigOption[] }
+export interface SetConfigOptionParams { sessionId: string; configId: "mode" | "model"; value: string }
+export interface ConfigOptionsResult { configOptions: ConfigOption[] }
+export interface SessionExportParams { sessionId: string; format: "markdown" | "json" }
+export interface PromptParams {
+  sessionId: string;
+  prompt: ContentBlock[];
+  clientMessageId?: string;
+  context?: { activeDocument?: { uri: string }; selection?: Range; diagnostics?: Diagnostic[] };
+}
+export interface PromptResult { userMessageId: string; queued: boolean }
+export interface DiagnosticsParams { items: { uri: string; version?: number; diagnostics: Diagnostic[] }[] }
+export interface DiffGetParams { sessionId: string; changeSetId: string; uri: string }
+export interface DiffGetResult { uri: string; baseText: string; proposedText: string; patch: string }
+
+/** The argument of `lspAgent.fix|ask|explain` (protocol.md §8); no `sessionId`: a new session. */
+export interface CommandTarget {
+  uri: string;
+  range: Range;
+  diagnostics?: Diagnostic[];
+  sessionId?: string;
+  prompt?: string;
+}
+/** The argument of `lspAgent.cancel|undo|redo`. */
+export interface CommandSession { sessionId: string }
+export interface CommandStarted { sessionId: string }
+export interface UndoResult { sessionId: string; messageId: string; prompt: ContentBlock[] }
+
+// -- streaming -----------------------------------------------------------------------------------
+
+export type ToolKind = "read" | "edit" | "delete" | "move" | "search" | "execute" | "think" | "fetch" | "other";
+export type ToolStatus = "pending" | "in_progress" | "completed" | "failed" | "cancelled" | "interrupted";
+export type ToolContent =
+  | { type: "text"; text: string }
+  | { type: "diff"; changeSetId: string; changes: { uri: string; operation: string; additions: number; deletions: number }[]; patch: string };
+export interface Location { uri: string; range?: Range }
+export interface PlanEntry { content: string; status: "pending" | "in_progress" | "completed" | "cancelled"; priority: "high" | "medium" | "low" }
+export interface CheckpointFile { path?: string; uri?: string; status: string; additions: number; deletions: number }
+
+export interface UserMessageUpdate { sessionUpdate: "user_message"; messageId: string; content: ContentBlock[]; state: "admitted" | "promoted" }
+export interface AgentMessageChunk { sessionUpdate: "agent_message_chunk"; messageId: string; text: string }
+export interface AgentThoughtChunk { sessionUpdate: "agent_thought_chunk"; messageId: string; text: string }
+export interface AgentMessageEnd { sessionUpdate: "agent_message_end"; messageId: string; status: "completed" | "interrupted" | "failed" }
+export interface ToolCallUpdate {
+  sessionUpdate: "tool_call_update";
+  toolCallId: string;
+  messageId: string;
+  toolName: string;
+  title?: string;
+  kind?: ToolKind;
+  status?: ToolStatus;
+  rawInput?: unknown;
+  content?: ToolContent[];
+  locations?: Location[];
+}
+export interface PlanUpdate { sessionUpdate: "plan_update"; entries: PlanEntry[] }
+export interface StateUpdate {
+  sessionUpdate: "state_update";
+  state: SessionState;
+  stopReason?: StopReason;
+  error?: { message: string; retryable: boolean; retryAt?: string };
+}
+export interface UsageUpdate extends Usage { sessionUpdate: "usage_update" }
+export interface ConfigOptionUpdate { sessionUpdate: "config_option_update"; configOptions: ConfigOption[] }
+export interface SessionInfoUpdate { sessionUpdate: "session_info_update"; title?: string; updatedAt?: string }
+export interface CheckpointUpdate { sessionUpdate: "checkpoint_update"; checkpointId: string; messageId: string; files: CheckpointFile[]; patch?: string }
+export interface RevertUpdate { sessionUpdate: "revert_update"; state: "staged" | "cleared" | "committed"; messageId?: string | null; files?: CheckpointFile[] }
+export interface CompactionUpdate { sessionUpdate: "compaction_update"; phase: "started" | "ended"; auto: boolean }
+export interface PermissionUpdate {
+  sessionUpdate: "permission_update";
+  toolCallId: string;
+  permission: string;
+  state: "asked" | "allowed" | "rejected" | "cancelled";
+  optionKind?: string;
+  reason?: string;
+}
+export interface QuestionUpdate { sessionUpdate: "question_update"; toolCallId: string; state: "asked" | "answered" | "declined" | "cancelled" }
+export interface InternalUpdate { sessionUpdate: "internal"; type: string }
+
+export type SessionUpdate =
+  | UserMessageUpdate
+  | AgentMessageChunk
+  | AgentThoughtChunk
+  | AgentMessageEnd
+  | ToolCallUpdate
+  | PlanUpdate
+  | StateUpdate
+  | UsageUpdate
+  | ConfigOptionUpdate
+  | SessionInfoUpdate
+  | CheckpointUpdate
+  | RevertUpdate
+  | CompactionUpdate
+  | PermissionUpdate
+  | QuestionUpdate
+  | InternalUpdate;
+
+/** The variants as a runtime list (the drift test compares it with the schema's `sessionUpdates`). */
+export const SESSION_UPDATE_KINDS = [
+  "user_message",
+  "agent_message_chunk",
+  "agent_thought_chunk",
+  "agent_message_end",
+  "tool_call_update",
+  "plan_update",
+  "state_update",
+  "usage_update",
+  "config_option_update",
+  "session_info_update",
+  "checkpoint_update",
+  "revert_update",
+  "compaction_update",
+  "permission_update",
+  "question_update",
+  "internal",
+] as const;
+
+// Compile-time proof that the runtime list and the union name the same variants.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+const sameVariants: Same<SessionUpdate["sessionUpdate"], (typeof SESSION_UPDATE_KINDS)[number]> = true;
+void sameVariants;
+
+export interface SessionUpdateParams { sessionId: string; seq: number; update: SessionUpdate }
+
+// -- permission and questions --------------------------------------------------------------------
+
+export type PermissionOptionKind = "allow_once" | "allow_session" | "allow_always" | "reject_once";
+export interface PermissionOption { optionId: string; name: string; kind: PermissionOptionKind }
+export type PermissionSubject =
+  | { type: "edit"; changeSetId: string; patch: string; files: { uri: string; additions: number; deletions: number }[] }
+  | { type: "command"; command: string; cwd: string }
+  | { type: "fetch"; url: string };
+export interface RequestPermissionParams {
+  sessionId: string;
+  toolCallId: string;
+  title: string;
+  description?: string | null;
+  permission: string;
+  patterns: string[];
+  subject?: PermissionSubject | null;
+  options: PermissionOption[];
+}
+export type RequestPermissionResult =
+  | { outcome: { outcome: "selected"; optionId: string; reason?: string } }
+  | { outcome: { outcome: "cancelled" } };
+
+export interface Question {
+  questionId: string;
+  header: string;
+  question: string;
+  options: { label: string; description?: string | null }[];
+  multiple?: boolean;
+  custom?: boolean;
+}
+export interface AskQuestionParams { sessionId: string; toolCallId: string; questions: Question[] }
+export type AskQuestionResult =
+  | { outcome: "answered"; answers: Record<string, { selected: string[]; custom?: string }> }
+  | { outcome: "declined" }
+  | { outcome: "cancelled" };
+
+// -- the wire keys, checked ----------------------------------------------------------------------
+
+/**
+ * `keys<T>()([...])` compiles only when the list names every key of `T` (and nothing else), so each
+ * list below is the TS interface's keys; the drift test compares it with the schema's properties.
+ */
+const keys =
+  <T>() =>
+  <const K extends readonly (keyof T)[]>(list: K & ([keyof T] extends [K[number]] ? unknown : never)): K =>
+    list;
+
+/** TS interface → [schema `$defs` name, its keys]. */
+export const WIRE_KEYS = {
+  AgentClientOptions: ["AgentClientOptions", keys<AgentClientOptions>()(["protocolVersion", "ui", "forwardsDiagnostics", "clientInfo", "config"])],
+  UiCapabilities: ["UiCapabilities", keys<AgentClientOptions["ui"]>()(["chat", "diff", "permissions", "questions", "plan"])],
+  AgentServerCapabilities: ["AgentServerCapabilities", keys<AgentServerCapabilities>()(["protocolVersion", "sessions", "revert", "commands"])],
+  SessionNewParams: ["SessionNewParams", keys<SessionNewParams>()(["workspaceFolder", "title", "mode", "model"])],
+  SessionNewResult: ["SessionNewResult", keys<SessionNewResult>()(["sessionId", "configOptions"])],
+  SessionListParams: ["SessionListParams", keys<SessionListParams>()(["workspaceFolder", "limit", "cursor"])],
+  SessionListResult: ["SessionListResult", keys<SessionListResult>()(["sessions", "nextCursor"])],
+  SessionSummary: ["SessionSummary", keys<SessionSummary>()(["sessionId", "title", "workspaceFolder", "createdAt", "updatedAt", "state", "usage"])],
+  SessionLoadParams: ["SessionLoadParams", keys<SessionLoadParams>()(["sessionId", "replay"])],
+  SessionLoadResult: ["SessionLoadResult", keys<SessionLoadResult>()(["state", "lastSeq", "configOptions"])],
+  SetConfigOptionParams: ["SetConfigOptionParams", keys<SetConfigOptionParams>()(["sessionId", "configId", "value"])],
+  ConfigOption: ["ConfigOption", keys<ConfigOption>()(["configId", "name", "category", "type", "currentValue", "options"])],
+  ConfigChoice: ["ConfigChoice", keys<ConfigChoice>()(["value", "name", "description"])],
+  SessionExportParams: ["SessionExportParams", keys<SessionExportParams>()(["sessionId", "format"])],
+  PromptParams: ["PromptParams", keys<PromptParams>()(["sessionId", "prompt", "clientMessageId", "context"])],
+  PromptContext: ["PromptContext", keys<NonNullable<PromptParams["context"]>>()(["activeDocument", "selection", "diagnostics"])],
+  PromptResult: ["PromptResult", keys<PromptResult>()(["userMessageId", "queued"])],
+  Diagnostic: ["Diagnostic", keys<Diagnostic>()(["range", "message", "severity", "source", "code"])],
+  DocumentDiagnostics: ["DocumentDiagnostics", keys<DiagnosticsParams["items"][number]>()(["uri", "version", "diagnostics"])],
+  DiffGetParams: ["DiffGetParams", keys<DiffGetParams>()(["sessionId", "changeSetId", "uri"])],
+  DiffGetResult: ["DiffGetResult", keys<DiffGetResult>()(["uri", "baseText", "proposedText", "patch"])],
+  SessionUpdateParams: ["SessionUpdateParams", keys<SessionUpdateParams>()(["sessionId", "seq", "update"])],
+  RequestPermissionParams: [
+    "RequestPermissionParams",
+    keys<RequestPermissionParams>()(["sessionId", "toolCallId", "title", "description", "permission", "patterns", "subject", "options"]),
+  ],
+  PermissionOption: ["PermissionOptionModel", keys<PermissionOption>()(["optionId", "name", "kind"])],
+  EditSubject: ["EditSubject", keys<Extract<PermissionSubject, { type: "edit" }>>()(["type", "changeSetId", "patch", "files"])],
+  CommandSubject: ["CommandSubject", keys<Extract<PermissionSubject, { type: "command" }>>()(["type", "command", "cwd"])],
+  FetchSubject: ["FetchSubject", keys<Extract<PermissionSubject, { type: "fetch" }>>()(["type", "url"])],
+  AskQuestionParams: ["AskQuestionParams", keys<AskQuestionParams>()(["sessionId", "toolCallId", "questions"])],
+  Question: ["QuestionModel", keys<Question>()(["questionId", "header", "question", "options", "multiple", "custom"])],
+  CommandTarget: ["CommandTarget", keys<CommandTarget>()(["uri", "range", "diagnostics", "sessionId", "prompt"])],
+  CommandSession: ["CommandSession", keys<CommandSession>()(["sessionId"])],
+  CommandStarted: ["CommandStarted", keys<CommandStarted>()(["sessionId"])],
+  UndoResult: ["UndoResult", keys<UndoResult>()(["sessionId", "messageId", "prompt"])],
+} as const;

@@ -1,0 +1,428 @@
+/**
+ * The chat panel's page. It keeps the state with the shared reducer (`reduceChat`) and renders it
+ * with plain DOM code: each transcript item is rebuilt only when the reducer replaced it. Every
+ * element a test or a person drives has a stable `data-testid` (docs/vscode.md lists them).
+ */
+import {
+  initialChatState,
+  reduceChat,
+  revertedFrom,
+  stateLabel,
+  usageLine,
+  type ChatItem,
+  type ChatState,
+  type HostMessage,
+  type PendingPermission,
+  type PendingQuestion,
+  type ToolItem,
+  type WebviewMessage,
+} from "../shared/reducer";
+import type { AskQuestionResult, ConfigOption, ContentBlock, PermissionOptionKind } from "../shared/protocol";
+import { highlight, renderMarkdown } from "./markdown";
+
+interface VsCodeApi {
+  postMessage(msg: WebviewMessage): void;
+  getState(): { draft?: string } | undefined;
+  setState(state: { draft?: string }): void;
+}
+declare function acquireVsCodeApi(): VsCodeApi;
+
+const vscode = acquireVsCodeApi();
+let state: ChatState = initialChatState();
+const post = (msg: WebviewMessage) => vscode.postMessage(msg);
+
+// -- tiny DOM helper -----------------------------------------------------------------------------
+
+type Attrs = Record<string, string | boolean | undefined | ((e: Event) => void)>;
+function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = {}, ...children: (Node | string | undefined | false)[]): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === false) continue;
+    if (typeof v === "function") el.addEventListener(k.replace(/^on/, ""), v as EventListener);
+    else if (k === "class") el.className = String(v);
+    else if (v === true) el.setAttribute(k, "");
+    else el.setAttribute(k, v);
+  }
+  for (const c of children) if (c !== undefined && c !== false) el.append(c);
+  return el;
+}
+
+// -- the fixed frame -----------------------------------------------------------------------------
+
+const sessionsSelect = h("select", { "data-testid": "sessions-select", title: "Sessions", "aria-label": "Sessions" });
+const newButton = h("button", { "data-testid": "new-session-button", title: "New session" }, "+ New");
+const stateBadge = h("span", { class: "state", "data-testid": "session-state" });
+const serverBanner = h("div", { class: "banner", "data-testid": "server-status", hidden: true });
+const planBox = h("section", { class: "plan", "data-testid": "plan", hidden: true });
+const transcript = h("main", { class: "transcript", "data-testid": "transcript" });
+const pendingBox = h("section", { class: "pending", "data-testid": "pending" });
+const modeSelect = h("select", { "data-testid": "mode-select", title: "Mode", "aria-label": "Mode" });
+const modelSelect = h("select", { "data-testid": "model-select", title: "Model", "aria-label": "Model" });
+const usage = h("div", { class: "usage", "data-testid": "usage-line" });
+const input = h("textarea", { "data-testid": "prompt-input", rows: "3", placeholder: "Ask the agent… (Enter to send, Shift+Enter for a new line)", "aria-label": "Prompt" });
+const sendButton = h("button", { "data-testid": "send-button", class: "primary" }, "Send");
+const stopButton = h("button", { "data-testid": "stop-button" }, "Stop");
+const undoButton = h("button", { "data-testid": "undo-button", title: "Undo the last prompt and its changes" }, "Undo");
+const redoButton = h("button", { "data-testid": "redo-button", title: "Redo what Undo took back" }, "Redo");
+
+const app = document.getElementById("app")!;
+app.append(
+  h("header", { class: "toolbar" }, sessionsSelect, newButton, stateBadge),
+  serverBanner,
+  planBox,
+  transcript,
+  pendingBox,
+  h(
+    "footer",
+    {},
+    h("div", { class: "row pickers" }, modeSelect, modelSelect),
+    usage,
+    input,
+    h("div", { class: "row buttons" }, sendButton, stopButton, h("span", { class: "spacer" }), undoButton, redoButton),
+  ),
+);
+
+input.value = vscode.getState()?.draft ?? "";
+const send = () => {
+  const text = input.value.trim();
+  if (!text) return;
+  post({ type: "prompt", text });
+  input.value = "";
+  vscode.setState({ draft: "" });
+};
+sendButton.addEventListener("click", send);
+input.addEventListener("keydown", (e) => {
+  if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+    e.preventDefault();
+    send();
+  }
+});
+input.addEventListener("input", () => vscode.setState({ draft: input.value }));
+stopButton.addEventListener("click", () => post({ type: "stop" }));
+undoButton.addEventListener("click", () => post({ type: "undo" }));
+redoButton.addEventListener("click", () => post({ type: "redo" }));
+newButton.addEventListener("click", () => post({ type: "newSession" }));
+sessionsSelect.addEventListener("change", () => {
+  if (sessionsSelect.value) post({ type: "selectSession", sessionId: sessionsSelect.value });
+});
+sessionsSelect.addEventListener("focus", () => post({ type: "refreshSessions" }));
+for (const [select, configId] of [[modeSelect, "mode"], [modelSelect, "model"]] as const) {
+  select.addEventListener("change", () => post({ type: "setConfigOption", configId, value: select.value }));
+}
+
+// -- rendering -----------------------------------------------------------------------------------
+
+const rendered = new Map<string, { item: ChatItem; el: HTMLElement }>();
+const cards = new Map<string, HTMLElement>();
+let draftNonce = 0;
+
+function render(): void {
+  const s = state.session;
+  const nearBottom = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 40;
+
+  serverBanner.hidden = state.server.status === "running";
+  serverBanner.textContent = state.server.status === "running" ? "" : state.server.message ?? `Server ${state.server.status}…`;
+  serverBanner.dataset.status = state.server.status;
+
+  renderSessions();
+  stateBadge.textContent = stateLabel(s);
+  stateBadge.dataset.state = s?.state ?? "none";
+  const busy = s?.state === "running" || s?.state === "requires_action";
+  stopButton.disabled = !busy;
+  undoButton.disabled = !s || busy;
+  redoButton.disabled = !s || busy;
+  renderConfig(modeSelect, s?.configOptions.find((o) => o.configId === "mode"));
+  renderConfig(modelSelect, s?.configOptions.find((o) => o.configId === "model"));
+  usage.textContent = usageLine(s?.usage);
+  renderPlan();
+  renderTranscript(s?.items ?? []);
+  renderPending();
+  if (state.draft && state.draft.nonce !== draftNonce) {
+    draftNonce = state.draft.nonce;
+    input.value = state.draft.text;
+    input.focus();
+  }
+  if (nearBottom) transcript.scrollTop = transcript.scrollHeight;
+}
+
+function renderSessions(): void {
+  const active = state.session?.sessionId ?? "";
+  const list = state.sessions.slice();
+  if (active && !list.some((x) => x.sessionId === active)) {
+    list.unshift({ sessionId: active, title: state.session?.title ?? "", workspaceFolder: "", createdAt: "", updatedAt: "", state: state.session!.state, usage: {} });
+  }
+  const signature = JSON.stringify([active, list.map((x) => [x.sessionId, x.title])]);
+  if (sessionsSelect.dataset.signature === signature) return;
+  sessionsSelect.dataset.signature = signature;
+  sessionsSelect.replaceChildren(
+    h("option", { value: "", disabled: true, selected: !active }, list.length ? "Sessions…" : "No sessions yet"),
+    ...list.map((x) => h("option", { value: x.sessionId, selected: x.sessionId === active, "data-testid": "session-option" }, x.title || `Session ${x.sessionId.slice(-6)}`)),
+  );
+}
+
+function renderConfig(select: HTMLSelectElement, option: ConfigOption | undefined): void {
+  select.disabled = !option;
+  const signature = option ? JSON.stringify([option.currentValue, option.options.map((o) => o.value)]) : "";
+  if (select.dataset.signature === signature) return;
+  select.dataset.signature = signature;
+  select.replaceChildren(
+    ...(option
+      ? option.options.map((o) => h("option", { value: o.value, selected: o.value === option.currentValue, title: o.description ?? undefined }, o.name))
+      : [h("option", {}, select === modeSelect ? "mode" : "model")]),
+  );
+}
+
+function renderPlan(): void {
+  const plan = state.session?.plan ?? [];
+  planBox.hidden = plan.length === 0;
+  planBox.replaceChildren(
+    h("h3", {}, "Plan"),
+    h("ul", {}, ...plan.map((e) => h("li", { "data-testid": "plan-entry", "data-status": e.status, class: `plan-${e.status} prio-${e.priority}` }, statusMark(e.status), " ", e.content))),
+  );
+}
+
+function statusMark(status: string): string {
+  return { completed: "✓", in_progress: "▶", cancelled: "✗", pending: "○" }[status] ?? "○";
+}
+
+function renderTranscript(items: ChatItem[]): void {
+  const seen = new Set<string>();
+  let previous: Element | null = null;
+  const hiddenFrom = revertedFrom(state.session);
+  for (const [index, item] of items.entries()) {
+    seen.add(item.id);
+    let entry = rendered.get(item.id);
+    if (!entry || entry.item !== item) {
+      const el = renderItem(item);
+      if (entry) entry.el.replaceWith(el);
+      entry = { item, el };
+      rendered.set(item.id, entry);
+    }
+    const expected: Element | null = previous ? previous.nextElementSibling : transcript.firstElementChild;
+    if (expected !== entry.el) {
+      if (previous) previous.after(entry.el);
+      else transcript.prepend(entry.el);
+    }
+    entry.el.classList.toggle("reverted", hiddenFrom >= 0 && index >= hiddenFrom && item.kind !== "notice");
+    if (item.kind === "text") entry.el.dataset.status = state.session?.messageStatus[item.messageId] ?? "streaming";
+    previous = entry.el;
+  }
+  for (const [id, entry] of rendered) {
+    if (!seen.has(id)) {
+      entry.el.remove();
+      rendered.delete(id);
+    }
+  }
+  if (!items.length && !transcript.querySelector(".empty")) {
+    transcript.append(h("div", { class: "empty" }, state.session ? "Ask something to start." : "Start a new session, or pick one above."));
+  } else if (items.length) {
+    transcript.querySelector(".empty")?.remove();
+  }
+}
+
+function renderItem(item: ChatItem): HTMLElement {
+  switch (item.kind) {
+    case "user":
+      return h("div", { class: "msg user", "data-testid": "message-user", "data-message-id": item.messageId, "data-state": item.state }, ...item.content.map(renderBlock));
+    case "text": {
+      const status = state.session?.messageStatus[item.messageId];
+      const el = h("div", { class: "msg assistant markdown", "data-testid": "message-assistant", "data-message-id": item.messageId, "data-status": status ?? "streaming" });
+      el.innerHTML = renderMarkdown(item.text);
+      return el;
+    }
+    case "reasoning": {
+      const body = h("div", { class: "markdown" });
+      body.innerHTML = renderMarkdown(item.text);
+      return h("details", { class: "msg reasoning", "data-testid": "message-reasoning", "data-message-id": item.messageId }, h("summary", {}, "Thinking"), body);
+    }
+    case "tool":
+      return renderTool(item);
+    case "notice":
+      return h("div", { class: "notice", "data-testid": "notice" }, item.text);
+  }
+}
+
+function renderBlock(block: ContentBlock): Node {
+  if (block.type === "text" && block.text.startsWith("Editor context:\n")) {
+    // what the server added from the editor (active document, selection, diagnostics)
+    return h("details", { class: "context", "data-testid": "message-context" }, h("summary", {}, "Editor context"), h("pre", {}, block.text.slice(16)));
+  }
+  if (block.type === "text") {
+    const el = h("div", { class: "markdown" });
+    el.innerHTML = renderMarkdown(block.text);
+    return el;
+  }
+  const name = block.uri.split("/").pop() ?? block.uri;
+  return h("a", { class: "chip", href: "#", onclick: (e) => { e.preventDefault(); post({ type: "openLocation", uri: block.uri, range: block.type === "resource_link" ? block.range : undefined }); } }, `↗ ${name}`);
+}
+
+const KIND_LABEL: Record<string, string> = { read: "read", edit: "edit", delete: "delete", move: "move", search: "search", execute: "run", think: "think", fetch: "fetch", other: "tool" };
+
+function renderTool(t: ToolItem): HTMLElement {
+  const status = t.status ?? "pending";
+  const input = t.rawInput as Record<string, unknown> | undefined;
+  const command = typeof input?.command === "string" ? input.command : undefined;
+  const text = (t.content ?? []).map((c) => (c.type === "text" ? c.text : c.patch)).join("\n");
+  const running = status === "in_progress" || status === "pending";
+  return h(
+    "div",
+    { class: `tool status-${status}`, "data-testid": "tool-call", "data-tool-call-id": t.toolCallId, "data-status": status, "data-tool-name": t.toolName },
+    h(
+      "div",
+      { class: "tool-head" },
+      h("span", { class: "kind" }, KIND_LABEL[t.toolKind ?? "other"] ?? "tool"),
+      h("span", { class: "tool-title", "data-testid": "tool-call-title" }, t.title || t.toolName || "tool"),
+      h("span", { class: `badge ${status}`, "data-testid": "tool-call-status" }, status.replace("_", " ")),
+    ),
+    command ? h("pre", { class: "command" }, h("code", {}, `$ ${command}`)) : undefined,
+    ...(t.locations ?? []).map((loc) =>
+      h(
+        "a",
+        { class: "location", href: "#", "data-testid": "tool-call-location", onclick: (e) => { e.preventDefault(); post({ type: "openLocation", uri: loc.uri, range: loc.range }); } },
+        `${loc.uri.split("/").pop()}${loc.range ? `:${loc.range.start.line + 1}` : ""}`,
+      ),
+    ),
+    t.permission ? h("div", { class: "perm-state", "data-testid": "tool-call-permission" }, `permission ${t.permission.state}${t.permission.reason ? `: ${t.permission.reason}` : ""}`) : undefined,
+    text ? outputBlock(text, running || status === "failed" || status === "interrupted", (t.content ?? []).some((c) => c.type === "diff")) : undefined,
+  );
+}
+
+function outputBlock(text: string, open: boolean, isDiff: boolean): HTMLElement {
+  const code = h("code", { class: "hljs" });
+  code.innerHTML = highlight(text, isDiff ? "diff" : undefined);
+  return h("details", { class: "output", open }, h("summary", {}, "Output"), h("pre", { "data-testid": "tool-call-output" }, code));
+}
+
+// -- permission and question cards ---------------------------------------------------------------
+
+function renderPending(): void {
+  const active = state.session?.sessionId;
+  const wanted = new Map<string, () => HTMLElement>();
+  for (const p of state.permissions) if (!active || p.params.sessionId === active) wanted.set(p.key, () => permissionCard(p));
+  for (const q of state.questions) if (!active || q.params.sessionId === active) wanted.set(q.key, () => questionCard(q));
+  for (const [key, el] of cards) {
+    if (!wanted.has(key)) {
+      el.remove();
+      cards.delete(key);
+    }
+  }
+  for (const [key, make] of wanted) {
+    if (!cards.has(key)) {
+      const el = make();
+      cards.set(key, el);
+      pendingBox.append(el);
+    }
+  }
+}
+
+const PERMISSION_BUTTONS: [PermissionOptionKind, string, string][] = [
+  ["allow_once", "Allow once", "permission-allow-once"],
+  ["allow_session", "Allow for session", "permission-allow-session"],
+  ["allow_always", "Always", "permission-allow-always"],
+  ["reject_once", "Deny", "permission-deny"],
+];
+
+function permissionCard(p: PendingPermission): HTMLElement {
+  const { params } = p;
+  const answer = (optionId?: string, reason?: string) => post({ type: "permission", key: p.key, optionId, reason });
+  const option = (kind: PermissionOptionKind) => params.options.find((o) => o.kind === kind);
+  const subject = params.subject;
+  const details: (Node | undefined)[] = [];
+  if (subject?.type === "command") details.push(h("pre", { class: "command" }, h("code", {}, `$ ${subject.command}`)));
+  if (subject?.type === "fetch") details.push(h("div", { class: "url" }, subject.url));
+  if (subject?.type === "edit") {
+    for (const f of subject.files) {
+      details.push(
+        h(
+          "div",
+          { class: "file" },
+          h("span", {}, `${f.uri.split("/").pop()} `),
+          h("span", { class: "add" }, `+${f.additions}`),
+          h("span", { class: "del" }, ` −${f.deletions} `),
+          h("button", { "data-testid": "permission-view-diff", "data-uri": f.uri, onclick: () => post({ type: "viewDiff", key: p.key, uri: f.uri }) }, "View diff"),
+        ),
+      );
+    }
+  }
+  const reason = h("textarea", { "data-testid": "permission-reason-input", rows: "2", placeholder: "Why not? The agent reads this and goes on." });
+  const reasonBox = h(
+    "div",
+    { class: "reason", hidden: true },
+    reason,
+    h("button", { "data-testid": "permission-deny-with-reason-submit", onclick: () => answer(option("reject_once")?.optionId ?? "reject_once", reason.value.trim() || "denied") }, "Send"),
+  );
+  const buttons = PERMISSION_BUTTONS.filter(([kind]) => option(kind)).map(([kind, label, testid]) =>
+    h("button", { "data-testid": testid, "data-option-id": option(kind)!.optionId, class: kind === "allow_once" ? "primary" : undefined, onclick: () => answer(option(kind)!.optionId) }, label),
+  );
+  if (option("reject_once")) {
+    buttons.push(h("button", { "data-testid": "permission-deny-with-reason", onclick: () => { reasonBox.hidden = false; reason.focus(); } }, "Deny with reason…"));
+  }
+  return h(
+    "div",
+    { class: "card permission", "data-testid": "permission-card", "data-key": p.key, "data-permission": params.permission, "data-tool-call-id": params.toolCallId },
+    h("div", { class: "card-title" }, `Allow ${params.permission}: ${params.title}`),
+    params.description ? h("div", { class: "desc" }, params.description) : undefined,
+    ...details,
+    params.patterns.length ? h("div", { class: "patterns" }, `"for session"/"always" allows: ${params.patterns.join(", ")}`) : undefined,
+    h("div", { class: "row buttons" }, ...buttons),
+    reasonBox,
+  );
+}
+
+function questionCard(q: PendingQuestion): HTMLElement {
+  const getters: (() => [string, { selected: string[]; custom?: string }])[] = [];
+  const blocks = q.params.questions.map((question, qi) => {
+    const name = `${q.key}-${qi}`;
+    const multiple = !!question.multiple;
+    const boxes = question.options.map((o) =>
+      h("input", { type: multiple ? "checkbox" : "radio", name, value: o.label, "data-testid": "question-option-input", "data-label": o.label }),
+    );
+    const custom = question.custom !== false ? h("input", { type: "text", "data-testid": "question-custom-input", placeholder: "Other answer…" }) : undefined;
+    getters.push(() => {
+      const selected = boxes.filter((b) => b.checked).map((b) => b.value);
+      const text = custom?.value.trim();
+      return [question.questionId, text ? { selected, custom: text } : { selected }];
+    });
+    return h(
+      "fieldset",
+      { class: "question", "data-testid": "question", "data-question-id": question.questionId },
+      h("legend", {}, question.header),
+      h("div", { class: "q" }, question.question),
+      ...question.options.map((o, i) =>
+        h("label", { class: "option", "data-testid": "question-option", "data-label": o.label }, boxes[i], ` ${o.label}`, o.description ? h("span", { class: "desc" }, ` — ${o.description}`) : undefined),
+      ),
+      custom,
+    );
+  });
+  const answer = (result: AskQuestionResult) => post({ type: "question", key: q.key, result });
+  return h(
+    "div",
+    { class: "card question-card", "data-testid": "question-card", "data-key": q.key },
+    ...blocks,
+    h(
+      "div",
+      { class: "row buttons" },
+      h("button", { class: "primary", "data-testid": "question-submit", onclick: () => answer({ outcome: "answered", answers: Object.fromEntries(getters.map((g) => g())) }) }, "Answer"),
+      h("button", { "data-testid": "question-decline", onclick: () => answer({ outcome: "declined" }) }, "Decline"),
+    ),
+  );
+}
+
+// -- messages from the extension -----------------------------------------------------------------
+
+let scheduled = false;
+window.addEventListener("message", (event: MessageEvent<HostMessage>) => {
+  const result = reduceChat(state, event.data);
+  state = result.state;
+  if (result.resync) post({ type: "resync" });
+  if (!scheduled) {
+    scheduled = true;
+    // one render per burst of messages (a timer, not requestAnimationFrame: that one sleeps while hidden)
+    setTimeout(() => {
+      scheduled = false;
+      render();
+    }, 0);
+  }
+});
+render();
+post({ type: "ready" });
