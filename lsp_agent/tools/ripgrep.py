@@ -97,6 +97,9 @@ async def run_rg(
             stopped = await _pump(proc.stdout, separator, on_record)
             if stopped and proc.returncode is None:
                 _kill(proc)
+            # Read what is left: a reader that stopped reading holds its transport paused,
+            # the pipe's end is never seen, and wait() (which waits for the pipes) would hang.
+            await _discard(proc.stdout)
             code = await proc.wait()
             errors = await stderr
     except TimeoutError:
@@ -142,6 +145,11 @@ async def _pump(
             pending.clear()
         pending += tail[: max(0, MAX_RECORD_BYTES - len(pending))]
     return bool(pending) and not on_record(bytes(pending))
+
+
+async def _discard(stream: asyncio.StreamReader) -> None:
+    while await stream.read(_CHUNK):
+        pass
 
 
 async def _read_capped(stream: asyncio.StreamReader) -> bytes:
