@@ -141,6 +141,9 @@ class SessionService:
         self._sources = sources or FoldersOnly()
         self._snapshots = snapshots
         self._background: set[asyncio.Task[None]] = set()
+        self._config_changes: dict[str, int] = {}
+        """``set_config`` calls per session: a running turn re-reads the session only when
+        this moved (one query per step saved)."""
 
     async def create(
         self,
@@ -331,6 +334,7 @@ class SessionService:
                 "config_changed",
                 {"configId": config_id, "value": value, "configOptions": options},
             )
+            self._config_changes[session_id] = self._config_changes.get(session_id, 0) + 1
         return options
 
     def _config_options(self, mode: str, model: str) -> list[dict[str, Any]]:
@@ -654,6 +658,8 @@ class _LiveConfig:
         self._mode_override = mode_override
         self._model_override = model_override
         self._key: tuple[str, str, tuple[str, ...]] | None = None
+        self._info: SessionInfo | None = None
+        self._seen_changes = -1
         self._config: TurnConfig | None = None
         self._provider: Provider | None = None
 
@@ -674,10 +680,13 @@ class _LiveConfig:
         return self._config, self._provider
 
     async def refresh(self) -> tuple[TurnConfig, Provider]:
-        info = await self._service._store.session(self._session_id)
-        if info is None:  # deleted under the turn: keep going as configured
-            return self.config, self._provider_now()
-        return self.apply(info)
+        changes = self._service._config_changes.get(self._session_id, 0)
+        if self._info is None or changes != self._seen_changes:
+            info = await self._service._store.session(self._session_id)
+            if info is None:  # deleted under the turn: keep going as configured
+                return self.config, self._provider_now()
+            self._info, self._seen_changes = info, changes
+        return self.apply(self._info)
 
     def _provider_now(self) -> Provider:
         assert self._provider is not None, "apply() first"
