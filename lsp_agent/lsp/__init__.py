@@ -109,30 +109,34 @@ def build_server(env: Mapping[str, str]) -> tuple[AgentServer, Callable[[], Awai
     return server, close
 
 
-def _wrap(name: str, holder: Holder, is_request: bool) -> Callable[[Any], Awaitable[Any]]:
-    handler = HANDLERS[name]
-
-    async def handle(params: Any) -> Any:
+async def _call(name: str, holder: Holder, handler: Any, params: Any, *, is_request: bool) -> Any:
+    """Run a handler with validated params: bad params, no host yet and errors become the
+    JSON-RPC errors of a request, or are logged for a notification (nobody to answer)."""
+    try:
         if isinstance(params, BadParams):
-            if not is_request:
-                _log.warning("%s: %s", name, params.message)
-                return None
             raise RpcError(params.message, -32602)
         host = holder.host
         if host is None:
-            if not is_request:
-                return None
             raise RpcError("the server is not initialized", SERVER_NOT_INITIALIZED)
         try:
             result = await handler(host, params)
         except JsonRpcException:
             raise
         except Exception as error:
-            if not is_request:
-                _log.warning("%s failed: %s", name, error)
-                return None
             raise to_rpc_error(error, name) from error
-        return result.dump() if isinstance(result, Model) else result
+    except JsonRpcException as error:
+        if is_request:
+            raise
+        _log.warning("%s: %s", name, error)
+        return None
+    return result.dump() if isinstance(result, Model) else result
+
+
+def _wrap(name: str, holder: Holder, is_request: bool) -> Callable[[Any], Awaitable[Any]]:
+    handler = HANDLERS[name]
+
+    async def handle(params: Any) -> Any:
+        return await _call(name, holder, handler, params, is_request=is_request)
 
     handle.__name__ = name.replace("/", "_")
     return handle
@@ -140,7 +144,7 @@ def _wrap(name: str, holder: Holder, is_request: bool) -> Callable[[Any], Awaita
 
 def _command(name: str, holder: Holder) -> Callable[..., Awaitable[Any]]:
     """A ``workspace/executeCommand`` handler: one argument, validated like params."""
-    spec = COMMAND_TYPES[name]
+    spec = Method.for_command(COMMAND_TYPES[name])
     handler = COMMAND_HANDLERS[name]
 
     async def run(ls: object, *arguments: object) -> Any:
@@ -150,19 +154,8 @@ def _command(name: str, holder: Holder) -> Callable[..., Awaitable[Any]]:
                 f"invalid params: {name} takes exactly one argument, got {len(arguments)}",
                 -32602,
             )
-        argument = validate_params(Method.for_command(spec), arguments[0])
-        if isinstance(argument, BadParams):
-            raise RpcError(argument.message, -32602)
-        host = holder.host
-        if host is None:
-            raise RpcError("the server is not initialized", SERVER_NOT_INITIALIZED)
-        try:
-            result = await handler(host, argument)
-        except JsonRpcException:
-            raise
-        except Exception as error:
-            raise to_rpc_error(error, name) from error
-        return result.dump()
+        argument = validate_params(spec, arguments[0])
+        return await _call(name, holder, handler, argument, is_request=True)
 
     run.__name__ = name.replace(".", "_")
     return run

@@ -86,7 +86,7 @@ class OpenDocuments:
 
     def uri_for(self, path: str) -> str:
         """The uri the editor uses for ``path`` (its own if open, else a ``file:`` uri)."""
-        return self._uri_by_path.get(path) or _file_uri(path)
+        return self._uri_by_path.get(path) or file_uri(path)
 
     async def wait_for(self, path: str, text: str, timeout: float) -> bool:
         """Wait until the open document at ``path`` holds ``text`` (or is closed)."""
@@ -116,5 +116,6 @@ class OpenDocuments:
                 waiter.set_result(None)
 
 
-def _file_uri(path: str) -> str:
+def file_uri(path: str) -> str:
+    """The ``file:`` uri of an absolute path."""
     return PurePosixPath(path).as_uri()

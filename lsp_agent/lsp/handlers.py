@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable
-from pathlib import PurePosixPath
 from typing import Any
 
 from lsp_agent.core.errors import SessionNotFound
 from lsp_agent.core.export import export_session
 from lsp_agent.core.transcript import SessionInfo
 from lsp_agent.lsp import protocol as p
-from lsp_agent.lsp.documents import path_of_uri
-from lsp_agent.lsp.errors import InvalidParams, SessionBusy
+from lsp_agent.lsp.documents import file_uri, path_of_uri
+from lsp_agent.lsp.errors import InvalidParams
 from lsp_agent.lsp.host import AgentHost
 
 MODES = ("build", "plan")
@@ -58,7 +57,7 @@ async def session_list(host: AgentHost, params: p.SessionListParams) -> p.Sessio
     folder = None
     if params.workspace_folder is not None:
         path = path_of_uri(params.workspace_folder)
-        folder = params.workspace_folder if path is None else _uri(path)
+        folder = params.workspace_folder if path is None else file_uri(os.path.realpath(path))
     offset = 0
     if params.cursor is not None:
         if not params.cursor.isdigit():
@@ -143,7 +142,7 @@ async def session_prompt(host: AgentHost, params: p.PromptParams) -> p.PromptRes
     await require_session(host, session_id)
     key = (session_id, params.client_message_id) if params.client_message_id else None
     if key is not None and key in host.prompt_answers:
-        return p.PromptResult.model_validate(host.prompt_answers[key])
+        return host.prompt_answers[key]
     if params.client_message_id is not None:
         existing = await host.store.find_admitted(session_id, params.client_message_id)
         if existing is not None:
@@ -154,7 +153,7 @@ async def session_prompt(host: AgentHost, params: p.PromptParams) -> p.PromptRes
         host, session_id, blocks, client_message_id=params.client_message_id
     )
     if key is not None:
-        host.prompt_answers[key] = result.dump()
+        host.remember_answer(key, result)
     return result
 
 
@@ -257,7 +256,7 @@ def _checkpoint_file(folder: str, entry: dict[str, Any]) -> p.CheckpointFile:
 
 def _uri_in(folder: str, path: str) -> str:
     """The uri of ``path`` (relative to the session's folder, or absolute)."""
-    return PurePosixPath(folder, path).as_uri() if folder else PurePosixPath(path).as_uri()
+    return file_uri(os.path.join(folder, path) if folder else path)
 
 
 def _context_blocks(context: p.PromptContext | None) -> list[dict[str, Any]]:
@@ -289,10 +288,6 @@ def _context_blocks(context: p.PromptContext | None) -> list[dict[str, Any]]:
     return [{"type": "text", "text": "Editor context:\n" + "\n".join(lines)}]
 
 
-def _uri(path: str) -> str:
-    return PurePosixPath(os.path.realpath(path)).as_uri()
-
-
 Handler = Callable[[AgentHost, Any], Awaitable[Any]]
 
 HANDLERS: dict[str, Handler] = {
@@ -313,5 +308,3 @@ HANDLERS: dict[str, Handler] = {
     "agent/revert/clear": revert_clear,
     "agent/revert/commit": revert_commit,
 }
-
-__all__ = ["HANDLERS", "SessionBusy"]

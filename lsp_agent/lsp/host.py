@@ -20,6 +20,7 @@ from lsprotocol import types as lsp
 from lsp_agent.app import App, build_app, data_dir, open_data_store
 from lsp_agent.core.errors import ConfigError, LspAgentError
 from lsp_agent.core.export import export_session
+from lsp_agent.lsp import protocol as p
 from lsp_agent.lsp.documents import OpenDocuments, path_of_uri
 from lsp_agent.lsp.editor import ChangeSets, LspEditor
 from lsp_agent.lsp.errors import InvalidParams
@@ -31,6 +32,8 @@ from lsp_agent.settings import load_settings, resolve_model
 from lsp_agent.storage.event_log import SqliteEventStore
 
 _log = logging.getLogger(__name__)
+
+KEPT_PROMPT_ANSWERS = 1024
 
 
 class AgentUnavailable(LspAgentError):
@@ -62,7 +65,10 @@ class AgentHost:
         self._app_error = app_error
         self.plain = plain
         """Progress and transcripts for a plain LSP client; None for an agent front-end."""
-        self.prompt_answers: dict[tuple[str, str], dict[str, Any]] = {}
+        self.prompt_answers: dict[tuple[str, str], p.PromptResult] = {}
+        """Answers by (session, clientMessageId), so a retried prompt gets the same answer;
+        the oldest are forgotten past ``KEPT_PROMPT_ANSWERS`` (then the log still knows the
+        message id)."""
         self.scheduler = TurnScheduler(run_turn=self._run_turn, has_pending=self._has_pending)
 
     @property
@@ -70,6 +76,11 @@ class AgentHost:
         if self._app is None:
             raise AgentUnavailable(self._app_error or "the agent is not available")
         return self._app
+
+    def remember_answer(self, key: tuple[str, str], result: p.PromptResult) -> None:
+        self.prompt_answers[key] = result
+        while len(self.prompt_answers) > KEPT_PROMPT_ANSWERS:
+            del self.prompt_answers[next(iter(self.prompt_answers))]
 
     @property
     def agent_available(self) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 import threading
 import uuid
 from collections.abc import Mapping
@@ -18,7 +19,6 @@ from typing import Any
 import attrs
 from lsprotocol import types as lsp
 from pydantic import ValidationError
-from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
@@ -26,7 +26,7 @@ from pygls.protocol.json_rpc import JsonRPCProtocol, MsgId
 
 from lsp_agent import __version__
 from lsp_agent.lsp.documents import OpenDocuments
-from lsp_agent.lsp.errors import RpcError, describe_validation_error, to_rpc_error
+from lsp_agent.lsp.errors import RpcError, describe_validation_error
 from lsp_agent.lsp.protocol import (
     COMMAND_TYPES,
     METHODS,
@@ -242,17 +242,13 @@ class AgentServer(LanguageServer):
         _log.error("server error (%s): %s", getattr(source, "__name__", source), error)
 
 
-def rpc_error(error: BaseException, method: str) -> JsonRpcException:
-    return to_rpc_error(error, method)
-
-
 def serve_stdio(server: AgentServer, on_close: Any) -> None:
     """Serve on stdin/stdout until the client goes away; ``on_close`` is awaited at the end."""
 
     async def main() -> None:
         server._stop_event = stop = threading.Event()
-        reader = StdinAsyncReader(_stdin(), server.thread_pool)
-        server.protocol.set_writer(StdoutWriter(_stdout()))
+        reader = StdinAsyncReader(sys.stdin.buffer, server.thread_pool)
+        server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
         try:
             await run_async(
                 stop_event=stop,
@@ -312,15 +308,3 @@ def serve_tcp(server: AgentServer, host: str, port: int, on_close: Any) -> None:
 def _shutdown(server: AgentServer) -> None:
     stop: Any = server
     stop.shutdown()
-
-
-def _stdin() -> Any:
-    import sys
-
-    return sys.stdin.buffer
-
-
-def _stdout() -> Any:
-    import sys
-
-    return sys.stdout.buffer

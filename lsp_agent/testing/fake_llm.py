@@ -993,6 +993,10 @@ class FakeLLMServer:
         with self._lock:
             return [r.copy() for r in self._log]
 
+    def model_bodies(self) -> list[dict[str, Any]]:
+        """The bodies of the model requests, in order (side requests such as titles left out)."""
+        return [r.body for r in self.requests if r.turn != "side"]
+
     @property
     def remaining_turns(self) -> int:
         """How many script turns have not been (completely) served yet."""

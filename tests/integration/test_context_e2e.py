@@ -37,10 +37,6 @@ def session_id(cwd: Path) -> str:
     return str(listing["sessions"][0]["sessionId"])
 
 
-def model_bodies(server: FakeLLMServer) -> list[dict[str, Any]]:
-    return [r.body for r in server.requests if r.turn != "side"]
-
-
 def without_cache_marks(value: Any) -> Any:
     """Requests move their cache breakpoint forward; the content itself must not change."""
     value = copy.deepcopy(value)
@@ -68,7 +64,7 @@ def test_the_prefix_stays_byte_identical_across_steps_turns_and_restarts(workspa
         run(server, workspace, "one")
         sid = session_id(workspace)
         run(server, workspace, "two", "--session", sid)  # a new process: a restart
-        bodies = model_bodies(server)
+        bodies = server.model_bodies()
     assert len(bodies) == 4
     system = bodies[0]["system"]
     system_text = json.dumps(without_cache_marks(system))
@@ -90,7 +86,7 @@ def test_edited_instructions_arrive_as_a_note_and_the_system_stays(workspace: Pa
         sid = session_id(workspace)
         (workspace / "AGENTS.md").write_text("Always answer in limericks.\n")
         run(server, workspace, "two", "--session", sid)
-        first, second = model_bodies(server)
+        first, second = server.model_bodies()
     assert without_cache_marks(second["system"]) == without_cache_marks(first["system"])
     later = json.dumps(second["messages"][len(first["messages"]) :])
     assert "Always answer in limericks." in later
@@ -107,7 +103,7 @@ def test_unreadable_instructions_hold_the_input_back_until_they_can_be_read(
         failed = cli("run", "--model", "anthropic/claude-test", "hello", cwd=workspace, env=env)
         assert failed.returncode == 1
         assert "AGENTS.md" in failed.stderr
-        assert model_bodies(server) == []
+        assert server.model_bodies() == []
         sid = session_id(workspace)
         shown = json.loads(cli("sessions", "show", sid, "--json", cwd=workspace, env={}).stdout)
         assert shown["messages"] == []  # admitted, not promoted: nothing sent yet
@@ -124,7 +120,7 @@ def test_unreadable_instructions_hold_the_input_back_until_they_can_be_read(
             env=env,
         )
         assert ok.returncode == 0, ok.stderr
-        (body,) = model_bodies(server)
+        (body,) = server.model_bodies()
     user_texts = json.dumps([m for m in body["messages"] if m["role"] == "user"])
     assert "hello" in user_texts
     assert "again" in user_texts

@@ -23,10 +23,6 @@ ERROR = {
 }
 
 
-def model_bodies(fake_llm: FakeLLMServer) -> list[dict[str, Any]]:
-    return [r.body for r in fake_llm.requests if r.turn != "side"]
-
-
 async def wait_until(predicate: Any, timeout: float = 30.0) -> None:
     for _ in range(int(timeout / 0.05)):
         if predicate():
@@ -92,7 +88,7 @@ async def test_a_fix_code_action_starts_a_session_about_the_diagnostic(
         session = started["sessionId"]
         end = await client.wait_idle(session)
         assert end["stopReason"] == "end_turn"
-    body = model_bodies(fake_llm)[0]
+    body = fake_llm.model_bodies()[0]
     assert "diagnostics" in [tool["name"] for tool in body["tools"]]  # offered with an editor
     first = str(body["messages"])
     assert "Name 'undefined_name' is not defined" in first
@@ -122,7 +118,7 @@ async def test_an_edit_that_introduces_an_error_reports_it_in_the_tool_result(
         session = await client.new_session()
         await client.prompt(session, "break it")
         await client.wait_idle(session)
-    result = str(model_bodies(fake_llm)[1]["messages"])
+    result = str(fake_llm.model_bodies()[1]["messages"])
     assert "undefined name: undefined_name" in result
     assert "ERROR [1:5]" in result
 

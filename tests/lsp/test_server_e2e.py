@@ -23,10 +23,6 @@ from lsp_agent.testing.lsp_client import (
 EDITORS = ["visual_studio_code", "neovim"]
 
 
-def model_bodies(fake_llm: FakeLLMServer) -> list[dict[str, Any]]:
-    return [r.body for r in fake_llm.requests if r.turn != "side"]
-
-
 def streamed_text(updates: list[dict[str, Any]]) -> str:
     return "".join(
         u["update"]["text"]
@@ -64,7 +60,7 @@ async def test_read_sees_the_unsaved_buffer(
         answer = await client.prompt(session, "read a.py")
         assert answer["queued"] is False
         assert (await client.wait_idle(session))["stopReason"] == "end_turn"
-    second = str(model_bodies(fake_llm)[1]["messages"])
+    second = str(fake_llm.model_bodies()[1]["messages"])
     assert "unsaved = 2" in second
     assert "on_disk" not in second
 
@@ -149,7 +145,7 @@ async def test_a_reject_with_a_reason_reaches_the_model(
         assert (await client.wait_idle(session))["stopReason"] == "end_turn"
         assert client.applied_edits == []
         assert client.documents[path.as_uri()].text == "value = 1\n"
-    assert "use tabs, not spaces" in str(model_bodies(fake_llm)[1]["messages"])
+    assert "use tabs, not spaces" in str(fake_llm.model_bodies()[1]["messages"])
     assert path.read_text() == "value = 1\n"
 
 
@@ -170,7 +166,7 @@ async def test_a_buffer_changed_after_the_ask_is_a_conflict_not_a_disk_write(
         await client.prompt(session, "change it")
         await client.wait_idle(session)
         assert tool_updates(client.session_updates(session), "edit")[-1]["status"] == "failed"
-    result = str(model_bodies(fake_llm)[1]["messages"])
+    result = str(fake_llm.model_bodies()[1]["messages"])
     assert "refused" in result
     assert path.read_text() == "value = 1\n"
 
@@ -327,7 +323,7 @@ async def test_every_workspace_folder_is_inside_the_boundary_and_it_follows_chan
         await client.prompt(session, "read b.py")
         await client.wait_idle(session)
         assert client.permission_requests == []  # the second folder is inside, no ask
-        assert "in_second = True" in str(model_bodies(fake_llm)[1]["messages"])
+        assert "in_second = True" in str(fake_llm.model_bodies()[1]["messages"])
 
         client.client.workspace_did_change_workspace_folders(
             lsp.DidChangeWorkspaceFoldersParams(
@@ -348,7 +344,7 @@ async def test_every_workspace_folder_is_inside_the_boundary_and_it_follows_chan
         )
         [asked] = client.permission_requests
         assert asked["permission"] == "external_directory"
-        assert "stay in the workspace" in str(model_bodies(fake_llm)[3]["messages"])
+        assert "stay in the workspace" in str(fake_llm.model_bodies()[3]["messages"])
 
 
 async def test_a_folder_added_later_can_hold_a_session(
@@ -458,7 +454,7 @@ async def test_questions_go_to_the_editor_and_the_answers_to_the_model(
             if u["update"]["sessionUpdate"] == "question_update"
         ]
         assert states == ["asked", "answered"]
-    assert "tabs" in str(model_bodies(fake_llm)[1]["messages"])
+    assert "tabs" in str(fake_llm.model_bodies()[1]["messages"])
 
 
 async def test_a_plain_lsp_client_is_asked_with_show_message_request(

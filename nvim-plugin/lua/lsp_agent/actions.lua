@@ -257,14 +257,28 @@ function M.client_commands()
 end
 
 --- Stop the current session's turn.
-function M.stop(session_id)
+--- The session to act on (the current one by default) and its running client, or nothing
+--- after saying why; with `command`, also that the server offers it.
+local function session_client(session_id, verb, command)
   session_id = session_id or session.current
   if not session_id then
-    return log.warn("no session to stop")
+    return log.warn("no session to %s", verb)
   end
   local client = client_mod.get(session_id)
   if not client then
     return log.warn("the server is not running")
+  end
+  if command and not client_mod.has_command(client, command) then
+    return log.error("this server cannot %s (it does not offer %s)", verb, command)
+  end
+  return session_id, client
+end
+
+function M.stop(session_id)
+  local client
+  session_id, client = session_client(session_id, "stop")
+  if not client then
+    return
   end
   client:notify(protocol.notifications.cancel, { sessionId = session_id })
   log.info("cancel sent for %s", session_id)
@@ -273,16 +287,10 @@ end
 --- Undo the last prompt of the current session (files and messages); the prompt is offered
 --- again in the prompt area. `lspAgent.undo`.
 function M.undo(session_id)
-  session_id = session_id or session.current
-  if not session_id then
-    return log.warn("no session to undo")
-  end
-  local client = client_mod.get(session_id)
+  local client
+  session_id, client = session_client(session_id, "undo", protocol.commands.undo)
   if not client then
-    return log.warn("the server is not running")
-  end
-  if not client_mod.has_command(client, protocol.commands.undo) then
-    return log.error("this server cannot undo (it does not offer %s)", protocol.commands.undo)
+    return
   end
   M.execute(client, protocol.commands.undo, { sessionId = session_id }, function(result)
     vim.cmd("silent! checktime")
@@ -296,16 +304,10 @@ end
 
 --- Redo what the last undo took back. `lspAgent.redo`.
 function M.redo(session_id)
-  session_id = session_id or session.current
-  if not session_id then
-    return log.warn("no session to redo")
-  end
-  local client = client_mod.get(session_id)
+  local client
+  session_id, client = session_client(session_id, "redo", protocol.commands.redo)
   if not client then
-    return log.warn("the server is not running")
-  end
-  if not client_mod.has_command(client, protocol.commands.redo) then
-    return log.error("this server cannot redo (it does not offer %s)", protocol.commands.redo)
+    return
   end
   M.execute(client, protocol.commands.redo, { sessionId = session_id }, function()
     vim.cmd("silent! checktime")
