@@ -10,6 +10,7 @@ from pathlib import Path
 import attrs
 import platformdirs
 
+from lsp_agent.auth.keys import ProviderKeys, preload
 from lsp_agent.context_sources import FileContextSources
 from lsp_agent.core.clock import SystemClock, UlidIds
 from lsp_agent.core.compaction import CompactionPolicy
@@ -23,6 +24,7 @@ from lsp_agent.core.session import AgentOptions, SessionService
 from lsp_agent.model_catalog import ConfiguredModels
 from lsp_agent.providers import make_provider
 from lsp_agent.recovery import RecoveryReport, recover
+from lsp_agent.sandbox import CommandSandbox
 from lsp_agent.settings import DEFAULT_API_KEY_ENV, ResolvedModel, Settings, user_config_file
 from lsp_agent.snapshots import GitShadowSnapshots
 from lsp_agent.storage.event_log import SqliteEventStore, open_store
@@ -113,7 +115,11 @@ def agent_options(settings: Settings, model: ResolvedModel) -> AgentOptions:
         model=model.info,
         mode=settings.mode,
         max_steps=settings.max_steps,
-        retry=RetryPolicy(max_retries=settings.retry.max_retries),
+        retry=RetryPolicy(
+            max_retries=settings.retry.max_retries,
+            initial_delay=settings.retry.initial_delay,
+            stream_idle_timeout=settings.retry.stream_idle_timeout,
+        ),
         thinking=thinking,
         titles=settings.title.enabled,
     )
@@ -135,12 +141,19 @@ async def build_app(
     """``roots``: the folders a session may touch (an editor's workspace folders); default
     the session's own folder. ``editor_diagnostics``: the editor reports its language
     servers' diagnostics (``editor.diagnostics``), so the ``diagnostics`` tool is offered."""
+    keys = key_variables(settings)
+    secrets = SecretFilter.from_env(env, keys)
+    provider_keys = ProviderKeys(env, secrets=secrets)  # the environment, then the keyring
+    # Keyring keys are registered with the filter before any session runs; the first
+    # keyring access costs ~0.2 s, so it overlaps the rest of the start-up.
+    preloading = asyncio.ensure_future(asyncio.to_thread(preload, provider_keys, settings))
     provider = make_provider(
         model.provider_type,
         name=model.info.provider,
         base_url=model.base_url,
         api_key_env=model.api_key_env,
         env=env,
+        stored_key=provider_keys.stored,
     )
     store = store or await open_data_store(env)
     clock = clock or SystemClock()
@@ -149,8 +162,6 @@ async def build_app(
     limits = OutputLimits(
         max_lines=settings.tool_output.max_lines, max_bytes=settings.tool_output.max_bytes
     )
-    keys = key_variables(settings)
-    secrets = SecretFilter.from_env(env, keys)
     user_dir = user_config_file(env).parent
     skills = await asyncio.to_thread(discover_skills, [str(workspace)], str(user_dir))
     tools = default_registry(
@@ -162,12 +173,18 @@ async def build_app(
         allow_hosts=settings.webfetch.allow_hosts,
         skills=skills,
         editor_diagnostics=editor_diagnostics,
+        sandbox=CommandSandbox(
+            settings.sandbox.mode,
+            allow_read=settings.sandbox.allow_read,
+            hidden=(str(data_dir(env)),),
+        ),
     )
     options = attrs.evolve(agent_options(settings, model), secrets=secrets)
     sources = FileContextSources(
         user_config_dir=user_dir,
         configured=settings.instructions,
         skills=lambda roots: discover_skills(list(roots), str(user_dir)),
+        secrets=secrets,
     )
     snapshots = None
     if settings.snapshots:
@@ -176,6 +193,7 @@ async def build_app(
             await snapshots.prune()
         except Exception:  # housekeeping never blocks start-up
             _log.warning("could not prune old snapshots", exc_info=True)
+    await preloading
     sessions = SessionService(
         snapshots=snapshots,
         sources=sources,
@@ -186,7 +204,7 @@ async def build_app(
         clock=clock,
         ids=ids or UlidIds(),
         options=options,
-        models=ConfiguredModels(settings, env, model, provider),
+        models=ConfiguredModels(settings, env, model, provider, provider_keys.stored),
         roots=roots,
     )
     return App(settings=settings, store=store, sessions=sessions)

@@ -1,7 +1,8 @@
-"""The ``lsp-agent`` command line (contract.md "Command line").
+"""lsp-agent: a coding agent inside a language server, and in the terminal with "run".
 
-Exit status: 0 ok; 1 failed (one line on stderr says why); 2 bad usage, invalid config or
-unknown session; 3 the step limit ended the turn; 130 interrupted.
+Exit status (README "Exit status"): 0 ok; 1 failed (one line on stderr says why); 2 bad
+usage, invalid config or unknown session; 3 the step limit ended the turn; 4 a permission
+ask was refused, so what it asked for was not done; 130 interrupted.
 """
 
 from __future__ import annotations
@@ -17,18 +18,38 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from lsp_agent import __version__
+from lsp_agent.auth.command import add_auth_parser, run_auth
 from lsp_agent.core.errors import ConfigError, LspAgentError, SessionNotFound
+from lsp_agent.display import block, one_line
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_MAX_STEPS, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_MAX_STEPS, EXIT_REFUSED = 0, 1, 2, 3, 4
+EXIT_INTERRUPTED = 130
+
+_EPILOG = """exit status: 0 ok, 1 failed, 2 bad usage / invalid config / unknown session,
+3 the step limit ended the turn, 4 a permission ask was refused, 130 interrupted.
+Sessions live in the data folder (`lsp-agent doctor` prints it; LSP_AGENT_DATA_DIR sets it)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="lsp-agent", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="lsp-agent",
+        description=__doc__.splitlines()[0],
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"lsp-agent {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     run = commands.add_parser("run", help="one headless turn in the current directory")
-    run.add_argument("prompt", metavar="PROMPT")
+    run.add_argument("prompt", metavar="PROMPT", help='the request; "-" reads it from stdin')
+    run.add_argument(
+        "--file",
+        action="append",
+        default=[],
+        dest="files",
+        metavar="PATH",
+        help="attach a workspace file to the prompt (repeatable)",
+    )
     run.add_argument("--model", help="PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-5")
     run.add_argument("--mode", choices=("build", "plan"))
     run.add_argument("--cwd", help="the workspace folder (default: the current directory)")
@@ -56,10 +77,17 @@ def build_parser() -> argparse.ArgumentParser:
     revert = verbs.add_parser("revert", help="take files (and messages) back to before a message")
     revert.add_argument("id", metavar="ID")
     what = revert.add_mutually_exclusive_group(required=True)
-    what.add_argument("--message", metavar="MID", help="stage a revert to before this message")
+    what.add_argument(
+        "--message",
+        metavar="MID",
+        help="stage a revert to before this user message (an assistant message id: to"
+        " before the user message it answered); ids are in `sessions show`",
+    )
     what.add_argument("--clear", action="store_true", help="undo the staged revert")
     what.add_argument("--commit", action="store_true", help="make the staged revert final")
     revert.add_argument("--force", action="store_true", help="also restore files you changed")
+    delete = verbs.add_parser("delete", help="delete sessions for good (not one whose turn runs)")
+    delete.add_argument("ids", nargs="+", metavar="ID")
 
     serve = commands.add_parser("serve", help="the language server (stdio by default)")
     transport = serve.add_mutually_exclusive_group()
@@ -67,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     transport.add_argument("--tcp", metavar="HOST:PORT", help="listen for one client on TCP")
 
     commands.add_parser("doctor", help="what is installed and configured, what is missing")
+    add_auth_parser(commands)
     return parser
 
 
@@ -80,6 +109,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    from lsp_agent.sandbox import forbid_inspection
+
+    forbid_inspection()  # commands must not read this process's environment (the keys)
     if args.command == "run":
         return _run_with_interrupt(args, env)
     if args.command == "serve":
@@ -88,6 +120,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return asyncio.run(_with_agent(args, env, sys.stdout, sys.stderr))
     if args.command == "sessions":
         return asyncio.run(_sessions(args, env, sys.stdout, sys.stderr))
+    if args.command == "auth":
+        return run_auth(
+            args, env=env, cwd=Path.cwd(), stdin=sys.stdin, out=sys.stdout, err=sys.stderr
+        )
     from lsp_agent.doctor import run_doctor
 
     return asyncio.run(run_doctor(env=env, cwd=Path.cwd(), out=sys.stdout))
@@ -97,10 +133,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run_with_interrupt(args: argparse.Namespace, env: dict[str, str]) -> int:
-    """Run the turn; SIGINT cancels it so the log ends consistently, then exit 130."""
+    """Run the turn; SIGINT cancels it so the log ends consistently, then exit 130.
+
+    ``run -`` reads the prompt before the event loop starts, so Ctrl-C while typing it
+    interrupts the read (nothing has been recorded yet)."""
+    prompt = args.prompt
+    if prompt == "-":
+        try:
+            prompt = sys.stdin.read()
+        except KeyboardInterrupt:
+            sys.stderr.write("interrupted\n")
+            return EXIT_INTERRUPTED
 
     async def runner() -> int:
-        task = asyncio.ensure_future(_run(args, env, sys.stdout, sys.stderr))
+        from lsp_agent.storage.db import StorageError
+
+        task = asyncio.ensure_future(_run(args, env, sys.stdout, sys.stderr, prompt=prompt))
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, task.cancel)
         try:
@@ -108,6 +156,8 @@ def _run_with_interrupt(args: argparse.Namespace, env: dict[str, str]) -> int:
         except asyncio.CancelledError:
             sys.stderr.write("interrupted\n")
             return EXIT_INTERRUPTED
+        except StorageError as error:  # e.g. the data disk is full before the turn starts
+            return _fail(sys.stderr, f"error: {error}", EXIT_FAILED)
         finally:
             loop.remove_signal_handler(signal.SIGINT)
             # The turn is over and recorded; a late second Ctrl-C must not kill the exit.
@@ -116,16 +166,31 @@ def _run_with_interrupt(args: argparse.Namespace, env: dict[str, str]) -> int:
     return asyncio.run(runner())
 
 
-async def _run(args: argparse.Namespace, env: Mapping[str, str], out: TextIO, err: TextIO) -> int:
-    from lsp_agent.app import build_app, open_data_store
+async def _run(
+    args: argparse.Namespace,
+    env: Mapping[str, str],
+    out: TextIO,
+    err: TextIO,
+    *,
+    prompt: str,
+    stdin: TextIO | None = None,
+) -> int:
+    """One turn of ``prompt`` (``args.prompt``, or what stdin held for ``run -``)."""
+    from lsp_agent.app import build_app, key_variables, open_data_store
+    from lsp_agent.attachments import AttachmentError, attachment_blocks
+    from lsp_agent.auth.keys import ProviderKeys, preload
+    from lsp_agent.core.secrets import SecretFilter
     from lsp_agent.headless import TerminalEditor
     from lsp_agent.settings import load_settings, resolve_model
 
+    stdin = stdin if stdin is not None else sys.stdin
     workspace = Path(os.path.realpath(args.cwd or os.getcwd()))
     if not workspace.is_dir():
         return _fail(err, f"not a folder: {workspace}", EXIT_USAGE)
     if args.max_steps is not None and args.max_steps < 1:
         return _fail(err, "--max-steps must be at least 1", EXIT_USAGE)
+    if not prompt.strip():
+        return _fail(err, "the prompt is empty", EXIT_USAGE)
     overrides = {
         k: v
         for k, v in {"model": args.model, "mode": args.mode, "max_steps": args.max_steps}.items()
@@ -136,6 +201,13 @@ async def _run(args: argparse.Namespace, env: Mapping[str, str], out: TextIO, er
         model = resolve_model(settings)
     except ConfigError as error:
         return _fail(err, str(error), _config_exit(error))
+    try:
+        secrets = SecretFilter.from_env(env, key_variables(settings))
+        if args.files:  # keys kept in the keyring are masked in attached files too
+            await asyncio.to_thread(preload, ProviderKeys(env, secrets=secrets), settings)
+        attached = await asyncio.to_thread(attachment_blocks, workspace, args.files, secrets)
+    except AttachmentError as error:
+        return _fail(err, str(error), EXIT_USAGE)
     store = await open_data_store(env)
     try:
         if args.session is not None and await store.session(args.session) is None:
@@ -145,30 +217,74 @@ async def _run(args: argparse.Namespace, env: Mapping[str, str], out: TextIO, er
             stderr=err,
             json_lines=args.json,
             approve_asks=args.yes,
-            read_line=sys.stdin.readline if _interactive() else None,
+            # Asks go to a person only on a terminal, and never once stdin gave the prompt.
+            read_line=stdin.readline if args.prompt != "-" and _interactive(stdin) else None,
+            color=_colour(err, env),
         )
         app = await build_app(
             settings=settings, model=model, env=env, editor=editor, workspace=workspace, store=store
         )
         session_id = args.session or await app.sessions.create(workspace_folder=str(workspace))
         editor.focus(session_id)
-        await app.sessions.admit(session_id, [{"type": "text", "text": args.prompt}])
+        await app.sessions.admit(session_id, [{"type": "text", "text": prompt}, *attached])
         try:
             outcome = await app.sessions.run_turn(session_id, mode=args.mode, model=args.model)
-        finally:
+        except asyncio.CancelledError:
             await app.sessions.drain(timeout=2.0)
+            await _print_summary(store, session_id, err)
+            raise
+        await app.sessions.drain(timeout=2.0)
+        code, message = _run_status(outcome, editor.refused_asks)
+        if message:
+            err.write(block(message) + "\n")
+        if (
+            args.session is None
+            and code == EXIT_FAILED
+            and not await _worth_keeping(store, session_id)
+        ):
+            await _delete_session(store, env, session_id)
+            err.write("nothing was answered, so no session was kept\n")
+        else:
+            await _print_summary(store, session_id, err)
+        return code
     finally:
         await store.close()
+
+
+def _run_status(outcome: Any, refused: int) -> tuple[int, str]:
+    """The exit status of a finished turn and the line that explains it ("" for none)."""
     if outcome.stop_reason == "error":
-        return _fail(err, f"error: {outcome.error}", EXIT_FAILED)
+        return EXIT_FAILED, f"error: {outcome.error}"
     if outcome.stop_reason == "max_steps":
-        err.write(f"stopped: the step limit ({outcome.steps}) was reached\n")
-        return EXIT_MAX_STEPS
+        return EXIT_MAX_STEPS, f"stopped: the step limit ({outcome.steps}) was reached"
     if outcome.stop_reason == "refusal":
-        return _fail(err, "the model refused to answer", EXIT_FAILED)
+        return EXIT_FAILED, "the model refused to answer"
+    if refused:
+        asks = "ask was" if refused == 1 else "asks were"
+        stopped = "stopped: " if outcome.stop_reason == "cancelled" else ""
+        return EXIT_REFUSED, f"{stopped}{refused} permission {asks} refused; that was not done"
     if outcome.stop_reason == "cancelled":
-        err.write("stopped: a tool call was rejected\n")
-    return EXIT_OK
+        return EXIT_OK, "stopped: a tool call was rejected"
+    return EXIT_OK, ""
+
+
+async def _worth_keeping(store: Any, session_id: str) -> bool:
+    """Whether the session is worth keeping after a failed first turn: it holds a reply or a
+    tool call, or input held back for the next attempt (e.g. unreadable instructions stopped
+    the turn before anything was sent — ``--session`` then sends it)."""
+    if await store.pending_inputs(session_id):
+        return True
+    transcript = await store.transcript(session_id)
+    return any(m.role == "assistant" and m.parts for m in transcript)
+
+
+async def _print_summary(store: Any, session_id: str, err: TextIO) -> None:
+    from lsp_agent.headless import run_summary
+
+    info = await store.session(session_id)
+    if info is not None:
+        err.write(run_summary(info) + "\n")
+        err.flush()
 
 
 def _serve(args: argparse.Namespace, env: dict[str, str]) -> int:
@@ -193,10 +309,18 @@ def _serve(args: argparse.Namespace, env: dict[str, str]) -> int:
     return serve(env, tcp=tcp)
 
 
-def _interactive() -> bool:
+def _interactive(stdin: TextIO | None) -> bool:
     """Asks go to a person only when stdin is a terminal (never in CI or a pipe)."""
     try:
-        return sys.stdin is not None and sys.stdin.isatty()
+        return stdin is not None and stdin.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _colour(stream: TextIO, env: Mapping[str, str]) -> bool:
+    """Dim command output only on a terminal, and never with ``NO_COLOR`` set."""
+    try:
+        return stream.isatty() and not env.get("NO_COLOR") and env.get("TERM") != "dumb"
     except (AttributeError, ValueError):
         return False
 
@@ -230,12 +354,20 @@ async def _with_agent(
             done = await app.sessions.compact(args.id)
             out.write("compacted\n" if done else "nothing old enough to compact\n")
             return EXIT_OK
-        return await _revert(app.sessions, args, out, err)
+        return await _revert(app.sessions, store, args, out, err)
     finally:
         await store.close()
 
 
-async def _revert(sessions: Any, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+async def _revert(
+    sessions: Any, store: Any, args: argparse.Namespace, out: TextIO, err: TextIO
+) -> int:
+    """``--clear`` / ``--commit`` with nothing staged fail (exit 1): nothing was done."""
+    from lsp_agent.core.checkpoints import staged_revert
+
+    if (args.clear or args.commit) and staged_revert(await store.events(args.id)) is None:
+        verb = "clear" if args.clear else "commit"
+        return _fail(err, f"nothing to {verb}: session {args.id} has no staged revert", 1)
     if args.clear:
         await sessions.revert_clear(args.id)
         out.write("revert cleared\n")
@@ -244,13 +376,17 @@ async def _revert(sessions: Any, args: argparse.Namespace, out: TextIO, err: Tex
         dropped = await sessions.revert_commit(args.id)
         out.write(f"revert committed; {len(dropped)} messages dropped\n")
         return EXIT_OK
+    target = await _user_message_for(store, args.id, args.message)
     try:
-        result = await sessions.revert_stage(args.id, args.message, force=args.force)
+        result = await sessions.revert_stage(args.id, target, force=args.force)
     except LspAgentError as error:
         return _fail(err, str(error), EXIT_FAILED)
+    if target != args.message:
+        mid, user = one_line(args.message), one_line(target)
+        out.write(f"reverting to before {user}, the user message {mid} answered\n")
     for path in result.files:
         mark = "conflict (left as you changed it)" if path in result.conflicts else "restored"
-        out.write(f"{mark}: {path}\n")
+        out.write(f"{mark}: {one_line(path)}\n")
     out.write("revert staged (undo with --clear, make final with --commit)\n")
     if result.conflicts:
         err.write(
@@ -258,6 +394,32 @@ async def _revert(sessions: Any, args: argparse.Namespace, out: TextIO, err: Tex
             "use --force to restore them too\n"
         )
     return EXIT_OK
+
+
+async def _user_message_for(store: Any, session_id: str, message_id: str) -> str:
+    """An assistant message id → the user message it answered; any other id as given."""
+    transcript = await store.transcript(session_id)
+    index = next((i for i, m in enumerate(transcript) if m.message_id == message_id), None)
+    if index is None or transcript[index].role != "assistant":
+        return message_id
+    for message in reversed(transcript[:index]):
+        if message.role == "user":
+            return str(message.message_id)
+    return message_id
+
+
+async def _delete_session(store: Any, env: Mapping[str, str], session_id: str) -> str:
+    """Delete an idle session and its spill files: "deleted", "unknown" or "busy"."""
+    import shutil
+
+    from lsp_agent.app import data_dir
+    from lsp_agent.tools.spill import session_spill_dir
+
+    outcome: str = await store.delete_idle_session(session_id)
+    if outcome == "deleted":
+        folder = session_spill_dir(data_dir(env) / "tool-output", session_id)
+        await asyncio.to_thread(shutil.rmtree, folder, True)
+    return outcome
 
 
 def _config_exit(error: ConfigError) -> int:
@@ -268,7 +430,8 @@ def _config_exit(error: ConfigError) -> int:
 
 
 def _fail(err: TextIO, message: str, code: int) -> int:
-    err.write(message.rstrip() + "\n")
+    """Print why (a provider's or a tool's words may be in it: escaped) and answer ``code``."""
+    err.write(block(message.rstrip()) + "\n")
     return code
 
 
@@ -288,6 +451,8 @@ async def _sessions(
             return await _history(store, args, out)
         if args.verb == "export":
             return await _export(store, args, out)
+        if args.verb == "delete":
+            return await _delete(store, env, args, out, err)
         return await _show(store, args, out)
     except SessionNotFound as error:
         return _fail(err, str(error), EXIT_USAGE)
@@ -304,9 +469,28 @@ async def _list(store: Any, args: argparse.Namespace, out: TextIO) -> int:
         _print_json(out, {"sessions": [info.to_json() for info in infos]})
         return EXIT_OK
     for info in infos:
-        title = info.title or "(untitled)"
+        title = one_line(info.title) or "(untitled)"
         out.write(f"{info.session_id}  {info.updated_at}  {info.state:<8}  {title}\n")
     return EXIT_OK
+
+
+async def _delete(
+    store: Any, env: Mapping[str, str], args: argparse.Namespace, out: TextIO, err: TextIO
+) -> int:
+    """Each id: deleted, unknown (exit 2) or refused while its turn runs (exit 1)."""
+    code = EXIT_OK
+    for session_id in dict.fromkeys(args.ids):
+        outcome = await _delete_session(store, env, session_id)
+        if outcome == "deleted":
+            out.write(f"deleted {one_line(session_id)}\n")
+        elif outcome == "unknown":
+            err.write(f"unknown session: {one_line(session_id)}\n")
+            code = EXIT_USAGE
+        else:
+            busy = one_line(session_id)
+            err.write(f"session {busy} has a turn running; stop it first, then delete\n")
+            code = code or EXIT_FAILED
+    return code
 
 
 async def _show(store: Any, args: argparse.Namespace, out: TextIO) -> int:
@@ -321,16 +505,19 @@ async def _show(store: Any, args: argparse.Namespace, out: TextIO) -> int:
         messages = [message.to_json() for message in transcript]
         _print_json(out, {"session": info.to_json(), "messages": messages})
         return EXIT_OK
-    out.write(f"# {info.title or '(untitled)'}\n{info.session_id} · {info.workspace_folder}\n")
+    title = one_line(info.title) or "(untitled)"
+    out.write(f"# {title}\n{info.session_id} · {one_line(info.workspace_folder)}\n")
     for message in transcript:
-        out.write(f"\n## {message.role} ({message.status})\n")
+        # The id is what `sessions revert ID --message MID` takes.
+        out.write(f"\n## {message.role} {message.message_id} ({message.status})\n")
         for part in message.to_json()["parts"]:
             if part["type"] == "tool_call":
-                out.write(f"[{part['toolName']} {part['status']}] {json.dumps(part['input'])}\n")
+                call = f"[{part['toolName']} {part['status']}] {json.dumps(part['input'])}"
+                out.write(one_line(call) + "\n")
             elif part["type"] == "reasoning":
-                out.write(f"(thinking) {part['text'].rstrip()}\n")
+                out.write(f"(thinking) {block(part['text'].rstrip())}\n")
             else:
-                out.write(part["text"].rstrip() + "\n")
+                out.write(block(part["text"].rstrip()) + "\n")
     return EXIT_OK
 
 
@@ -342,7 +529,7 @@ async def _history(store: Any, args: argparse.Namespace, out: TextIO) -> int:
         _print_json(out, {"events": [event.to_json() for event in events]})
         return EXIT_OK
     for event in events:
-        data = json.dumps(event.data, ensure_ascii=False)
+        data = one_line(json.dumps(event.data, ensure_ascii=False))
         out.write(f"{event.seq:>6}  {event.time}  {event.type:<26} {data}\n")
     return EXIT_OK
 

@@ -2,6 +2,11 @@
 
 Each check prints one line: ``ok``, ``warn`` or ``FAIL``. Exit 0 when nothing failed (a
 missing API key is only a warning: it names the variable, never a value), 1 otherwise.
+
+The model's endpoint is shown with the setting it came from and tested with one cheap
+request (``GET …/models``, :data:`PROBE_TIMEOUT` seconds): refused, name not resolved, timed
+out or an invalid URL fail; an answer is reported with its HTTP status. The key is sent as
+the provider would send it, and never printed.
 """
 
 from __future__ import annotations
@@ -17,11 +22,16 @@ from typing import TYPE_CHECKING, Literal, TextIO
 
 import attrs
 
+from lsp_agent.auth.keys import ProviderKeys
 from lsp_agent.core.errors import ConfigError
+from lsp_agent.display import block
 from lsp_agent.tools.ripgrep import find_rg
 
 if TYPE_CHECKING:
     from lsp_agent.recovery import RecoveryReport
+    from lsp_agent.settings import ResolvedModel
+
+PROBE_TIMEOUT = 5.0
 
 Level = Literal["ok", "warn", "FAIL"]
 
@@ -36,11 +46,38 @@ class Check:
 async def run_doctor(*, env: Mapping[str, str], cwd: Path, out: TextIO) -> int:
     checks = [_python(), _program("git", shutil.which("git")), _program("rg", find_rg())]
     checks += await _data_dir(env)
-    checks += _configuration(env, cwd)
+    config_checks, model = _configuration(env, cwd)
+    checks += config_checks
+    if model is not None:
+        checks.append(await _endpoint(model, env))
     checks += _skills(env, cwd)
+    checks.append(await _sandbox(env, cwd))
     for check in checks:
-        out.write(f"{check.level:<4}  {check.name}: {check.detail}\n")
+        # Details quote files and servers (a skill's name, a provider's answer): escaped.
+        out.write(f"{check.level:<4}  {check.name}: {block(check.detail)}\n")
     return 1 if any(c.level == "FAIL" for c in checks) else 0
+
+
+async def _sandbox(env: Mapping[str, str], cwd: Path) -> Check:
+    """Whether bash commands run in the bubblewrap sandbox here; FAIL when it is required
+    and does not work (``bash`` would refuse every command)."""
+    import asyncio
+
+    from lsp_agent.sandbox import check_availability
+    from lsp_agent.settings import load_settings
+
+    try:
+        mode = load_settings(workspace=cwd, env=env).sandbox.mode
+    except ConfigError:
+        mode = "auto"  # the config check reports the error
+    if mode == "off":
+        return Check("ok", "sandbox", "off (sandbox.mode); commands run unconfined")
+    found = await asyncio.to_thread(check_availability, env)
+    if found.works:
+        return Check("ok", "sandbox", f"bubblewrap works: {found.reason}")
+    if mode == "required":
+        return Check("FAIL", "sandbox", f"required but {found.reason}; bash refuses commands")
+    return Check("warn", "sandbox", found.reason)
 
 
 def _skills(env: Mapping[str, str], cwd: Path) -> list[Check]:
@@ -82,7 +119,7 @@ async def _data_dir(env: Mapping[str, str]) -> list[Check]:
             pass
     except OSError as error:
         return [Check("FAIL", "data dir", f"{folder} is not writable: {error}")]
-    checks = [Check("ok", "data dir", str(folder))]
+    checks = [Check("ok", "data dir", f"{folder} (sessions live in {folder / 'lsp-agent.db'})")]
     try:
         store, report = await open_and_recover(env)
         moved = store.moved_aside
@@ -120,24 +157,77 @@ def _recovery(report: RecoveryReport) -> Check:
     )
 
 
-def _configuration(env: Mapping[str, str], cwd: Path) -> list[Check]:
+def _configuration(env: Mapping[str, str], cwd: Path) -> tuple[list[Check], ResolvedModel | None]:
+    """The config and model checks, and the model when one resolves (its endpoint is next)."""
     from lsp_agent.settings import load_settings, resolve_model
 
     try:
         settings = load_settings(workspace=cwd, env=env)
     except ConfigError as error:
-        return [Check("FAIL", "config", str(error))]
+        return [Check("FAIL", "config", str(error))], None
     sources = ", ".join(settings.sources) or "built-in defaults only"
     checks = [Check("ok", "config", sources)]
     try:
         model = resolve_model(settings)
     except ConfigError as error:
-        return [*checks, Check("FAIL", "model", str(error))]
+        return [*checks, Check("FAIL", "model", str(error))], None
     checks.append(Check("ok", "model", model.info.ref))
     if model.api_key_env is None:
         checks.append(Check("ok", "api key", "none needed"))
-    elif env.get(model.api_key_env):
-        checks.append(Check("ok", "api key", f"{model.api_key_env} is set"))
     else:
-        checks.append(Check("warn", "api key", f"{model.api_key_env} is not set"))
-    return checks
+        source = ProviderKeys(env).source(model.info.provider, model.api_key_env)
+        if source == "env":
+            checks.append(Check("ok", "api key", f"{model.api_key_env} is set"))
+        elif source == "keyring":
+            checks.append(Check("ok", "api key", "from the keyring (lsp-agent auth set)"))
+        else:
+            checks.append(Check("warn", "api key", f"{model.api_key_env} is not set"))
+    return checks, model
+
+
+async def _endpoint(model: ResolvedModel, env: Mapping[str, str]) -> Check:
+    """Show where requests go (and what set it), and try one cheap request there."""
+    import httpx2
+
+    from lsp_agent.providers.errors import connection_cause, describe_endpoint
+    from lsp_agent.settings import BASE_URL_ENV
+
+    anthropic = model.provider_type == "anthropic"
+    default = "https://api.anthropic.com" if anthropic else "https://api.openai.com/v1"
+    endpoint = describe_endpoint(
+        model.base_url,
+        default=default,
+        env=env,
+        env_var=BASE_URL_ENV[model.provider_type],
+        provider=model.info.provider,
+    )
+    key = (
+        ProviderKeys(env).key(model.info.provider, model.api_key_env) if model.api_key_env else None
+    )
+    if model.api_key_env and not key:
+        return Check("warn", "endpoint", f"{endpoint.described}; not tested without a key")
+    url = endpoint.url.rstrip("/") + ("/v1/models" if anthropic else "/models")
+    headers = {}
+    if key and anthropic:
+        headers = {"x-api-key": key, "anthropic-version": "2023-06-01"}
+    elif key:
+        headers = {"authorization": f"Bearer {key}"}
+    try:
+        async with httpx2.AsyncClient(timeout=PROBE_TIMEOUT) as client:
+            response = await client.get(url, headers=headers)
+    except (httpx2.HTTPError, OSError, ValueError) as error:
+        cause = connection_cause(error)
+        if key:
+            cause = cause.replace(key, "[redacted]")
+        return Check("FAIL", "endpoint", f"{endpoint.described}: {cause}")
+    status = response.status_code
+    if status < 400:
+        return Check("ok", "endpoint", f"{endpoint.described}: reachable (HTTP {status})")
+    if status in (401, 403):
+        hint = f"; check {model.api_key_env}" if model.api_key_env else ""
+        return Check(
+            "FAIL", "endpoint", f"{endpoint.described}: the key was refused (HTTP {status}){hint}"
+        )
+    return Check(
+        "warn", "endpoint", f"{endpoint.described}: reachable, but GET {url} answered HTTP {status}"
+    )

@@ -1,12 +1,18 @@
 """The terminal adapter for ``lsp-agent run``: an Editor that prints, and asks on a terminal.
 
-The assistant's text streams to stdout; one line per tool call (and retries, errors) goes
-to stderr, so ``lsp-agent run … > answer.txt`` captures just the answer. With ``--json``
-every committed event is printed as one ``agent/session/update`` params object per line.
+The assistant's text streams to stdout; everything else goes to stderr, so
+``lsp-agent run … > answer.txt`` captures just the answer. On stderr each tool call gets one
+line when it starts (``→ bash ls``) and, if it fails or is refused, one line saying why
+(``✗ …``); a command's output (the ``bash`` tool) follows its line when it ends, its last
+:data:`OUTPUT_TAIL_LINES` lines indented (dimmed on a colour terminal), ending with the exit
+code. With ``--json`` every committed event is printed as one ``agent/session/update``
+params object per line instead. Model and tool text is printed through
+:mod:`lsp_agent.display`: control characters appear escaped, never interpreted.
 
-Permission asks (contract.md): on a terminal the user picks once / session / always / deny /
-deny with a reason. Without one, an ask is rejected with a reason and the turn goes on.
-``--yes`` approves asks, except ``external_directory`` and any ask raised in plan mode.
+Permission asks (docs/permissions.md): on a terminal the user picks once / session / always
+/ deny / deny with a reason. Without one, an ask is rejected with a reason and the turn goes
+on. ``--yes`` approves asks, except ``external_directory`` and any ask raised in plan mode.
+:attr:`TerminalEditor.refused_asks` counts the asks answered "no" (the CLI's exit status 4).
 """
 
 from __future__ import annotations
@@ -21,10 +27,18 @@ from lsp_agent.core.documents import NOT_OPEN, DocumentEditResult
 from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.permission import OptionKind, PermissionAsk, PermissionReply
 from lsp_agent.core.question import Answer, Question, QuestionAsk, QuestionReply
+from lsp_agent.core.transcript import SessionInfo
 from lsp_agent.core.updates import to_update
+from lsp_agent.display import block, one_line
 
 _SUMMARY_KEYS = ("file_path", "path", "pattern", "command", "url", "description")
 NO_TERMINAL = "not approved: no terminal (use --yes or a permission rule)"
+OUTPUT_TAIL_LINES = 10
+"""How many of a command's last output lines are shown under its tool line."""
+_LINE_CHARS = 240
+_SUMMARY_CHARS = 160
+_SHOWS_OUTPUT = frozenset({"execute"})
+_DIM, _RESET = "\x1b[2m", "\x1b[0m"
 _CHOICES: dict[str, OptionKind] = {
     "y": "allow_once",
     "o": "allow_once",
@@ -44,16 +58,23 @@ class TerminalEditor:
         json_lines: bool = False,
         approve_asks: bool = False,
         read_line: Callable[[], str] | None = None,
+        color: bool = False,
     ) -> None:
-        """``read_line`` reads the user's answer from a terminal; None means no terminal."""
+        """``read_line`` reads the user's answer from a terminal; None means no terminal.
+        ``color``: stderr is a colour terminal (command output is dimmed)."""
         self._out = stdout
         self._err = stderr
         self._json = json_lines
         self._approve = approve_asks
         self._read_line = read_line
+        self._color = color
         self._mid_line = False
         self._inputs: dict[str, dict[str, Any]] = {}
+        self._started: set[str] = set()
+        self._refusals: dict[str, str] = {}
         self._root: str | None = None
+        self.refused_asks = 0
+        """Permission asks answered "no" (by the user, or because nobody could answer)."""
 
     def focus(self, session_id: str) -> None:
         """Stream only this session's text; subagents' sessions show their tool lines."""
@@ -67,6 +88,8 @@ class TerminalEditor:
         if self._root is not None and event.session_id != self._root:
             if event.type == "tool_call_updated":
                 self._on_tool_call_updated(event.data, indent="    ")
+            elif event.type == "permission_resolved":
+                self._on_permission_resolved(event.data)
             return
         handler = getattr(self, f"_on_{event.type}", None)
         if handler is not None:
@@ -92,29 +115,29 @@ class TerminalEditor:
         return False
 
     async def request_permission(self, ask: PermissionAsk) -> PermissionReply:
+        reply = await self._answer(ask)
+        if reply.kind == "reject_once":
+            self.refused_asks += 1
+        return reply
+
+    async def _answer(self, ask: PermissionAsk) -> PermissionReply:
         request = ask.request
         if self._approve:
             if request.permission == "external_directory":
                 return _reject("not approved: --yes never approves access outside the workspace")
             if ask.mode == "plan":
                 return _reject("not approved: --yes never approves an ask in plan mode")
+            if request.unjudged:
+                return _reject("not approved: --yes never approves what cannot be judged")
             return PermissionReply(kind="allow_once")
         if self._read_line is None:
             return _reject(NO_TERMINAL)
         return await self._prompt(ask)
 
     async def _prompt(self, ask: PermissionAsk) -> PermissionReply:
-        request = ask.request
         self._end_line()
-        self._say(f"\n? {request.title or request.permission} [{request.permission}]")
-        if request.description:
-            self._say(f"  {request.description}")
-        subject = request.subject or {}
-        for key in ("command", "url"):
-            if key in subject:
-                self._say(f"  {key}: {subject[key]}")
-        if subject.get("patch"):
-            self._say(str(subject["patch"]).rstrip())
+        for line in render_ask(ask):
+            self._say(line)
         assert self._read_line is not None
         while True:
             self._err.write("  allow [y]once / [s]ession / [a]lways, [n]o, or [r]eason to deny: ")
@@ -145,11 +168,11 @@ class TerminalEditor:
         return QuestionReply(outcome="answered", answers=answers)
 
     async def _ask_one(self, question: Question) -> Answer | None:
-        title = f"{question.header}: " if question.header else ""
-        self._say(f"\n? {title}{question.question}")
+        title = f"{one_line(question.header)}: " if question.header else ""
+        self._say(f"\n? {title}{one_line(question.question)}")
         for number, option in enumerate(question.options, start=1):
-            more = f" — {option.description}" if option.description else ""
-            self._say(f"  {number}. {option.label}{more}")
+            more = f" — {one_line(option.description)}" if option.description else ""
+            self._say(f"  {number}. {one_line(option.label)}{more}")
         hint = "numbers separated by commas" if question.multiple else "a number"
         if question.custom:
             hint += ", or your own answer"
@@ -173,7 +196,7 @@ class TerminalEditor:
         text: str = data["text"]
         if not text:
             return
-        self._out.write(text)
+        self._out.write(block(text))
         self._out.flush()
         self._mid_line = not text.endswith("\n")
 
@@ -184,26 +207,56 @@ class TerminalEditor:
 
     def _on_tool_call_updated(self, data: dict[str, Any], indent: str = "") -> None:
         status = data.get("status")
-        name = data.get("toolName", "?")
-        call_id = data.get("toolCallId", "")
-        if "input" in data:
+        name = one_line(str(data.get("toolName", "?")))
+        call_id = str(data.get("toolCallId", ""))
+        if isinstance(data.get("input"), dict):
             self._inputs[call_id] = data["input"]
+        line = f"{name} {_summary(self._inputs.get(call_id, {}))}".rstrip()
         if status == "in_progress":
-            self._say(f"{indent}→ {name} {_summary(self._inputs.get(call_id, {}))}".rstrip())
+            if call_id not in self._started:  # later updates only carry streamed output
+                self._started.add(call_id)
+                self._end_line()
+                self._say(f"{indent}→ {line}")
+            return
+        if status == "completed":
+            if data.get("kind") in _SHOWS_OUTPUT and isinstance(data.get("output"), str):
+                self._show_output(data["output"], indent + "    ")
         elif status in ("failed", "cancelled", "interrupted"):
+            refusal = self._refusals.pop(call_id, None)
             error = data.get("error")
-            reason = str(error).splitlines()[0] if error else status
-            self._say(f"{indent}✗ {name}: {reason}")
+            reason = refusal or str(error or "").strip().split("\n")[0] or str(status)
+            self._end_line()
+            self._say(f"{indent}✗ {line}: {one_line(reason)}")
+        if status not in ("pending", "in_progress"):
+            self._started.discard(call_id)
+            self._inputs.pop(call_id, None)
+
+    def _show_output(self, output: str, indent: str) -> None:
+        lines = output.rstrip("\n").split("\n")  # not splitlines(): a \r is shown, not split on
+        shown = lines[-OUTPUT_TAIL_LINES:]
+        if len(lines) > len(shown):
+            self._say(self._dim(f"{indent}… {len(lines) - len(shown)} earlier lines"))
+        for raw in shown:
+            text = block(raw.expandtabs(4).rstrip())
+            if len(text) > _LINE_CHARS:
+                text = text[:_LINE_CHARS] + "…"
+            self._say(self._dim(f"{indent}{text}".rstrip()))
 
     def _on_permission_resolved(self, data: dict[str, Any]) -> None:
-        if data.get("state") != "allowed":
-            reason = f": {data['reason']}" if data.get("reason") else ""
-            self._say(f"  {data.get('permission')} {data.get('state')}{reason}")
+        """Kept for the call's ``✗`` line, so a refusal is printed once, where it ends."""
+        state = data.get("state")
+        if state == "allowed":
+            return
+        reason = data.get("reason") or f"{data.get('permission')} {state}"
+        self._refusals[str(data.get("toolCallId", ""))] = str(reason)
 
     def _on_state_changed(self, data: dict[str, Any]) -> None:
         error = data.get("error")
         if error and error.get("retryAt"):
-            self._say(f"retrying at {error['retryAt']}: {error['message']}")
+            self._say(f"retrying at {error['retryAt']}: {one_line(str(error['message']))}")
+
+    def _dim(self, text: str) -> str:
+        return f"{_DIM}{text}{_RESET}" if self._color else text
 
     def _end_line(self) -> None:
         if self._mid_line:
@@ -216,6 +269,34 @@ class TerminalEditor:
         self._err.flush()
 
 
+def render_ask(ask: PermissionAsk) -> list[str]:
+    """The lines a terminal shows for a permission ask, every model-made value escaped."""
+    request = ask.request
+    title = one_line(request.title or request.permission)
+    lines = [f"\n? {title} [{one_line(request.permission)}]"]
+    if request.description:
+        lines.append(f"  {one_line(request.description)}")
+    subject = request.subject or {}
+    for key in ("command", "url"):
+        if key in subject:
+            lines.append(f"  {key}: {one_line(str(subject[key]))}")
+    if subject.get("patch"):
+        lines.append(block(str(subject["patch"]).rstrip()))
+    return lines
+
+
+def run_summary(info: SessionInfo) -> str:
+    """The line ``run`` ends with on stderr: the session (for ``--session``) and its usage."""
+    usage = info.usage
+    tokens = f"{usage.input_tokens:,} in, {usage.output_tokens:,} out"
+    if usage.cache_read_tokens or usage.cache_write_tokens:
+        tokens += (
+            f" ({usage.cache_read_tokens:,} cache read, {usage.cache_write_tokens:,} cache write)"
+        )
+    cost = f" · ${usage.cost:.4f}" if usage.cost is not None else ""
+    return f"session {info.session_id} · {tokens} tokens{cost}"
+
+
 def _reject(reason: str) -> PermissionReply:
     return PermissionReply(kind="reject_once", reason=reason)
 
@@ -223,5 +304,6 @@ def _reject(reason: str) -> PermissionReply:
 def _summary(args: dict[str, Any]) -> str:
     for key in _SUMMARY_KEYS:
         if key in args:
-            return str(args[key])
+            text = one_line(str(args[key]))
+            return text if len(text) <= _SUMMARY_CHARS else text[:_SUMMARY_CHARS] + "…"
     return ""

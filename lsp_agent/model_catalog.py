@@ -5,7 +5,7 @@ provider behind it is built once and shared by every model of that provider. The
 client shows holds the configured model and the models of providers that can be used now:
 the built-in catalog's models of ``anthropic``/``openai`` when their key variable is set, and
 the models configured under ``providers.<name>.models``. Key values are never read here,
-only whether their variable is set.
+only whether their variable is set or the keyring holds a key (``stored_key``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from lsp_agent.core.errors import ConfigError, InvalidConfigValue
 from lsp_agent.core.interfaces import Provider
 from lsp_agent.core.models import ModelChoice, ModelInfo
-from lsp_agent.providers import make_provider
+from lsp_agent.providers import StoredKey, make_provider
 from lsp_agent.providers.catalog import CATALOG
 from lsp_agent.settings import BUILTIN_PROVIDERS, ResolvedModel, Settings, resolve_model
 
@@ -32,10 +32,12 @@ class ConfiguredModels:
         env: Mapping[str, str],
         default: ResolvedModel,
         default_provider: Provider | None = None,
+        stored_key: StoredKey | None = None,
     ) -> None:
         self._settings = settings
         self._env = env
         self._default = default
+        self._stored_key = stored_key
         self._providers: dict[_ProviderKey, Provider] = {}
         self._models: dict[str, tuple[Provider, ModelInfo]] = {}
         if default_provider is not None:
@@ -79,6 +81,7 @@ class ConfiguredModels:
                 base_url=resolved.base_url,
                 api_key_env=resolved.api_key_env,
                 env=self._env,
+                stored_key=self._stored_key,
             )
             self._providers[key] = provider
         self._models[ref] = (provider, resolved.info)
@@ -94,7 +97,10 @@ class ConfiguredModels:
         variable = resolved.api_key_env
         if variable is None:  # a local server that needs no key
             return True
-        return bool(self._env.get(variable))
+        if self._env.get(variable):
+            return True
+        stored = self._stored_key
+        return stored is not None and bool(stored(resolved.info.provider, variable))
 
 
 def _key(resolved: ResolvedModel) -> _ProviderKey:

@@ -23,6 +23,10 @@ The append is conditional (``append_after``): if another process appended to the
 since it was read (it recovered the session first, or resumed it), nothing is written and
 the session is looked at again. Input that was admitted but never promoted stays in the inbox:
 the next turn of the session (``run --session ID``, an editor) promotes it.
+
+Recovery also removes the temporary files of atomic writes that dead processes left in the
+workspace (``tools.temp_files``: each process records the folders it writes them in, and
+each name carries its writer's pid and start time), and makes this process record its own.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from lsp_agent.core.events import EventType, NewEvent
 from lsp_agent.core.interfaces import Clock
 from lsp_agent.core.owner import owner_alive
 from lsp_agent.storage.event_log import OpenProcess, OpenTurn, SqliteEventStore
+from lsp_agent.tools.temp_files import TempJournal, use_journal
 
 __all__ = [
     "KILL_GRACE_SECONDS",
@@ -63,6 +68,7 @@ _POLL_SECONDS: Final = 0.05
 _KILL_WAIT_SECONDS: Final = 2.0
 _ASK_KEYS: Final = ("toolCallId", "messageId", "permission")
 _ATTEMPTS: Final = 5
+TEMP_JOURNAL_DIR: Final = "temp-files"
 
 _log = logging.getLogger(__name__)
 
@@ -87,6 +93,8 @@ class RecoveryReport:
     recovered: tuple[RecoveredTurn, ...] = ()
     failed: tuple[str, ...] = ()
     """Sessions that could not be recovered (the reason is logged); tried again next open."""
+    temp_files: tuple[str, ...] = ()
+    """Temporary files of dead writers that were removed."""
 
 
 async def recover(
@@ -98,6 +106,7 @@ async def recover(
 ) -> RecoveryReport:
     """Close every turn whose recorded owner process is gone (see the module docstring)."""
     clock = clock or SystemClock()
+    temp_files = await _sweep_temp_files(store, alive)
     recovered: list[RecoveredTurn] = []
     failed: list[str] = []
     for turn in await store.open_turns():
@@ -111,7 +120,25 @@ async def recover(
             continue
         if done is not None:
             recovered.append(done)
-    return RecoveryReport(recovered=tuple(recovered), failed=tuple(failed))
+    return RecoveryReport(
+        recovered=tuple(recovered), failed=tuple(failed), temp_files=tuple(temp_files)
+    )
+
+
+async def _sweep_temp_files(
+    store: SqliteEventStore, alive: Callable[[dict[str, Any]], bool]
+) -> list[str]:
+    """Remove dead writers' temporary files; from now on, record this process's own."""
+    journal = TempJournal(store.path.parent / TEMP_JOURNAL_DIR)
+    use_journal(journal)
+    try:
+        removed = await asyncio.to_thread(journal.sweep, alive)
+    except Exception:  # housekeeping never blocks start-up
+        _log.warning("could not remove the temporary files of dead writers", exc_info=True)
+        return []
+    if removed:
+        _log.info("removed %d temporary files left by dead writers: %s", len(removed), removed)
+    return removed
 
 
 def _owner_alive(turn: OpenTurn, alive: Callable[[dict[str, Any]], bool]) -> bool:

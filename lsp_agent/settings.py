@@ -62,6 +62,7 @@ __all__ = [
     "ProviderType",
     "ResolvedModel",
     "RetryConfig",
+    "SandboxConfig",
     "Settings",
     "ThinkingConfig",
     "TitleConfig",
@@ -139,8 +140,9 @@ class ModelNotConfigured(ConfigError):
 
     def __init__(self) -> None:
         super().__init__(
-            f"no model configured: set {MODEL_ENV} (e.g. anthropic/claude-sonnet-4-5) or "
-            f'"model" in a config file; run `lsp-agent doctor` to check the setup'
+            f"no model configured: set {MODEL_ENV} (e.g. anthropic/claude-sonnet-4-5, with its"
+            " key in ANTHROPIC_API_KEY; or openai/MODEL with OPENAI_API_KEY) or"
+            f' "model" in a config file; run `lsp-agent doctor` to check the setup'
         )
 
 
@@ -207,7 +209,11 @@ class ProviderConfig(_Config):
 
 
 class RetryConfig(_Config):
+    """Model calls: retries, their first backoff wait, and how long a silent stream may last."""
+
     max_retries: NonNegativeInt = 2
+    initial_delay: NonNegativeFloat = 1.0
+    stream_idle_timeout: Annotated[float, Field(gt=0)] = 300.0
 
 
 class TitleConfig(_Config):
@@ -220,7 +226,8 @@ class ThinkingConfig(_Config):
 
 
 class CompactionConfig(_Config):
-    """``None`` means "derived from the model" (contract.md); see the ``*_for`` methods."""
+    """``None`` means "derived from the model" (docs/configuration.md); see the ``*_for``
+    methods."""
 
     auto: bool = True
     reserve_tokens: NonNegativeInt | None = None
@@ -248,6 +255,28 @@ class WebfetchConfig(_Config):
     allow_hosts: list[NonEmptyStr] = Field(default_factory=list)
 
 
+def _check_sandbox_path(value: str) -> str:
+    if not (os.path.isabs(value) or value == "~" or value.startswith("~/")):
+        raise ValueError("expected an absolute path or one starting with ~/")
+    return value
+
+
+class SandboxConfig(_Config):
+    """``sandbox``: how ``bash`` commands are confined (docs/security.md). The string
+    shorthand ``"sandbox": "off"`` sets ``mode`` only."""
+
+    mode: Literal["auto", "required", "off"] = "auto"
+    allow_read: list[Annotated[str, AfterValidator(_check_sandbox_path)]] = Field(
+        default_factory=lambda: ["~/.gitconfig", "~/.config/git"]
+    )
+
+
+def _sandbox_shorthand(data: dict[str, Any]) -> None:
+    """``"sandbox": "off"`` → ``{"mode": "off"}`` in one layer, so layers merge per key."""
+    if isinstance(data.get("sandbox"), str):
+        data["sandbox"] = {"mode": data["sandbox"]}
+
+
 class _ConfigKeys(_Config):
     """Every key a config layer may hold, except ``permission`` (parsed into rules)."""
 
@@ -265,6 +294,7 @@ class _ConfigKeys(_Config):
     compaction: CompactionConfig = Field(default_factory=CompactionConfig)
     tool_output: ToolOutputConfig = Field(default_factory=ToolOutputConfig)
     webfetch: WebfetchConfig = Field(default_factory=WebfetchConfig)
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
 
 
 class PermissionRule(BaseModel):
@@ -283,7 +313,7 @@ def _defaults(actions: Iterable[tuple[str, Action]]) -> tuple[PermissionRule, ..
     return tuple(PermissionRule(permission=p, pattern="*", action=a) for p, a in actions)
 
 
-#: contract.md "Tools the model sees": the built-in layer, first in every rule list.
+#: docs/permissions.md: the built-in layer, first in every rule list.
 DEFAULT_PERMISSION_RULES: Final[tuple[PermissionRule, ...]] = _defaults(
     [
         ("read", "allow"),
@@ -299,6 +329,7 @@ DEFAULT_PERMISSION_RULES: Final[tuple[PermissionRule, ...]] = _defaults(
         ("bash", "ask"),
         ("webfetch", "ask"),
         ("external_directory", "ask"),
+        ("bash_network", "ask"),
     ]
 )
 
@@ -619,6 +650,10 @@ def _check_untrusted_project(
                 raise refuse(
                     f"providers.{name}.{field}", "not allowed in an untrusted project file"
                 )
+    if "mode" in layer.data.get("sandbox", {}) and validated.sandbox.mode != "required":
+        raise refuse("sandbox.mode", "an untrusted project file may only set 'required'")
+    if "allow_read" in layer.data.get("sandbox", {}):
+        raise refuse("sandbox.allow_read", "not allowed in an untrusted project file")
     if validated.webfetch.allow_hosts:
         raise refuse("webfetch.allow_hosts", "not allowed in an untrusted project file")
     for index, entry in enumerate(validated.instructions):
@@ -740,6 +775,7 @@ def load_settings(
 
     for layer in layers:
         layer.data = _strip_nulls(layer.data)
+        _sandbox_shorthand(layer.data)
         permission = layer.data.pop("permission", None)
         try:
             validated = _ConfigKeys.model_validate(layer.data)

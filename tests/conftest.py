@@ -14,6 +14,8 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("LSP_AGENT_DATA_DIR", str(tmp_path / "data"))
+    # Never the developer's real keyring: tests that need one select a file backend.
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
     for name in (
         "LSP_AGENT_MODEL",
         "LSP_AGENT_CONFIG",

@@ -68,7 +68,9 @@ class PermissionGate:
         """``rules`` were captured when the tool call started: a mode switch never changes
         a call in flight."""
         saved = await self._store.approvals(self._session_id)
-        decision = decide(request.permission, request.patterns, rules, saved)
+        decision = decide(
+            request.permission, request.patterns, rules, saved, unjudged=request.unjudged
+        )
         if decision.action == "allow":
             return ALLOWED
         if decision.action == "deny":

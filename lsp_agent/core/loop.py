@@ -7,6 +7,7 @@ cancellation leaves a log from which the turn can be understood and continued.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -261,6 +262,12 @@ class TurnRunner:
                 },
             )
             return TurnOutcome(stop_reason="error", steps=step, error=error)
+        except LspAgentError as error:
+            # The store failed (e.g. a full disk): the turn stops with that error. Saying so
+            # in the log may fail the same way; recovery then closes the turn on the next open.
+            with contextlib.suppress(LspAgentError):
+                await self._record_failure(error)
+            return TurnOutcome(stop_reason="error", steps=step, error=error)
         except asyncio.CancelledError:
             await asyncio.shield(self._record_cancel())
             raise
@@ -405,6 +412,7 @@ class TurnRunner:
         try:
             async for event in self._stream_with_retry(request):
                 await self._on_stream_event(state, event)
+            self._check_complete(state)
         except ProviderError as error:
             dropped = error.kind == "stream_dropped"
             if dropped and not may_retry:
@@ -418,6 +426,22 @@ class TurnRunner:
                 raise _BrokeOff from error
             raise error from None
         return state
+
+    def _check_complete(self, state: _StepState) -> None:
+        """A response that ended with a tool call still open is malformed: it counts as
+        broken off (sent once more), never as a completed message with a dangling call."""
+        ended = {call.tool_call_id for call in state.calls}
+        open_calls = [
+            data["toolName"]
+            for call_id, data in self._open_tools.items()
+            if data["messageId"] == state.message_id and call_id not in ended
+        ]
+        if open_calls:
+            raise ProviderError(
+                f"the response ended before its {', '.join(open_calls)} call was complete",
+                kind="stream_dropped",
+                provider=self._provider.name,
+            )
 
     async def _abandon(self, state: _StepState, error: ProviderError, *, retrying: bool) -> None:
         """Close a message whose stream failed; its unfinished tool calls never run."""
@@ -464,7 +488,7 @@ class TurnRunner:
         compactor = Compactor(
             session_id=self._session_id,
             store=self._store,
-            provider=self._provider,
+            provider=_IdleBoundedProvider(self._provider, self._config.retry.stream_idle_timeout),
             recorder=self._rec,
             clock=self._clock,
             sources=self._sources,
@@ -565,12 +589,21 @@ class TurnRunner:
         while True:
             started = False
             try:
-                async for event in self._provider.stream(request):
+                async for event in _idle_bounded(
+                    self._provider.stream(request),
+                    policy.stream_idle_timeout,
+                    provider=self._provider.name,
+                ):
                     started = True
                     yield event
                 return
             except ProviderError as error:
-                if started or not policy.should_retry(error, attempt):
+                if started:
+                    broken = _broken_off(error)
+                    if broken is error:
+                        raise
+                    raise broken from error
+                if not policy.should_retry(error, attempt):
                     raise
                 delay = policy.delay(error, attempt)
                 attempt += 1
@@ -777,6 +810,31 @@ class TurnRunner:
         )
         await self._rec.emit("usage_updated", self._usage.to_json())
 
+    async def _record_failure(self, error: LspAgentError) -> None:
+        """Like a cancel, but the turn failed: nothing is left open in the log."""
+        await self._rec.close()
+        if self._open_message is not None:
+            await self._rec.emit(
+                "assistant_message_ended",
+                {"messageId": self._open_message, "status": "failed", "error": str(error)},
+            )
+            self._open_message = None
+        for data in list(self._open_tools.values()):
+            was_running = data["status"] == "in_progress"
+            status = "interrupted" if was_running else "cancelled"
+            await self._rec.emit(
+                "tool_call_updated", {**data, "status": status, "error": str(error)}
+            )
+        self._open_tools.clear()
+        await self._rec.emit(
+            "state_changed",
+            {
+                "state": "idle",
+                "stopReason": "error",
+                "error": {"message": str(error), "retryable": False},
+            },
+        )
+
     async def _record_cancel(self) -> None:
         """Leave the log consistent: open message interrupted, running tools interrupted."""
         await self._rec.close()
@@ -793,6 +851,70 @@ class TurnRunner:
             await self._rec.emit("tool_call_updated", {**data, "status": status, "error": note})
         self._open_tools.clear()
         await self._rec.emit("state_changed", {"state": "idle", "stopReason": "cancelled"})
+
+
+async def _idle_bounded(
+    stream: AsyncIterator[StreamEvent], timeout: float, *, provider: str
+) -> AsyncIterator[StreamEvent]:
+    """``stream``, failing with a clear error when its next event (the first included) takes
+    longer than ``timeout``: a stalled server or proxy can never hang the turn."""
+    started = False
+    try:
+        while True:
+            deadline = asyncio.timeout(timeout)
+            try:
+                async with deadline:
+                    event = await anext(stream)
+            except StopAsyncIteration:
+                return
+            except TimeoutError:
+                if not deadline.expired():
+                    raise
+                what = "the response stalled" if started else "the model did not answer"
+                raise ProviderError(
+                    f"{what}: nothing received for {timeout:g} s (retry.stream_idle_timeout)",
+                    kind="stream_dropped" if started else "connection",
+                    provider=provider,
+                ) from None
+            started = True
+            yield event
+    finally:
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+
+@attrs.frozen
+class _IdleBoundedProvider:
+    """``inner`` with the stream idle timeout on every stream (the compactor's summary call
+    is bounded like the turn's own calls)."""
+
+    inner: Provider
+    timeout: float
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        return _idle_bounded(self.inner.stream(request), self.timeout, provider=self.inner.name)
+
+    async def count_tokens(self, request: ModelRequest) -> int | None:
+        return await self.inner.count_tokens(request)
+
+
+def _broken_off(error: ProviderError) -> ProviderError:
+    """A failure after the response had started leaves a partial message: whatever the
+    provider called it (an overloaded or server error event mid-stream, a reset), it is
+    a broken-off stream, which the loop sends once more."""
+    if error.kind == "stream_dropped" or not error.retryable:
+        return error
+    return ProviderError(
+        f"the response stream broke off: {error}",
+        kind="stream_dropped",
+        status=error.status,
+        provider=error.provider,
+    )
 
 
 def _with_wrap_up(messages: list[Message], instruction: str) -> list[Message]:

@@ -7,6 +7,15 @@ matching rule wins; no match means ``ask``.
 Saved approvals ("always" for the project, "for this session") never beat a configured
 ``deny``: a request is first decided on the configured rules alone, and only when none of its
 resources is denied there are the saved approvals appended.
+
+A rule may be a *limit* (a mode's rules, and what a subagent inherits from its parent): a
+limit can only make a decision stricter. Whatever its place, no later rule and no saved
+approval loosens it, and limits combine by the strictest, so a subagent under several is
+bound by all of them (the intersection).
+
+Resources a tool marks *unjudged* (a command whose name only the shell knows, a path that
+cannot be known before a command runs) are never allowed by a rule or a saved approval: a
+configured deny matching their text still denies, anything else is asked.
 """
 
 from __future__ import annotations
@@ -30,6 +39,11 @@ class Rule:
     pattern: str
     action: Action
     source: str = "built-in"
+    limit: bool = False
+    """A limit (a mode's rule): it can make a decision stricter, never looser."""
+
+
+_STRICTNESS: dict[Action, int] = {"allow": 0, "ask": 1, "deny": 2}
 
 
 def wildcard_match(value: str, pattern: str) -> bool:
@@ -54,11 +68,24 @@ def _compiled(pattern: str) -> re.Pattern[str]:
 
 
 def evaluate(permission: str, resource: str, rules: Sequence[Rule]) -> Rule | None:
-    """The last rule matching both the permission and the resource, or None (→ ask)."""
+    """The rule deciding the resource, or None (→ ask): the last matching ordinary rule,
+    unless a matching limit is stricter (no match counts as ``ask``)."""
+    chosen: Rule | None = None
+    limits: list[Rule] = []
     for rule in reversed(rules):
-        if wildcard_match(permission, rule.permission) and wildcard_match(resource, rule.pattern):
-            return rule
-    return None
+        if not (
+            wildcard_match(permission, rule.permission) and wildcard_match(resource, rule.pattern)
+        ):
+            continue
+        if rule.limit:
+            limits.append(rule)
+        elif chosen is None:
+            chosen = rule
+    strictness = _STRICTNESS[chosen.action] if chosen is not None else _STRICTNESS["ask"]
+    for rule in limits:
+        if _STRICTNESS[rule.action] > strictness or (chosen is None and rule.action == "ask"):
+            chosen, strictness = rule, _STRICTNESS[rule.action]
+    return chosen
 
 
 @attrs.frozen(kw_only=True)
@@ -73,12 +100,15 @@ def decide(
     resources: Sequence[str],
     configured: Sequence[Rule],
     saved: Sequence[Rule] = (),
+    *,
+    unjudged: Sequence[str] = (),
 ) -> Decision:
     """Deny if any resource is denied; else ask if any needs asking; else allow.
 
     Configured denies are checked first and alone, so no saved approval can override one.
+    ``unjudged`` resources (also in ``resources``) are at best asked.
     """
-    resources = resources or ["*"]
+    resources = [*(resources or ["*"]), *(r for r in unjudged if r not in resources)]
     denied = [r for r in (evaluate(permission, res, configured) for res in resources) if r]
     denied = [r for r in denied if r.action == "deny"]
     if denied:
@@ -87,6 +117,9 @@ def decide(
     outcome: Action = "allow"
     deciding: list[Rule] = []
     for resource in resources:
+        if resource in unjudged:
+            outcome = "ask"  # no rule may allow what cannot be judged
+            continue
         rule = evaluate(permission, resource, combined)
         action: Action = rule.action if rule is not None else "ask"
         if rule is not None:
@@ -99,9 +132,14 @@ def decide(
 
 
 def hidden(permission: str, rules: Sequence[Rule]) -> bool:
-    """A tool is withheld from the model when the last rule for its permission denies ``*``."""
+    """A tool is withheld from the model when a limit, or the last ordinary rule for its
+    permission, denies ``*``."""
+    for rule in rules:
+        denies_all = rule.limit and rule.pattern == "*" and rule.action == "deny"
+        if denies_all and wildcard_match(permission, rule.permission):
+            return True
     for rule in reversed(rules):
-        if wildcard_match(permission, rule.permission):
+        if not rule.limit and wildcard_match(permission, rule.permission):
             return rule.pattern == "*" and rule.action == "deny"
     return False
 
@@ -118,6 +156,10 @@ class PermissionRequest:
     ``previews`` (``edit`` asks) are the before/after texts of every file, for an editor that
     shows a diff. They live in memory only: the gate never copies them into an event (the
     ``subject`` carries the unified diff), and they take no part in equality.
+
+    ``unjudged`` are resources that cannot be judged (a command named by an expansion, a line
+    that does not parse, a path only the running shell knows): no rule or saved approval
+    allows them and only a person may (``--yes`` never does).
     """
 
     permission: str
@@ -127,6 +169,7 @@ class PermissionRequest:
     description: str | None = None
     subject: dict[str, Any] | None = None
     previews: tuple[FilePreview, ...] = attrs.field(default=(), eq=False, repr=False)
+    unjudged: tuple[str, ...] = ()
 
 
 @attrs.frozen(kw_only=True)
@@ -178,7 +221,7 @@ SUBAGENT_DENIED = {
 
 
 def mode_rules(mode: str) -> tuple[Rule, ...]:
-    """Rules a mode appends after the configured ones (so configuration cannot loosen them).
+    """The limits a mode puts on the configured rules (which cannot loosen them).
 
     ``plan`` investigates and proposes: no edits, every command asked. The subagents
     ``explore`` (read-only) and ``general`` lose what ``SUBAGENT_DENIED`` names. An unknown
@@ -188,16 +231,41 @@ def mode_rules(mode: str) -> tuple[Rule, ...]:
         return ()
     if mode == "plan":
         return (
-            Rule(permission="edit", pattern="*", action="deny", source="plan mode"),
-            Rule(permission="bash", pattern="*", action="ask", source="plan mode"),
+            Rule(permission="edit", pattern="*", action="deny", source="plan mode", limit=True),
+            Rule(permission="bash", pattern="*", action="ask", source="plan mode", limit=True),
         )
     if mode in SUBAGENT_DENIED:
         source = f"{mode} subagent"
         return tuple(
-            Rule(permission=p, pattern="*", action="deny", source=source)
+            Rule(permission=p, pattern="*", action="deny", source=source, limit=True)
             for p in SUBAGENT_DENIED[mode]
         )
-    return (Rule(permission="*", pattern="*", action="deny", source=f"unknown mode {mode!r}"),)
+    source = f"unknown mode {mode!r}"
+    return (Rule(permission="*", pattern="*", action="deny", source=source, limit=True),)
+
+
+@attrs.frozen(kw_only=True)
+class SubagentScope:
+    """How a subagent runs: the mode its asks are made in and the limits it inherits."""
+
+    mode: str
+    """The subagent's own mode (``general``, ``explore``), or ``plan`` under a plan-mode
+    parent (so ``--yes`` never approves its asks either)."""
+    limits: tuple[Rule, ...]
+    """Appended to the configured rules: every limit its parent runs under, and, under a
+    plan-mode parent, read-only (``explore``'s limits)."""
+    agent: str = ""
+    """The subagent type asked for (``general``, ``explore``)."""
+
+
+def subagent_scope(agent: str, parent_mode: str, parent_rules: Sequence[Rule]) -> SubagentScope:
+    """A subagent is never looser than its parent: its rules are the parent's limits plus its
+    own (limits combine by the strictest), and a child of a plan-mode parent is read-only."""
+    inherited = [rule for rule in parent_rules if rule.limit]
+    if parent_mode == "plan":
+        limits = (*inherited, *mode_rules("explore"))
+        return SubagentScope(mode="plan", limits=limits, agent=agent)
+    return SubagentScope(mode=agent, limits=tuple(inherited), agent=agent)
 
 
 # -- asking the user ------------------------------------------------------------------

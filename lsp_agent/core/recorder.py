@@ -41,15 +41,19 @@ class Recorder:
         self._pending_text: list[str] = []
         self._flusher: asyncio.Task[None] | None = None
         self._last_delta_commit = float("-inf")
+        self._failure: Exception | None = None
+        """Why the timer's flush failed; raised to the next caller (a timer tells no one)."""
 
     async def emit(self, type_: EventType, data: dict[str, Any]) -> StoredEvent:
         async with self._lock:
+            self._raise_failure()
             await self._flush_locked()
             return (await self._append_locked([(type_, data)]))[0]
 
     async def delta(self, type_: EventType, message_id: str, part_id: str, text: str) -> None:
         """Buffer streamed text; committed within the batch window."""
         async with self._lock:
+            self._raise_failure()
             key = (type_, message_id, part_id)
             if self._pending is not None and self._pending != key:
                 await self._flush_locked()
@@ -66,6 +70,7 @@ class Recorder:
 
     async def flush(self) -> None:
         async with self._lock:
+            self._raise_failure()
             await self._flush_locked()
 
     async def close(self) -> None:
@@ -79,7 +84,15 @@ class Recorder:
     async def _flush_after_window(self) -> None:
         await asyncio.sleep(self._window)
         async with self._lock:
-            await self._flush_locked()
+            try:
+                await self._flush_locked()
+            except Exception as error:  # e.g. a full disk: the loop must hear of it
+                self._failure = error
+
+    def _raise_failure(self) -> None:
+        failure, self._failure = self._failure, None
+        if failure is not None:
+            raise failure
 
     async def _flush_locked(self) -> None:
         if self._pending is None:

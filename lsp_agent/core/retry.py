@@ -1,8 +1,10 @@
 """The one retry policy for model calls: which errors, how many times, how long to wait.
 
 Only failures before the first streamed event are retried here (a request that never
-started can be re-sent as is). The wait honours ``retry-after`` hints, capped, and
-otherwise backs off exponentially with jitter so that many clients do not retry in step.
+started can be re-sent as is); a response that breaks off later is sent once more by the
+loop. A response that stops sending for ``stream_idle_timeout`` seconds has failed too.
+The wait honours ``retry-after`` hints, capped, and otherwise backs off exponentially with
+jitter so that many clients do not retry in step.
 """
 
 from __future__ import annotations
@@ -16,6 +18,10 @@ from lsp_agent.core.errors import ProviderError
 
 MAX_HINTED_DELAY = 60.0
 
+STREAM_IDLE_TIMEOUT = 300.0
+"""Seconds a response may go without progress before it counts as stalled. Generous: a
+reasoning model can think for minutes before its first streamed token."""
+
 
 @attrs.frozen(kw_only=True)
 class RetryPolicy:
@@ -24,6 +30,8 @@ class RetryPolicy:
     max_delay: float = 30.0
     jitter: float = 0.2
     rng: Callable[[], float] = random.random
+    stream_idle_timeout: float = STREAM_IDLE_TIMEOUT
+    """The longest wait for the response's next event (its first included); then it stalled."""
 
     def should_retry(self, error: ProviderError, attempt: int) -> bool:
         """``attempt`` counts retries already made (0 before the first retry)."""

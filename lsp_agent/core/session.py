@@ -41,7 +41,7 @@ from lsp_agent.core.interfaces import Clock, Editor, EventStore, IdFactory, Prov
 from lsp_agent.core.loop import TurnConfig, TurnOutcome, TurnRunner
 from lsp_agent.core.messages import ThinkingConfig
 from lsp_agent.core.models import ModelCatalog, ModelChoice, ModelInfo, SingleModel
-from lsp_agent.core.permission import Rule
+from lsp_agent.core.permission import Rule, SubagentScope, subagent_scope
 from lsp_agent.core.recorder import Recorder
 from lsp_agent.core.retry import RetryPolicy
 from lsp_agent.core.secrets import NO_SECRETS, SecretFilter
@@ -219,6 +219,18 @@ class SessionService:
         otherwise the session's mode and model are read again at every step, so a
         ``set_config`` during the turn applies from the next step on.
         """
+        return await self._run_turn(session_id, max_steps=max_steps, mode=mode, model=model)
+
+    async def _run_turn(
+        self,
+        session_id: str,
+        *,
+        max_steps: int | None = None,
+        mode: str | None = None,
+        model: str | None = None,
+        scope: SubagentScope | None = None,
+    ) -> TurnOutcome:
+        """``scope``: a subagent's turn, bound by its parent's limits (never looser)."""
         info = await self._require(session_id)
         if model is not None:
             self._catalog().resolve(model)
@@ -227,7 +239,13 @@ class SessionService:
         )
         folder = _path_of(info.workspace_folder)
         live = _LiveConfig(
-            self, session_id, folder, max_steps, mode_override=mode, model_override=model
+            self,
+            session_id,
+            folder,
+            max_steps,
+            mode_override=scope.mode if scope is not None else mode,
+            model_override=model,
+            scope=scope,
         )
         config, provider = live.apply(info)
         start_title = None
@@ -235,8 +253,10 @@ class SessionService:
             start_title = await self._title_starter(session_id, recorder, provider, config.model)
 
         async def subtask(description: str, prompt: str, agent: str) -> SubtaskResult:
+            parent = live.config
+            scope = subagent_scope(agent, parent.mode, parent.captured_rules())
             return await self._run_subtask(
-                session_id, folder, description, prompt, agent, live.config.model.ref
+                session_id, folder, description, prompt, agent, parent.model.ref, scope
             )
 
         runner = TurnRunner(
@@ -548,9 +568,20 @@ class SessionService:
         await asyncio.gather(*pending, return_exceptions=True)
 
     async def _run_subtask(
-        self, parent: str, folder: str, description: str, prompt: str, agent: str, model: str
+        self,
+        parent: str,
+        folder: str,
+        description: str,
+        prompt: str,
+        agent: str,
+        model: str,
+        scope: SubagentScope,
     ) -> SubtaskResult:
-        """A child session with its own log and the agent's restricted tools, run to its end."""
+        """A child session with its own log and the agent's restricted tools, run to its end.
+
+        ``scope`` binds it: its parent's limits stay in force (so it is never looser than
+        its parent), and under a plan-mode parent it is read-only and asks as in plan mode.
+        """
         if agent not in SUBAGENTS:
             known = ", ".join(sorted(SUBAGENTS))
             error = f"Unknown agent type {agent!r}; available: {known}."
@@ -558,12 +589,12 @@ class SessionService:
         child = await self.create(
             workspace_folder=folder,
             title=f"{description} (@{agent} subagent)",
-            mode=agent,
+            mode="explore" if scope.mode == "plan" else agent,  # recorded as it really runs
             parent_session_id=parent,
             model=model,
         )
         await self.admit(child, [{"type": "text", "text": prompt}])
-        outcome = await self.run_turn(child)
+        outcome = await self._run_turn(child, scope=scope)
         transcript = await self._store.transcript(child)
         texts = [
             part.text
@@ -587,18 +618,28 @@ class SessionService:
         return (folder, *others)
 
     def _turn_config(
-        self, folder: str, max_steps: int | None, mode: str, model: ModelInfo
+        self,
+        folder: str,
+        max_steps: int | None,
+        mode: str,
+        model: ModelInfo,
+        scope: SubagentScope | None = None,
     ) -> TurnConfig:
         options = self._options
+        prompt = PROMPT_OF_MODE.get(mode, "build")
+        rules = options.rules
+        if scope is not None:  # a subagent: its own prompt, its parent's limits
+            prompt = "explore" if scope.mode == "plan" else PROMPT_OF_MODE.get(scope.agent, prompt)
+            rules = (*rules, *scope.limits)
         return TurnConfig(
             model=model,
-            system_prompt=prompts.load(PROMPT_OF_MODE.get(mode, "build")),
+            system_prompt=prompts.load(prompt),
             workspace_roots=self.workspace_roots(folder),
             max_steps=max_steps if max_steps is not None else options.max_steps,
             retry=options.retry,
             thinking=options.thinking,
             mode=mode,
-            rules=options.rules,
+            rules=rules,
             secrets=options.secrets,
             compaction=options.compaction_of(model),
         )
@@ -650,8 +691,10 @@ class _LiveConfig:
         *,
         mode_override: str | None,
         model_override: str | None,
+        scope: SubagentScope | None = None,
     ) -> None:
         self._service = service
+        self._scope = scope
         self._session_id = session_id
         self._folder = folder
         self._max_steps = max_steps
@@ -675,7 +718,9 @@ class _LiveConfig:
         if self._key != (mode, ref, roots) or self._config is None or self._provider is None:
             service = self._service
             self._provider, model = service._session_model(ref)
-            self._config = service._turn_config(self._folder, self._max_steps, mode, model)
+            self._config = service._turn_config(
+                self._folder, self._max_steps, mode, model, self._scope
+            )
             self._key = (mode, ref, roots)
         return self._config, self._provider
 

@@ -3,23 +3,29 @@
 The protocol class validates every ``agent/*`` message against its model in
 ``protocol.py`` before a handler sees it: malformed params are answered with ``-32602``
 naming the field, and no input — however malformed — leaves a request unanswered or stops
-the server. Handlers live in ``handlers.py``, one small function per method.
+the server: messages are split by ``framing.py`` (a size cap, resynchronisation on a wrong
+``Content-Length``), a body that is not JSON is answered ``-32700`` and one that is not a
+request ``-32600``, both with ``id: null`` as JSON-RPC 2.0 says. Handlers live in
+``handlers.py``, one small function per method.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import sys
 import threading
 import uuid
 from collections.abc import Mapping
-from typing import Any
+from concurrent.futures import Executor
+from typing import Any, BinaryIO
 
 import attrs
 from lsprotocol import types as lsp
 from pydantic import ValidationError
-from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
+from pygls.exceptions import JsonRpcException
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.protocol.json_rpc import JsonRPCProtocol, MsgId
@@ -27,6 +33,15 @@ from pygls.protocol.json_rpc import JsonRPCProtocol, MsgId
 from lsp_agent import __version__
 from lsp_agent.lsp.documents import OpenDocuments
 from lsp_agent.lsp.errors import RpcError, describe_validation_error
+from lsp_agent.lsp.framing import (
+    MAX_MESSAGE_BYTES,
+    BadHeader,
+    Body,
+    ByteSource,
+    Frame,
+    TooLarge,
+    read_frames,
+)
 from lsp_agent.lsp.protocol import (
     COMMAND_TYPES,
     METHODS,
@@ -37,6 +52,9 @@ from lsp_agent.lsp.protocol import (
 )
 
 _log = logging.getLogger(__name__)
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
 
 INCOMING = {name: m for name, m in METHODS.items() if m.direction == "client_to_server"}
 OUTGOING_REQUESTS = {
@@ -112,9 +130,38 @@ class AgentProtocol(LanguageServerProtocol):
             return RawResponseMessage
         return super().get_result_type(method)
 
+    def receive_frame(self, frame: Frame) -> None:
+        """One frame of the stream: a body is parsed and handled; the rest is logged, and a
+        body too large to read is answered (its id is unknown: ``null``)."""
+        if isinstance(frame, TooLarge):
+            _log.warning(
+                "dropped a message of %d bytes (the limit is %d)", frame.length, MAX_MESSAGE_BYTES
+            )
+            self._answer_unknown(
+                INVALID_REQUEST,
+                f"message too large: {frame.length} bytes (the limit is {MAX_MESSAGE_BYTES})",
+            )
+            return
+        if isinstance(frame, BadHeader):
+            _log.warning("skipped bytes that are not a message header: %r", frame.sample)
+            return
+        if frame.resynced:
+            _log.warning("a message's Content-Length was wrong; reading on from the next header")
+        message = _parse(frame)
+        if isinstance(message, _NotJson):
+            _log.warning("answered a message that is not JSON: %s", message.reason)
+            self._answer_unknown(PARSE_ERROR, f"parse error: {message.reason}")
+            return
+        try:
+            self.handle_message(message)
+        except Exception as error:  # as pygls' loop does: log it, read on
+            _log.exception("unable to handle a message")
+            self._server._report_server_error(error, JsonRpcException)
+
     def handle_message(self, message: Any) -> None:
         if not isinstance(message, dict):
-            _log.warning("ignoring a message that is not a JSON object")
+            what = "a batch (an array)" if isinstance(message, list) else "not a JSON object"
+            self._answer_unknown(INVALID_REQUEST, f"invalid request: {what}")
             return
         try:
             structured = self._structure(message)
@@ -128,6 +175,22 @@ class AgentProtocol(LanguageServerProtocol):
         is_request = "id" in data and isinstance(method, str)
         if not isinstance(msg_id, (str, int)) or isinstance(msg_id, bool):
             msg_id = None
+        if "id" in data and msg_id is None and "method" in data:
+            self._answer_unknown(
+                INVALID_REQUEST, "invalid request: id must be a string or an integer"
+            )
+            raise _Handled()
+        if "method" in data and not isinstance(method, str):
+            if msg_id is not None:
+                self._answer_error(
+                    msg_id, INVALID_REQUEST, "invalid request: method must be a string"
+                )
+            else:
+                self._answer_unknown(INVALID_REQUEST, "invalid request: method must be a string")
+            raise _Handled()
+        if "method" not in data and "id" not in data:
+            self._answer_unknown(INVALID_REQUEST, "invalid request: no method and no id")
+            raise _Handled()
         if data.get("jsonrpc") != JsonRPCProtocol.VERSION:
             if is_request and msg_id is not None:
                 self._answer_error(msg_id, -32600, 'invalid request: "jsonrpc" must be "2.0"')
@@ -170,6 +233,10 @@ class AgentProtocol(LanguageServerProtocol):
 
     def _answer_error(self, msg_id: MsgId, code: int, message: str) -> None:
         self._send_response(msg_id, error=lsp.ResponseError(code=code, message=message))
+
+    def _answer_unknown(self, code: int, message: str) -> None:
+        """An error for a message whose id cannot be known (JSON-RPC 2.0: ``id: null``)."""
+        self._send_data({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}})
 
     @lsp_method(lsp.INITIALIZE)
     def lsp_initialize(self, params: lsp.InitializeParams) -> Any:
@@ -247,16 +314,10 @@ def serve_stdio(server: AgentServer, on_close: Any) -> None:
 
     async def main() -> None:
         server._stop_event = stop = threading.Event()
-        reader = StdinAsyncReader(sys.stdin.buffer, server.thread_pool)
+        source = _BlockingSource(sys.stdin.buffer, server.thread_pool)
         server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
         try:
-            await run_async(
-                stop_event=stop,
-                reader=reader,
-                protocol=server.protocol,
-                logger=_log,
-                error_handler=server.report_server_error,
-            )
+            await _receive(source, server, stop)
         finally:
             await on_close()
 
@@ -278,13 +339,7 @@ def serve_tcp(server: AgentServer, host: str, port: int, on_close: Any) -> None:
         async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             server.protocol.set_writer(writer)
             try:
-                await run_async(
-                    stop_event=stop,
-                    reader=reader,
-                    protocol=server.protocol,
-                    logger=_log,
-                    error_handler=server.report_server_error,
-                )
+                await _receive(_StreamSource(reader), server, stop)
             finally:
                 done.set()
 
@@ -303,6 +358,58 @@ def serve_tcp(server: AgentServer, host: str, port: int, on_close: Any) -> None:
         pass
     finally:
         _shutdown(server)
+
+
+async def _receive(source: ByteSource, server: AgentServer, stop: threading.Event) -> None:
+    """Hand each frame to the protocol until the stream ends or the server stops."""
+    protocol: AgentProtocol = server.protocol  # type: ignore[assignment]
+    async for frame in read_frames(source):
+        if stop.is_set():
+            break
+        protocol.receive_frame(frame)
+    _log.info("the client's stream ended")
+
+
+@attrs.frozen
+class _NotJson:
+    reason: str
+
+
+def _parse(frame: Body) -> Any:
+    """The JSON value of a body, or why it is not one."""
+    try:
+        text = frame.data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return _NotJson(f"the body is not UTF-8 ({error.reason} at byte {error.start})")
+    try:
+        return json.loads(text)
+    except RecursionError:
+        return _NotJson("the JSON is nested too deeply")
+    except ValueError as error:
+        return _NotJson(f"the body is not JSON ({error})")
+
+
+class _BlockingSource:
+    """A ``ByteSource`` over a blocking binary stream (stdin), read in a worker thread."""
+
+    def __init__(self, stream: BinaryIO, executor: Executor) -> None:
+        self._stream = stream
+        self._executor = executor
+
+    async def read_some(self, limit: int) -> bytes:
+        read1 = getattr(self._stream, "read1", self._stream.read)
+        data: bytes = await asyncio.get_running_loop().run_in_executor(self._executor, read1, limit)
+        return data
+
+
+class _StreamSource:
+    """A ``ByteSource`` over an asyncio stream (a TCP connection)."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self._reader = reader
+
+    async def read_some(self, limit: int) -> bytes:
+        return await self._reader.read(limit)
 
 
 def _shutdown(server: AgentServer) -> None:

@@ -7,7 +7,7 @@ provider type it builds. Endpoints come from the configuration or the SDKs' own 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Literal
 
 from lsp_agent.core.interfaces import Provider
@@ -15,9 +15,11 @@ from lsp_agent.core.interfaces import Provider
 if TYPE_CHECKING:
     import httpx2
 
-__all__ = ["ProviderType", "make_provider"]
+__all__ = ["ProviderType", "StoredKey", "make_provider"]
 
 ProviderType = Literal["anthropic", "openai", "openai-compatible"]
+StoredKey = Callable[[str, str], "str | None"]
+"""(provider name, key variable) → the key stored outside the environment (the keyring)."""
 
 
 def make_provider(
@@ -28,13 +30,17 @@ def make_provider(
     api_key_env: str | None,
     env: Mapping[str, str],
     http_client: httpx2.AsyncClient | None = None,
+    stored_key: StoredKey | None = None,
 ) -> Provider:
     """Build the provider ``name`` of type ``provider_type``.
 
     ``api_key_env`` names the variable holding the key (default: the SDK's own variable); an
     ``openai-compatible`` provider without one sends a placeholder key, as local servers need none.
-    ``env`` is kept, not copied, so a key set later is picked up by the next request.
+    ``env`` is kept, not copied, so a key set later is picked up by the next request;
+    ``stored_key`` is asked when the key variable is not set there.
     """
+    if stored_key is not None and api_key_env is not None:
+        env = _WithStoredKey(env, name, api_key_env, stored_key)
     if provider_type == "anthropic":
         from lsp_agent.providers import anthropic
 
@@ -58,3 +64,24 @@ def make_provider(
         compatible=compatible,
         http_client=http_client,
     )
+
+
+class _WithStoredKey(Mapping[str, str]):
+    """``env``, where the key variable falls back to the stored key at each lookup."""
+
+    def __init__(self, env: Mapping[str, str], name: str, variable: str, stored: StoredKey):
+        self._env, self._name, self._variable, self._stored = env, name, variable, stored
+
+    def __getitem__(self, name: str) -> str:
+        value = self._env.get(name)
+        if not value and name == self._variable:
+            value = self._stored(self._name, name)
+        if value is None:
+            raise KeyError(name)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._env)
+
+    def __len__(self) -> int:
+        return len(self._env)

@@ -17,6 +17,7 @@ import attrs
 import httpx2
 from anthropic import types as wire
 
+from lsp_agent.core.errors import ProviderError
 from lsp_agent.core.messages import (
     Message,
     ModelRequest,
@@ -38,7 +39,13 @@ from lsp_agent.core.stream import (
     ToolCallStarted,
     UsageReported,
 )
-from lsp_agent.providers.errors import anthropic_error, missing_key, parse_tool_input, truncated
+from lsp_agent.providers.errors import (
+    anthropic_error,
+    describe_endpoint,
+    missing_key,
+    parse_tool_input,
+    truncated,
+)
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
@@ -70,6 +77,9 @@ class AnthropicProvider:
         self._name = name
         # Always explicit: otherwise the SDK would consult os.environ, not the env we were given.
         self._base_url = base_url or DEFAULT_BASE_URL
+        self._endpoint = describe_endpoint(
+            base_url, default=DEFAULT_BASE_URL, env=env, env_var="ANTHROPIC_BASE_URL", provider=name
+        )
         self._key_env = api_key_env
         self._env = env
         self._http_client = http_client
@@ -100,10 +110,22 @@ class AnthropicProvider:
                     for event in translator.feed(raw_event):
                         started = True
                         yield event
-        except (anthropic.AnthropicError, httpx2.HTTPError, ValueError) as exc:
-            # ValueError: a malformed SSE payload (bad JSON) from the server or a proxy.
+        except ValueError as exc:
+            # A malformed event (bad JSON, events out of order): the response is broken,
+            # whether or not anything had arrived yet, so it is sent once more.
+            raise ProviderError(
+                f"the response stream broke off: a malformed event ({exc})",
+                kind="stream_dropped",
+                provider=self._name,
+            ) from exc
+        except (anthropic.AnthropicError, httpx2.HTTPError) as exc:
             raise anthropic_error(
-                exc, provider=self._name, key_env=self._key_env, secret=key, started=started
+                exc,
+                provider=self._name,
+                key_env=self._key_env,
+                secret=key,
+                started=started,
+                endpoint=self._endpoint,
             ) from exc
         if not translator.finished:
             raise truncated(provider=self._name, started=started)
@@ -303,7 +325,8 @@ class _Translator:
     def _delta(self, index: int, delta: wire.RawContentBlockDelta) -> list[StreamEvent]:
         block = self._blocks.get(index)
         if block is None:
-            return []
+            # Out of order: dropping it would cut the answer short without a word.
+            raise ValueError(f"malformed stream: a delta for block {index}, which never started")
         if isinstance(delta, wire.TextDelta) and delta.text:
             return [TextDelta(text=delta.text)]
         if isinstance(delta, wire.ThinkingDelta) and delta.thinking:

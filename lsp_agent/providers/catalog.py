@@ -2,7 +2,8 @@
 
 Prices are USD per million tokens (the providers' public list prices); config entries under
 ``providers.<name>.models.<model>`` override any field. A model that is not here is still
-accepted, with :data:`UNKNOWN_CONTEXT_WINDOW` and :data:`UNKNOWN_MAX_OUTPUT` (contract.md).
+accepted, with :data:`UNKNOWN_CONTEXT_WINDOW` and :data:`UNKNOWN_MAX_OUTPUT`
+(docs/configuration.md).
 
 Only ``lsp_agent.core`` is imported here: no SDK, no I/O.
 """

@@ -5,6 +5,10 @@ function, so this module can be imported without either SDK being loaded. Messag
 do (which variable to set) and what the provider said; they never contain the API key, and
 :func:`_build` scrubs the key from the provider's own words too, in case a server echoes it.
 
+A request that gets no answer at all names the endpoint (:class:`Endpoint`: the URL and the
+setting it came from) and the cause: refused, name not resolved, timed out, or a base URL
+that is not a URL (that one is not retried: waiting does not fix it).
+
 Also :func:`parse_tool_input`, shared by both providers: bad tool-call JSON is an error too,
 but one the model reads rather than one that is raised.
 """
@@ -15,9 +19,12 @@ import email.utils
 import json
 import math
 import re
+import socket
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
+
+import attrs
 
 from lsp_agent.core.errors import ContextOverflow, ProviderError, ProviderErrorKind
 
@@ -66,6 +73,72 @@ _PREFIXES: dict[ProviderErrorKind, str] = {
 _DETAIL_LIMIT = 500
 
 
+@attrs.frozen
+class Endpoint:
+    """Where a provider sends its requests, and what chose it (for error messages)."""
+
+    url: str
+    source: str
+    """``ANTHROPIC_BASE_URL``, ``providers.NAME.base_url`` or ``the default``."""
+
+    @property
+    def described(self) -> str:
+        return f"{self.url} (from {self.source})"
+
+
+def describe_endpoint(
+    base_url: str | None, *, default: str, env: Mapping[str, str], env_var: str, provider: str
+) -> Endpoint:
+    """The endpoint a provider built from ``base_url`` (the config's, else ``env_var``'s)."""
+    if not base_url:
+        return Endpoint(default, "the default")
+    if env.get(env_var, "").strip() == base_url.strip():
+        return Endpoint(base_url, env_var)
+    return Endpoint(base_url, f"providers.{provider}.base_url")
+
+
+def connection_cause(exc: BaseException) -> str:
+    """Why a request got no answer, in words: refused, not resolved, timed out, bad URL."""
+    import httpx2
+
+    for link in _chain(exc):
+        if isinstance(link, httpx2.UnsupportedProtocol | httpx2.InvalidURL):
+            return "invalid URL (it needs http:// or https://)"
+        if isinstance(link, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(link, socket.gaierror):
+            return "host name not resolved"
+        if isinstance(link, httpx2.TimeoutException | TimeoutError):
+            return "timed out"
+    return str(exc) or type(exc).__name__
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        yield link
+        link = link.__cause__ or link.__context__
+
+
+def _connection_error(
+    exc: BaseException, *, provider: str, endpoint: Endpoint | None, started: bool
+) -> ProviderError:
+    cause = connection_cause(exc)
+    if endpoint is None:
+        return _build(_broken(started, default="connection"), cause, provider=provider)
+    if cause.startswith("invalid URL"):
+        return ProviderError(
+            f"invalid base URL {endpoint.url!r} (from {endpoint.source}): it needs http:// or"
+            " https://",
+            kind="bad_request",
+            provider=provider,
+        )
+    detail = f"{endpoint.described}: {cause}"
+    return _build(_broken(started, default="connection"), detail, provider=provider)
+
+
 def parse_retry_after(
     headers: Mapping[str, str] | None, *, now: float | None = None
 ) -> float | None:
@@ -112,7 +185,13 @@ def parse_tool_input(text: str) -> tuple[dict[str, Any], str | None]:
 
 
 def anthropic_error(
-    exc: BaseException, *, provider: str, key_env: str | None, secret: str | None, started: bool
+    exc: BaseException,
+    *,
+    provider: str,
+    key_env: str | None,
+    secret: str | None,
+    started: bool,
+    endpoint: Endpoint | None = None,
 ) -> ProviderError:
     """Classify an exception raised by the ``anthropic`` SDK (or httpx2 under it)."""
     import anthropic
@@ -136,8 +215,7 @@ def anthropic_error(
             kind = "context_overflow"
     elif isinstance(exc, anthropic.APIConnectionError | httpx2.TransportError):
         # The SDK wraps errors before the response; mid-stream, raw httpx2 errors come through.
-        detail = str(exc) or type(exc).__name__
-        kind = _broken(started, default="connection")
+        return _connection_error(exc, provider=provider, endpoint=endpoint, started=started)
     else:
         detail = str(exc) or type(exc).__name__
         kind = _broken(started, default="other")
@@ -153,7 +231,13 @@ def anthropic_error(
 
 
 def openai_error(
-    exc: BaseException, *, provider: str, key_env: str | None, secret: str | None, started: bool
+    exc: BaseException,
+    *,
+    provider: str,
+    key_env: str | None,
+    secret: str | None,
+    started: bool,
+    endpoint: Endpoint | None = None,
 ) -> ProviderError:
     """Classify an exception raised by the ``openai`` SDK (or httpx2 under it)."""
     import httpx2
@@ -176,8 +260,7 @@ def openai_error(
             kind = "context_overflow"
         retry_after = parse_retry_after(exc.response.headers)
     elif isinstance(exc, openai.APIConnectionError | httpx2.TransportError):
-        detail = str(exc) or type(exc).__name__
-        kind = _broken(started, default="connection")
+        return _connection_error(exc, provider=provider, endpoint=endpoint, started=started)
     elif isinstance(exc, openai.APIError):
         # An `{"error": …}` object sent inside the stream; no HTTP status to go by.
         detail = _openai_detail(exc.body, exc.message)

@@ -19,6 +19,7 @@ import openai
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.chat.chat_completion_chunk import Choice, ChoiceDeltaToolCall
 
+from lsp_agent.core.errors import ProviderError
 from lsp_agent.core.messages import (
     Message,
     ModelRequest,
@@ -39,7 +40,13 @@ from lsp_agent.core.stream import (
     ToolCallStarted,
     UsageReported,
 )
-from lsp_agent.providers.errors import missing_key, openai_error, parse_tool_input, truncated
+from lsp_agent.providers.errors import (
+    describe_endpoint,
+    missing_key,
+    openai_error,
+    parse_tool_input,
+    truncated,
+)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
@@ -71,6 +78,9 @@ class OpenAIProvider:
         self._name = name
         # Always explicit: otherwise the SDK would consult os.environ, not the env we were given.
         self._base_url = base_url or DEFAULT_BASE_URL
+        self._endpoint = describe_endpoint(
+            base_url, default=DEFAULT_BASE_URL, env=env, env_var="OPENAI_BASE_URL", provider=name
+        )
         self._key_env = api_key_env
         self._env = env
         self._compatible = compatible
@@ -103,11 +113,23 @@ class OpenAIProvider:
                     for event in translator.feed(chunk):
                         started = True
                         yield event
-        except (openai.OpenAIError, httpx2.HTTPError, ValueError) as exc:
-            # ValueError: a malformed SSE payload (bad JSON) from the server or a proxy.
+        except ValueError as exc:
+            # A malformed event (bad JSON, events out of order): the response is broken,
+            # whether or not anything had arrived yet, so it is sent once more.
+            raise ProviderError(
+                f"the response stream broke off: a malformed event ({exc})",
+                kind="stream_dropped",
+                provider=self._name,
+            ) from exc
+        except (openai.OpenAIError, httpx2.HTTPError) as exc:
             secret = key if self._key_env else None  # the placeholder is no secret
             raise openai_error(
-                exc, provider=self._name, key_env=self._key_env, secret=secret, started=started
+                exc,
+                provider=self._name,
+                key_env=self._key_env,
+                secret=secret,
+                started=started,
+                endpoint=self._endpoint,
             ) from exc
         final = translator.finish()
         if final is None:

@@ -13,6 +13,11 @@ corrupt file (or one that is not a database at all) is never used: it is renamed
 ``-wal``/``-shm`` files, to ``lsp-agent.db.corrupt-<UTC time>`` (``…-wal``, ``…-shm``) next
 to it, a warning says so, and a fresh database is created in its place. A busy or locked
 database is not corruption and is never moved.
+
+Transcripts are private (docs/security.md "The data folder"): the folder is made ``0700``
+and the database ``0600`` before SQLite opens it — SQLite gives the ``-wal`` and ``-shm``
+files the database file's mode — and looser modes found at open (an older version, a
+permissive umask) are tightened, the side files and moved-aside copies included.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ import aiosqlite
 import attrs
 
 from lsp_agent.core.errors import LspAgentError
+from lsp_agent.core.private_files import PRIVATE_FILE_MODE, private_folder, tighten
 
 _T = TypeVar("_T")
 
@@ -198,7 +204,7 @@ async def open_checked_db(path: Path) -> tuple[aiosqlite.Connection, MovedAside 
 
     Returns the migrated connection and, if the file was corrupt, where it went.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_private(path)
     identity = _identity(path)
     conn, problem = await _connect_checked(path)
     moved: MovedAside | None = None
@@ -206,6 +212,7 @@ async def open_checked_db(path: Path) -> tuple[aiosqlite.Connection, MovedAside 
         moved = await _move_aside(path, problem, identity, conn)
         if moved is not None:
             _log.warning("%s", moved.message())
+        make_private(path)  # the fresh database too
         conn, problem = await _connect_checked(path)
         if problem is not None:
             await conn.close()
@@ -244,6 +251,20 @@ async def _connect_checked(path: Path) -> tuple[aiosqlite.Connection, str | None
         await conn.close()
         raise
     return conn, None
+
+
+def make_private(path: Path) -> None:
+    """The database's folder ``0700`` and the database with its side files ``0600``,
+    created so when missing (before SQLite creates them with the umask's mode)."""
+    private_folder(path.parent)
+    try:
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600))
+    except OSError as error:  # SQLite says what is wrong when it opens the file
+        _log.debug("could not create %s: %s", path, error)
+    for suffix in ("", *_SIDE_FILES):
+        tighten(_with_suffix(path, suffix), PRIVATE_FILE_MODE)
+    for aside in path.parent.glob(f"{path.name}.corrupt-*"):
+        tighten(aside, PRIVATE_FILE_MODE)
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
@@ -342,7 +363,7 @@ def _folder_lock(folder: Path) -> Iterator[None]:
 
 async def open_db(path: Path) -> aiosqlite.Connection:
     """Create the parent folder, open the database and migrate it to the latest version."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_private(path)
     conn = await connect(path)
     try:
         await migrate(conn)

@@ -20,12 +20,13 @@ the sessions whose turn has not ended, with what each left open, and
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import sqlite3
 from collections.abc import Awaitable, Callable, Sequence
 from itertools import groupby
 from pathlib import Path
-from typing import Any, Self, TypeVar
+from typing import Any, Literal, Self, TypeVar
 
 import aiosqlite
 import attrs
@@ -208,6 +209,28 @@ class SqliteEventStore:
             lambda: in_connection_thread(self._conn, lambda conn: _transaction(conn, work))
         )
 
+    async def delete_idle_session(self, session_id: str) -> Literal["deleted", "unknown", "busy"]:
+        """``delete_session``, but only if the session exists and its state is ``idle``.
+
+        The check and the delete are one write transaction, so a turn that another process
+        starts cannot slip in between: a session with a turn in progress is ``busy``."""
+
+        def work(conn: sqlite3.Connection) -> Literal["deleted", "unknown", "busy"]:
+            row = conn.execute(
+                "SELECT state FROM sessions WHERE session_id = ?", (session_id,)
+            ).fetchone()
+            if row is None:
+                return "unknown"
+            if row["state"] != "idle":
+                return "busy"
+            conn.execute("DELETE FROM events WHERE session_id = ?", (session_id,))
+            conn.execute("DELETE FROM sessions WHERE session_id = ?", (session_id,))
+            return "deleted"
+
+        return await self._write(
+            lambda: in_connection_thread(self._conn, lambda conn: _transaction(conn, work))
+        )
+
     async def rebuild_projections(self) -> None:
         """Delete every projection row and replay the whole log, in one transaction."""
         await self._write(self._rebuild)
@@ -237,7 +260,16 @@ class SqliteEventStore:
 
     async def _locked(self, operation: Callable[[], Awaitable[_T]]) -> _T:
         async with self._lock:
-            return await operation()
+            try:
+                return await operation()
+            except (sqlite3.OperationalError, OSError) as error:
+                if not _disk_full(error):
+                    raise
+                raise DiskFull(
+                    f"the disk holding {self.path} is full, so the session could not be "
+                    "recorded further (what was recorded before is intact); free some space "
+                    "and run again"
+                ) from error
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -359,15 +391,27 @@ class SqliteEventStore:
             return await fetch_all(self._conn, sql, params)
 
 
+class DiskFull(StorageError):
+    """A write failed for want of space; the transaction was rolled back, the file is sound."""
+
+
+def _disk_full(error: BaseException) -> bool:
+    if isinstance(error, sqlite3.Error):
+        return getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+    return isinstance(error, OSError) and error.errno == errno.ENOSPC
+
+
 def _transaction(conn: sqlite3.Connection, work: Callable[..., _T], *args: Any) -> _T:
     """``work(conn, *args)`` inside ``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any error."""
     conn.execute("BEGIN IMMEDIATE")
     try:
         result = work(conn, *args)
+        conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        # A failed COMMIT (a full disk) may or may not have rolled back already.
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
         raise
-    conn.execute("COMMIT")
     return result
 
 

@@ -48,6 +48,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 __all__ = [
     "DEFAULT_SIDE_TEXT",
     "FakeLLMServer",
+    "Inject",
     "RequestRecord",
     "Script",
     "ScriptError",
@@ -139,9 +140,17 @@ class StreamError(_StrictModel):
     message: str = "Overloaded"
 
 
+class Inject(_StrictModel):
+    """Raw bytes written into a stream before event ``before`` (malformed-SSE tests)."""
+
+    before: int = Field(ge=0)
+    raw: str
+
+
 _SUCCESS_FIELDS = frozenset(
     {"text", "thinking", "signature", "tool_calls", "stop_reason", "usage", "stream_error"}
 )
+_STREAM_FAULT_FIELDS = frozenset({"drop_after", "stall_after", "event_order", "inject"})
 _ERROR_ONLY_FIELDS = frozenset(
     {
         "error_type",
@@ -180,6 +189,10 @@ class Turn(_StrictModel):
     then: Turn | None = None
     # faults and timing
     drop_after: int | None = Field(default=None, ge=0)
+    stall_after: int | None = Field(default=None, ge=0)
+    hold_after: int | None = Field(default=None, ge=0)
+    event_order: list[int] | None = None
+    inject: list[Inject] = Field(default_factory=list)
     delay: float = Field(default=0.0, ge=0, le=600)
     chunk_delay: float = Field(default=0.0, ge=0, le=60)
     paced: bool = False
@@ -198,15 +211,16 @@ class Turn(_StrictModel):
                     f"an error turn (`status`/`error`) cannot also set {clash}; "
                     "put the response served after the errors in `then`"
                 )
-            if "drop_after" in given:
-                raise ValueError("`drop_after` applies to success turns, not error turns")
+            faults = sorted(given & (_STREAM_FAULT_FIELDS | {"hold_after"}))
+            if faults:
+                raise ValueError(f"{faults} apply to success turns, not error turns")
         else:
             misplaced = sorted(given & _ERROR_ONLY_FIELDS)
             if misplaced:
                 raise ValueError(
                     f"{misplaced} only apply to error turns; set `status` or `error` too"
                 )
-            if not given & (_SUCCESS_FIELDS | {"drop_after"}):
+            if not given & (_SUCCESS_FIELDS | _STREAM_FAULT_FIELDS):
                 raise ValueError(
                     "empty turn: give `text`, `thinking`, `tool_calls`, `stream_error`, "
                     '`drop_after`, or an error `status`/`error` (use "text": "" for an '
@@ -223,6 +237,19 @@ class Script(_StrictModel):
     turns: list[Turn] = Field(default_factory=list)
     side_requests_use_script: bool = False
     side_text: str = DEFAULT_SIDE_TEXT
+    side_turn: Turn | None = None
+    """Served to every side request instead of ``side_text`` (e.g. a stalled summary)."""
+    by_history: bool = False
+    """Serve turn *k* to a request whose conversation holds *k* assistant messages, instead
+    of the turns in arrival order: concurrent conversations each walk the script."""
+
+    @model_validator(mode="after")
+    def _history_turns_are_answers(self) -> Self:
+        if self.by_history and any(turn.is_error for turn in self.turns):
+            raise ValueError("`by_history` scripts take success turns only")
+        if self.side_turn is not None and self.side_turn.is_error:
+            raise ValueError("`side_turn` must be a success turn")
+        return self
 
     @model_validator(mode="before")
     @classmethod
@@ -437,6 +464,7 @@ class RequestRecord:
     ended_wall: float | None = None
     events_sent: int = 0
     dropped: bool = False
+    stalled: bool = False
     error: str | None = None
     delta_times: list[float] = dataclasses.field(default_factory=list)
 
@@ -576,10 +604,6 @@ def _completion(turn: Turn, body: Mapping[str, Any], body_bytes: int, seq: int) 
         cache_creation=usage.cache_creation_input_tokens or 0,
         reasoning_tokens=n_thinking,
     )
-
-
-def _side_completion(text: str, body: Mapping[str, Any], body_bytes: int, seq: int) -> _Completion:
-    return _completion(Turn(text=text), body, body_bytes, seq)
 
 
 def _anthropic_usage(c: _Completion, output_tokens: int) -> dict[str, Any]:
@@ -918,9 +942,12 @@ class FakeLLMServer:
         self._next_step = 0
         self._log: list[RequestRecord] = []
         self._next_seq = 0
+        self._holds_begun = 0
+        self._releases = 0
         self._server: asyncio.Server | None = None
         self._port: int | None = None
         self._connections: set[asyncio.Task[None]] = set()
+        self._readers: dict[int, asyncio.StreamReader] = {}
         self._connection_count = 0
         self.set_script(parse_script(script))
 
@@ -1015,6 +1042,24 @@ class FakeLLMServer:
             self._script = parsed
             self._steps = steps
             self._next_step = 0
+
+    def release(self) -> None:
+        """Let one ``hold_after`` stream go on: the earliest held (or the next to hold).
+
+        Any thread may call it, before or after the stream reaches its hold.
+        """
+        with self._lock:
+            self._releases += 1
+
+    async def _hold(self) -> None:
+        with self._lock:
+            self._holds_begun += 1
+            ticket = self._holds_begun
+        while True:
+            with self._lock:
+                if self._releases >= ticket:
+                    return
+            await asyncio.sleep(0.005)
 
     def clear_log(self) -> None:
         """Forget logged requests (``seq`` numbers keep increasing)."""
@@ -1125,6 +1170,7 @@ class FakeLLMServer:
         # With a zero high-water mark, drain() waits until the kernel has every byte:
         # each SSE event is flushed as written and end times are accurate.
         writer.transport.set_write_buffer_limits(high=0)
+        self._readers[connection] = reader
         try:
             while True:
                 try:
@@ -1145,12 +1191,23 @@ class FakeLLMServer:
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
+            self._readers.pop(connection, None)
             if writer.transport.is_closing():
                 writer.transport.abort()
             else:
                 writer.close()
                 with contextlib.suppress(Exception):
                     await writer.wait_closed()
+
+    async def _stall(self, connection: int) -> None:
+        """Send nothing until the client gives up (closes its end) or the server stops."""
+        reader = self._readers.get(connection)
+        if reader is None:
+            await asyncio.Event().wait()
+            return
+        with contextlib.suppress(ConnectionError):
+            while await reader.read(65536):
+                pass
 
     async def _send_json(
         self,
@@ -1268,12 +1325,21 @@ class FakeLLMServer:
                 record.kind = "side"
                 self._changed.notify_all()
                 return "side"
-            if self._next_step >= len(self._steps):
+            if self._script.by_history:
+                index = _assistant_messages(record.body)
+                if index >= len(self._steps):
+                    record.kind = "exhausted"
+                    self._changed.notify_all()
+                    return None
+                step = self._steps[index]
+                self._next_step = max(self._next_step, index + 1)
+            elif self._next_step >= len(self._steps):
                 record.kind = "exhausted"
                 self._changed.notify_all()
                 return None
-            step = self._steps[self._next_step]
-            self._next_step += 1
+            else:
+                step = self._steps[self._next_step]
+                self._next_step += 1
             record.turn = step.turn_index
             record.attempt = step.attempt
             record.kind = "error" if step.turn.is_error else "success"
@@ -1312,9 +1378,9 @@ class FakeLLMServer:
             return keep
         if taken == "side":
             with self._lock:
-                side_text = self._script.side_text
-            completion = _side_completion(side_text, body, len(req.body), record.seq)
-            turn = Turn(text=side_text)
+                side_text, side_turn = self._script.side_text, self._script.side_turn
+            turn = side_turn if side_turn is not None else Turn(text=side_text)
+            completion = _completion(turn, body, len(req.body), record.seq)
         else:
             turn = taken.turn
             if turn.delay:
@@ -1396,6 +1462,13 @@ class FakeLLMServer:
             named = _anthropic_events(completion)
             events = [_sse_anthropic(name, data) for name, data in named]
             is_text = [_is_anthropic_text(data) for _, data in named]
+        try:
+            events, is_text = _rearrange(turn, events, is_text)
+        except ValueError as err:
+            info = _simple_error(500, f"fake LLM: {err}")
+            await self._send_json(writer, 500, _error_body(provider, info, "req_fake"), close=True)
+            self._finish(record, status=500, error=str(err))
+            return False
         record_times = self._record_delta_times
         headers = [
             ("content-type", "text/event-stream; charset=utf-8"),
@@ -1411,10 +1484,20 @@ class FakeLLMServer:
         sent = 0
         error = turn.stream_error
         started = time.monotonic()  # for `paced`: event k is due at started + k * chunk_delay
+        held = False
         for position in range(len(events) + 1):
             if turn.drop_after is not None and sent >= turn.drop_after:
                 writer.transport.abort()
                 self._finish(record, dropped=True, events_sent=sent)
+                return False
+            if turn.hold_after is not None and sent == turn.hold_after and not held:
+                held = True
+                await self._hold()
+            if turn.stall_after is not None and sent >= turn.stall_after:
+                self._update(record, stalled=True)
+                await self._stall(record.connection)
+                writer.transport.abort()
+                self._finish(record, events_sent=sent, error="client disconnected")
                 return False
             if error is not None and (position == error.after or position == len(events)):
                 if provider == "openai":
@@ -1457,6 +1540,37 @@ class FakeLLMServer:
             await writer.drain()
         self._finish(record, events_sent=sent)
         return keep
+
+
+def _assistant_messages(body: Any) -> int:
+    """How many assistant messages a request's conversation holds (both wire formats)."""
+    messages = body.get("messages") if isinstance(body, dict) else None
+    if not isinstance(messages, list):
+        return 0
+    return sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
+
+
+def _rearrange(
+    turn: Turn, events: list[bytes], is_text: list[bool]
+) -> tuple[list[bytes], list[bool]]:
+    """Apply ``event_order`` (pick, reorder, repeat) and then ``inject`` (raw bytes)."""
+    if turn.event_order is not None:
+        wrong = [i for i in turn.event_order if not 0 <= i < len(events)]
+        if wrong:
+            raise ValueError(
+                f"event_order indexes {wrong} are out of range: the stream has {len(events)} events"
+            )
+        events = [events[i] for i in turn.event_order]
+        is_text = [is_text[i] for i in turn.event_order]
+    # Last first, so each index refers to the stream before any injection (ties keep order).
+    for item in reversed(sorted(turn.inject, key=lambda i: i.before)):
+        if item.before > len(events):
+            raise ValueError(
+                f"inject before {item.before} is out of range: the stream has {len(events)} events"
+            )
+        events.insert(item.before, item.raw.encode())
+        is_text.insert(item.before, False)
+    return events, is_text
 
 
 def _is_anthropic_text(data: Mapping[str, Any]) -> bool:

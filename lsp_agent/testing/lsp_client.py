@@ -373,3 +373,27 @@ async def agent_client(
     finally:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(client.shutdown_session(), 30)
+        await _reap(client)
+
+
+async def _reap(client: LanguageClient) -> None:
+    """Make sure the server process has exited and been waited for, and the client stopped.
+
+    ``shutdown_session`` skips all of it after a fatal client error (pytest-lsp then only
+    sends SIGTERM) and gives up at its timeout: the unreaped process would outlive the test
+    and end it with ``ResourceWarning: subprocess … is still running``.
+    """
+    process: asyncio.subprocess.Process | None = getattr(client, "_server", None)
+    if process is not None and process.returncode is None:
+        if process.stdin is not None:
+            process.stdin.close()  # end of input: a language server exits
+        for stop in (process.terminate, process.kill):
+            try:
+                await asyncio.wait_for(process.wait(), 10)
+                break
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    stop()
+        await process.wait()
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(client.stop(), 10)  # type: ignore[no-untyped-call]

@@ -35,7 +35,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import secrets
 import stat
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
@@ -70,6 +69,7 @@ from lsp_agent.tools.patch_format import (
     UpdateFile,
     parse_patch,
 )
+from lsp_agent.tools.temp_files import create_temp
 
 __all__ = ["VERIFICATION_FAILED", "ApplyPatchParams", "ApplyPatchTool"]
 
@@ -78,7 +78,6 @@ Operation = Literal["add", "delete", "modify", "move"]
 VERIFICATION_FAILED = "apply_patch verification failed"
 _LETTER: dict[Operation, str] = {"add": "A", "delete": "D", "modify": "M", "move": "R"}
 _BINARY_SAMPLE = 8192
-_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
 
 
 class ApplyPatchParams(BaseModel):
@@ -671,14 +670,7 @@ def _make_parents(folder: str, created: list[str]) -> None:
 def _write_temp(final: str, data: bytes, mode: int | None) -> str:
     """``data`` in a new file beside ``final`` (same file system, so renaming is atomic)."""
     folder, name = os.path.split(final)
-    while True:
-        temp = os.path.join(folder, f".{name[:200]}.{secrets.token_hex(4)}.tmp")
-        try:
-            # 0o666 and the umask give a new file the usual permissions.
-            fd = os.open(temp, _TEMP_FLAGS, 0o666)
-        except FileExistsError:
-            continue
-        break
+    temp, fd = create_temp(folder, name)  # recovery removes it if this process is killed
     try:
         with os.fdopen(fd, "wb") as f:
             if mode is not None:

@@ -57,6 +57,8 @@ class ToolRunContext:
         where = self.boundary.resolve(path, extra_roots=self.extra_roots if spill else ())
         if isinstance(where, Resolved):
             return where
+        if where.hidden:  # the agent's own data folder: never asked, never touched
+            return outside_refusal(where, PermissionVerdict(allowed=False))
         folder = where.resolved if kind == "directory" else os.path.dirname(where.resolved)
         verdict = await self.ask(
             PermissionRequest(

@@ -1,20 +1,21 @@
 """The ``bash`` tool: run a command line in the workspace, in its own process group.
 
-Before anything runs, permission is derived from the command itself (:func:`plan_permissions`):
-each simple command (pipelines, lists, subshells and ``$( … )`` included) is one pattern, and
-its arity prefix (:mod:`lsp_agent.tools.arity`) plus `` *`` what an "always" answer saves. The
-working directory, ``cd`` targets, the path arguments of file commands and redirection targets
-are resolved (``cd`` moves later commands, ``~`` is the command's ``HOME``); any that leaves
-the workspace needs ``external_directory`` for its folder first, in one ask.
+Before anything runs, permission is derived from the command itself
+(:mod:`lsp_agent.tools.bash_plan`): each simple command's resolved words (wrappers, paths,
+quoting and assignments seen through) are its patterns; every argument that could be a path,
+the working directory and redirection targets are judged, and what leaves the workspace or
+cannot be judged needs ``external_directory`` first, in one ask.
 
-The command runs through :class:`~lsp_agent.tools.process.ProcessGroup`: its process group is
+The command is started by :class:`~lsp_agent.sandbox.CommandSandbox`: inside bubblewrap
+(workspace read-write, the rest read-only, ``$HOME`` and the data folder hidden, no network
+unless ``network`` is set and ``bash_network`` allows it, its own PID namespace), or, where
+the sandbox is off, under a supervisor that ends whatever it leaves behind. It runs through
+:class:`~lsp_agent.tools.process.ProcessGroup`: its process group is
 reported to the loop (``process_started``) before the command starts and ``process_ended``
 after, output is streamed to the editor as it comes, and on timeout or cancellation the whole
 group is stopped (``SIGTERM``, ``SIGKILL`` after a grace period). Background processes still
 running when the command ends are stopped too. The environment is the agent's, less the
 variables that hold its own provider keys.
-
-What the command reads once it runs is not confined here: that is the sandbox's job.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import logging
 import os
 import signal
 from collections import deque
-from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from typing import TypeVar
 
 import attrs
@@ -33,11 +34,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.permission import PermissionRequest
 from lsp_agent.core.tooling import ToolOutcome
-from lsp_agent.tools.arity import always_pattern
-from lsp_agent.tools.base import ToolRunContext, load_description, refusal
-from lsp_agent.tools.boundary import Outside, WorkspaceBoundary
+from lsp_agent.sandbox import CommandSandbox, Launch, SandboxUnavailable
+from lsp_agent.tools.base import ToolRunContext, load_description
+from lsp_agent.tools.bash_plan import PermissionPlan, authorize, plan_permissions
 from lsp_agent.tools.process import ProcessGroup, shell_argv
-from lsp_agent.tools.shell_parse import SimpleCommand, Word, parse
 
 __all__ = [
     "DEFAULT_TIMEOUT_MS",
@@ -60,17 +60,6 @@ MAX_KEPT_CHARS = 10 * 1024 * 1024
 _READ_BYTES = 64 * 1024
 _DRAIN_SECONDS = 1.0
 _TITLE_CHARS = 80
-
-_CD_FAMILY = frozenset({"cd", "pushd", "popd", "chdir"})
-_FILE_COMMANDS = frozenset(
-    {"rm", "rmdir", "cp", "mv", "mkdir", "touch", "chmod", "chown", "chgrp", "ln", "tee"}
-    | {"cat", "head", "tail", "less", "more", "ls", "stat", "wc", "du", "diff", "file"}
-)
-_DEVICES = frozenset(
-    {"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/tty"}
-    | {"/dev/stdin", "/dev/stdout", "/dev/stderr"}
-)
-_WILDCARDS = "*?[{"
 
 T = TypeVar("T")
 
@@ -96,158 +85,15 @@ class BashParams(BaseModel):
         description="What the command does in 5-10 words, shown to the user "
         "(e.g. 'Run the unit tests').",
     )
-
-
-# --- permissions ------------------------------------------------------------------------
-
-
-@attrs.frozen(kw_only=True)
-class PermissionPlan:
-    """What a command line needs before it may run."""
-
-    patterns: tuple[str, ...]
-    """One per simple command (its source text, redirections included); ``cd`` has none."""
-    always: tuple[str, ...]
-    """What "always allow" saves: ``git log *`` for ``git log --oneline``."""
-    outside: tuple[str, ...]
-    """Folders outside the workspace the command touches (``external_directory``)."""
-    parsed: bool
-    """False: the parser failed; the whole command is the one pattern."""
-
-
-def plan_permissions(
-    command: str, *, workdir: str, boundary: WorkspaceBoundary, home: str | None
-) -> PermissionPlan:
-    """The patterns and outside folders of ``command`` run in ``workdir``.
-
-    ``workdir`` is absolute and already approved (it counts as inside); ``home`` is what ``~``
-    means to the command (None: ``~`` paths are not judged).
-    """
-    script = parse(command)
-    planner = _Planner(workdir=workdir, boundary=boundary, home=home)
-    try:
-        script.walk(frozenset({workdir}), planner.step)
-    except RecursionError:
-        script = attrs.evolve(script, ok=False)  # too deep to follow: ask for it whole
-    if script.ok:
-        patterns, always = tuple(_unique(planner.patterns)), tuple(_unique(planner.always))
-    else:
-        patterns = always = (command,)
-    return PermissionPlan(
-        patterns=patterns, always=always, outside=tuple(planner.outside), parsed=script.ok
+    network: bool = Field(
+        default=False,
+        description="Set to true only if the command needs the network (installing "
+        "packages, fetching, pushing); it then needs the user's bash_network permission. "
+        "Without it a sandboxed command has no network.",
     )
 
 
-class _Planner:
-    """The step :meth:`ParsedScript.walk` calls: collects patterns and outside folders, and
-    tells where ``cd`` moves the shell."""
-
-    def __init__(self, *, workdir: str, boundary: WorkspaceBoundary, home: str | None) -> None:
-        self._workdir = workdir
-        self._boundary = boundary
-        self._home = home
-        self._visited: set[str] = {workdir}
-        self.patterns: list[str] = []
-        self.always: list[str] = []
-        self.outside: dict[str, None] = {}  # insertion-ordered set
-
-    def step(self, command: SimpleCommand, where: frozenset[str]) -> frozenset[str] | None:
-        for redirect in command.redirects:
-            if redirect.target is not None:
-                self._check(redirect.target, where)
-        if not command.is_command:
-            return None
-        name = command.name
-        if name in _CD_FAMILY:
-            return self._change_directory(command, where)
-        self.patterns.append(command.text)
-        self.always.append(_always(command))
-        if name in _FILE_COMMANDS:
-            for word in _path_arguments(command.words[1:]):
-                self._check(word, where)
-        return None
-
-    def _change_directory(
-        self, command: SimpleCommand, where: frozenset[str]
-    ) -> frozenset[str] | None:
-        arguments = list(_path_arguments(command.words[1:]))
-        back = command.name == "popd" or (command.name == "pushd" and not arguments)
-        if back or any(w.value == "-" or (w.value or "").startswith("+") for w in arguments):
-            return frozenset(self._visited)  # back to somewhere it has been (the stack)
-        target = self._literal_path(arguments[0]) if arguments else self._home
-        if target is None:
-            return None  # unknown until it runs ($DIR)
-        moved = frozenset(os.path.realpath(os.path.join(d, target)) for d in where)
-        for directory in sorted(moved):
-            self._note_outside(directory, directory=True)
-        self._visited |= moved
-        return moved
-
-    def _check(self, word: Word, where: frozenset[str]) -> None:
-        path = self._literal_path(word)
-        if path is None:
-            return
-        for directory in sorted(where):
-            full = os.path.normpath(os.path.join(directory, path))
-            if full in _DEVICES or full.startswith("/dev/fd/"):
-                continue
-            self._note_outside(full, directory=False)
-
-    def _note_outside(self, path: str, *, directory: bool) -> None:
-        where = self._boundary.resolve(path, extra_roots=(self._workdir,))
-        if not isinstance(where, Outside):
-            return
-        folder = where.resolved
-        if not directory and not os.path.isdir(folder):
-            folder = os.path.dirname(folder)
-        self.outside.setdefault(folder, None)
-
-    def _literal_path(self, word: Word) -> str | None:
-        """The path a word names, cut at its first wildcard; None when only the running shell
-        knows (``$x``, backticks, ``$( … )``)."""
-        value = word.value
-        if value is None or "$" in word.text or "`" in word.text or word.text.startswith("("):
-            return None
-        if word.text.startswith("~"):  # only an unquoted ~ is expanded
-            head, sep, rest = value.partition("/")
-            if head == "~":
-                if self._home is None:
-                    return None
-                value = os.path.join(self._home, rest) if sep else self._home
-            else:
-                expanded = os.path.expanduser(head)
-                if expanded == head:
-                    return value  # ~nosuchuser stays a plain name
-                value = os.path.join(expanded, rest) if sep else expanded
-        cut = min((i for i in (value.find(c) for c in _WILDCARDS) if i >= 0), default=-1)
-        if cut >= 0:
-            value = value[:cut] or "."
-        return value
-
-
-def _path_arguments(words: tuple[Word, ...]) -> Iterator[Word]:
-    """The arguments that are not options (everything after ``--``)."""
-    options = True
-    for word in words:
-        value = word.value if word.value is not None else word.text
-        if options and value == "--":
-            options = False
-            continue
-        if options and value.startswith("-") and value != "-":
-            continue
-        yield word
-
-
-def _always(command: SimpleCommand) -> str:
-    if not command.words or command.words[0].value is None:
-        return command.text  # $CMD …: only this exact text
-    words = [w.value if w.value is not None else w.text for w in command.words]
-    prefix = f"{command.assignments} " if command.assignments else ""
-    return prefix + always_pattern(words)
-
-
-def _unique(items: list[T]) -> list[T]:
-    return list(dict.fromkeys(items))
+# --- permissions: lsp_agent.tools.bash_plan --------------------------------------------
 
 
 # --- output -----------------------------------------------------------------------------
@@ -325,6 +171,7 @@ class BashTool:
     ``hidden_env``: names of environment variables the command must not see (the agent's
     provider keys). ``env``: the environment to start from (default ``os.environ`` at run
     time). ``kill_grace``: seconds between ``SIGTERM`` and ``SIGKILL`` when stopping.
+    ``sandbox``: how commands are confined (default: off, supervised only).
     """
 
     name = "bash"
@@ -337,12 +184,15 @@ class BashTool:
         env: Mapping[str, str] | None = None,
         kill_grace: float = KILL_GRACE_SECONDS,
         max_kept_chars: int = MAX_KEPT_CHARS,
+        sandbox: CommandSandbox | None = None,
     ) -> None:
         self.description = load_description(self.name)
         self._hidden = frozenset(hidden_env)
         self._env = env
         self._kill_grace = kill_grace
         self._max_kept = max_kept_chars
+        self._sandbox = sandbox or CommandSandbox("off")
+        self._noticed: set[str] = set()  # sessions told that the sandbox is off
 
     def child_env(self) -> dict[str, str]:
         """The command's environment."""
@@ -374,18 +224,53 @@ class BashTool:
             return _error(f"Working directory not found: {workdir}", title)
 
         env = self.child_env()
-        refused = await _authorize(params, ctx, workdir=workdir, home=env.get("HOME"))
-        if refused is not None:
-            return refused
+        plan = await _authorize(params, ctx, workdir=workdir, home=env.get("HOME"), env=env)
+        if isinstance(plan, ToolOutcome):
+            return plan
+        if params.network:
+            refused = await _authorize_network(params, ctx, plan, workdir=workdir)
+            if refused is not None:
+                return refused
 
+        launch = await self._sandbox.prepare(
+            shell_argv(command, env),
+            workdir=workdir,
+            writable=(*ctx.boundary.roots, *plan.outside),
+            env=env,
+            network=params.network,
+            grace=self._kill_grace,
+        )
+        if isinstance(launch, SandboxUnavailable):
+            return _error(launch.message(), title)
         try:
-            group = await ProcessGroup.spawn(shell_argv(command, env), cwd=workdir, env=env)
-        except OSError as exc:
-            return _error(f"Could not start the command: {exc.strerror or exc}", title)
-        run = await self._supervise(group, ctx, timeout_ms / 1000)
-        return _outcome(run, timeout_ms=timeout_ms, title=title, pgid=group.pgid, workdir=workdir)
+            try:
+                group = await ProcessGroup.spawn(
+                    launch.argv, cwd=workdir, env=env, pass_fds=launch.pass_fds
+                )
+            except OSError as exc:
+                return _error(f"Could not start the command: {exc.strerror or exc}", title)
+            finally:
+                launch.spawned()
+            run = await self._supervise(group, ctx, timeout_ms / 1000, launch)
+        finally:
+            launch.close()
+        outcome = _outcome(
+            run, timeout_ms=timeout_ms, title=title, pgid=group.pgid, workdir=workdir
+        )
+        return self._with_sandbox_note(outcome, launch, ctx.call.session_id)
 
-    async def _supervise(self, group: ProcessGroup, ctx: ToolRunContext, timeout: float) -> _Run:
+    def _with_sandbox_note(self, outcome: ToolOutcome, launch: Launch, session: str) -> ToolOutcome:
+        """Record whether it was sandboxed; tell each session once that it was not."""
+        metadata = {**outcome.metadata, "sandboxed": launch.sandboxed}
+        output = outcome.output
+        if launch.notice is not None and session not in self._noticed:
+            self._noticed.add(session)
+            output = f"{output}\n{launch.notice}"
+        return attrs.evolve(outcome, output=output, metadata=metadata)
+
+    async def _supervise(
+        self, group: ProcessGroup, ctx: ToolRunContext, timeout: float, launch: Launch
+    ) -> _Run:
         events = ctx.call.events
         try:
             await events.process_started(group.pgid, group.start_ticks())
@@ -403,12 +288,13 @@ class BashTool:
                     await group.wait()
             except TimeoutError:
                 timed_out = True
-            leftovers = not timed_out and group.alive()
-            if timed_out or leftovers:
-                await group.stop(self._kill_grace)
+            in_group = not timed_out and group.alive()
+            leftovers = in_group or (not timed_out and launch.left_behind())
+            if timed_out or in_group:
+                await group.stop(self._kill_grace + launch.stop_margin)
             await _finish_reading(reader)
         except BaseException:
-            await _uninterrupted(self._abandon(group, reader))
+            await _uninterrupted(self._abandon(group, reader, launch.stop_margin))
             raise
         finally:
             group.close()
@@ -420,8 +306,10 @@ class BashTool:
             output=tail.text(),
         )
 
-    async def _abandon(self, group: ProcessGroup, reader: asyncio.Task[None]) -> None:
-        await group.stop(self._kill_grace)
+    async def _abandon(
+        self, group: ProcessGroup, reader: asyncio.Task[None], margin: float
+    ) -> None:
+        await group.stop(self._kill_grace + margin)
         if not reader.done():
             await asyncio.wait({reader}, timeout=_DRAIN_SECONDS)
             reader.cancel()
@@ -429,53 +317,53 @@ class BashTool:
 
 
 async def _authorize(
-    params: BashParams, ctx: ToolRunContext, *, workdir: str, home: str | None
+    params: BashParams,
+    ctx: ToolRunContext,
+    *,
+    workdir: str,
+    home: str | None,
+    env: Mapping[str, str] | None = None,
+) -> PermissionPlan | ToolOutcome:
+    """Ask for what the command needs (:func:`lsp_agent.tools.bash_plan.authorize`)."""
+    return await authorize(
+        params.command,
+        ctx,
+        workdir=workdir,
+        home=home,
+        env=env,
+        title=_title(params),
+        description=params.description,
+    )
+
+
+async def _authorize_network(
+    params: BashParams, ctx: ToolRunContext, plan: PermissionPlan, *, workdir: str
 ) -> ToolOutcome | None:
-    """Ask for what the command needs: outside folders first, then the commands. None when
-    it may run, else the refusal the model reads."""
+    """``network: true``: one ``bash_network`` ask for the command's patterns (the same as
+    ``bash``'s). None when granted, else the refusal."""
     title = _title(params)
-    plan = plan_permissions(params.command, workdir=workdir, boundary=ctx.boundary, home=home)
-    subject = {"type": "command", "command": params.command, "cwd": workdir}
-    if plan.outside:
-        folders = tuple(f"{folder.rstrip('/')}/*" for folder in plan.outside)
-        verdict = await ctx.ask(
-            PermissionRequest(
-                permission="external_directory",
-                patterns=folders,
-                always=folders,
-                title=f"Run a command that touches {', '.join(plan.outside)}, "
-                "outside the workspace",
-                description=params.description,
-                subject=subject,
-            )
+    verdict = await ctx.ask(
+        PermissionRequest(
+            permission="bash_network",
+            patterns=plan.patterns or (params.command,),
+            always=plan.always or (params.command,),
+            title=f"Let this command use the network: {title}",
+            description=params.description,
+            subject={"type": "command", "command": params.command, "cwd": workdir},
         )
-        if not verdict.allowed:
-            message = (
-                f"The command touches {', '.join(plan.outside)}, outside the workspace "
-                f"({', '.join(ctx.boundary.roots)}); that needs the external_directory "
-                "permission. The command was not run."
-            )
-            return ToolOutcome(
-                output=f"{message}\n{verdict.message}".strip(),
-                is_error=True,
-                title=title,
-                metadata={"outside": list(plan.outside), "workdir": workdir},
-                stop_turn=verdict.stop_turn,
-            )
-    if plan.patterns:
-        verdict = await ctx.ask(
-            PermissionRequest(
-                permission="bash",
-                patterns=plan.patterns,
-                always=plan.always,
-                title=f"Run: {title}",
-                description=params.description,
-                subject=subject,
-            )
-        )
-        if not verdict.allowed:
-            return refusal(verdict, title=title)
-    return None
+    )
+    if verdict.allowed:
+        return None
+    message = (
+        "The command asked for the network, which needs the bash_network permission. "
+        "The command was not run; without network: true it runs with no network."
+    )
+    return ToolOutcome(
+        output=f"{message}\n{verdict.message}".strip(),
+        is_error=True,
+        title=title,
+        stop_turn=verdict.stop_turn,
+    )
 
 
 async def _finish_reading(reader: asyncio.Task[None]) -> None:

@@ -5,17 +5,44 @@ ordinary name), then ``os.path.realpath``-ed, and must land inside a root. Non-s
 ``realpath`` follows every symlink that exists, dangling ones included, and keeps the missing
 tail as written, so a file that does not exist yet is judged by where its existing parent
 really is. The answer is a value: :class:`Resolved` or :class:`Outside`.
+
+The agent's own data folder (``LSP_AGENT_DATA_DIR``, else the platform's user data folder:
+the session database, spill files, snapshots) is never inside, even when it lies inside a
+workspace folder: a path in it is :class:`Outside` with ``hidden`` set. Only an explicitly
+granted extra root (this session's spill folder) is readable there.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import attrs
+import platformdirs
 
-__all__ = ["Outside", "Resolution", "Resolved", "WorkspaceBoundary"]
+__all__ = [
+    "Outside",
+    "Resolution",
+    "Resolved",
+    "WorkspaceBoundary",
+    "agent_data_folder",
+    "hidden_search_globs",
+]
+
+
+def agent_data_folder(env: Mapping[str, str] | None = None) -> str:
+    """The agent's data folder, realpath-ed: ``LSP_AGENT_DATA_DIR``, else the platform's user
+    data folder (the same rule as :func:`lsp_agent.app.data_dir`)."""
+    source = os.environ if env is None else env
+    configured = source.get("LSP_AGENT_DATA_DIR")
+    folder = (
+        Path(configured).expanduser()
+        if configured
+        else Path(platformdirs.user_data_dir("lsp-agent"))
+    )
+    return os.path.realpath(folder)
 
 
 @attrs.frozen(kw_only=True)
@@ -40,11 +67,18 @@ class Outside:
     """Where it really points."""
     roots: tuple[str, ...]
     """The workspace roots it was checked against."""
+    hidden: bool = False
+    """It lies in the agent's own data folder, which no tool may touch."""
 
     @property
     def message(self) -> str:
         where = self.path if self.path == self.resolved else f"{self.path} (-> {self.resolved})"
         roots = ", ".join(self.roots)
+        if self.hidden:
+            return (
+                f"{where} is outside the workspace: it lies in the agent's own data folder, "
+                "which no tool may access"
+            )
         return (
             f"{where} is outside the workspace ({roots}); "
             "access to other folders needs the external_directory permission"
@@ -57,11 +91,25 @@ Resolution = Resolved | Outside
 class WorkspaceBoundary:
     """The workspace roots, realpath-ed once, and the one place paths are checked."""
 
-    def __init__(self, roots: Sequence[str | Path]) -> None:
+    def __init__(
+        self, roots: Sequence[str | Path], *, hidden: Sequence[str | Path] | None = None
+    ) -> None:
+        """``hidden``: folders no path may enter (default: :func:`agent_data_folder`)."""
         if not roots:
             raise ValueError("a workspace boundary needs at least one root")
         # dict.fromkeys: drop duplicates, keep order (the first root is the default one).
         self._roots = tuple(dict.fromkeys(os.path.realpath(os.fspath(root)) for root in roots))
+        folders = (agent_data_folder(),) if hidden is None else hidden
+        self._hidden = tuple(os.path.realpath(os.fspath(folder)) for folder in folders)
+
+    @property
+    def hidden(self) -> tuple[str, ...]:
+        """The folders no tool may touch (the agent's data folder)."""
+        return self._hidden
+
+    def hides(self, path: str) -> bool:
+        """Whether the absolute ``path`` (realpath-ed) lies in a hidden folder."""
+        return any(_contains(folder, path) for folder in self._hidden)
 
     @property
     def roots(self) -> tuple[str, ...]:
@@ -70,6 +118,14 @@ class WorkspaceBoundary:
     def resolve(self, path: str, *, extra_roots: Sequence[str | Path] = ()) -> Resolution:
         """Resolve ``path``; inside a root (or one of ``extra_roots``) → Resolved."""
         real = os.path.realpath(os.path.join(self._roots[0], path))
+        if self.hides(real):
+            for extra in extra_roots:
+                root = os.path.realpath(os.fspath(extra))
+                if _contains(root, real) and not any(
+                    _contains(root, folder) for folder in self._hidden
+                ):
+                    return Resolved(path=real, root=root, display=real)
+            return Outside(path=path, resolved=real, roots=self._roots, hidden=True)
         for root in self._roots:
             if _contains(root, real):
                 return Resolved(path=real, root=root, display=_relative(real, root))
@@ -78,6 +134,23 @@ class WorkspaceBoundary:
             if _contains(root, real):
                 return Resolved(path=real, root=root, display=real)
         return Outside(path=path, resolved=real, roots=self._roots)
+
+
+def hidden_search_globs(folder: str, hidden: Sequence[str] | None = None) -> list[str]:
+    """rg ``--glob`` arguments that keep a search run from ``folder`` out of the hidden
+    folders under it (default: the agent's data folder), whatever else is included."""
+    real = os.path.realpath(folder)
+    folders = (agent_data_folder(),) if hidden is None else hidden
+    globs = []
+    for entry in folders:
+        inner = os.path.realpath(entry)
+        if inner != real and _contains(real, inner):
+            relative = _GLOB_SPECIAL.sub(r"\\\g<0>", os.path.relpath(inner, real))
+            globs.append(f"--glob=!/{relative}")
+    return globs
+
+
+_GLOB_SPECIAL = re.compile(r"[*?\[\]{}\\!]")
 
 
 def _contains(root: str, path: str) -> bool:

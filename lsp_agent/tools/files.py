@@ -8,7 +8,8 @@
   through the editor (``Editor.apply_document_edit``), so it lands in the user's buffer and
   undo history; a buffer that changed meanwhile, was closed, or an edit the editor refused is
   a conflict the model reads — never a disk write. Everything else is written to disk
-  atomically: a temporary file in the same folder, ``fsync``, ``os.replace``. The existing
+  atomically: a temporary file in the same folder (named and recorded by ``temp_files``, so
+  recovery removes it if the process is killed), ``fsync``, ``os.replace``. The existing
   file's permission bits are kept; a new file gets the umask's. Parent folders are created.
   (``os.replace`` gives the path a new inode, so hard links to the old one keep the old
   content — the usual price of atomic writes.)
@@ -25,7 +26,6 @@ import asyncio
 import contextlib
 import difflib
 import os
-import secrets
 import stat
 from collections.abc import AsyncIterator, Sequence
 from typing import Literal, NamedTuple
@@ -35,6 +35,7 @@ import attrs
 from lsp_agent.core.documents import DocumentEditResult, FilePreview
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.permission import PermissionRequest
+from lsp_agent.tools.temp_files import create_temp
 
 __all__ = [
     "BOM",
@@ -212,7 +213,7 @@ def write_atomic(path: str, data: bytes) -> None:
         keep_mode: int | None = stat.S_IMODE(os.stat(path).st_mode)
     except FileNotFoundError:
         keep_mode = None
-    temp, fd = _create_temp(folder, name)
+    temp, fd = create_temp(folder, name)
     try:
         with os.fdopen(fd, "wb") as f:
             if keep_mode is not None:
@@ -226,17 +227,6 @@ def write_atomic(path: str, data: bytes) -> None:
             os.unlink(temp)
         raise
     _fsync_folder(folder)
-
-
-def _create_temp(folder: str, name: str) -> tuple[str, int]:
-    # Created with mode 0o666 so a new file gets exactly the umask's bits, as open() would.
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-    while True:
-        temp = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.tmp")
-        try:
-            return temp, os.open(temp, flags, 0o666)
-        except FileExistsError:
-            continue
 
 
 def _fsync_folder(folder: str) -> None:

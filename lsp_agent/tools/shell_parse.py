@@ -47,6 +47,7 @@ _MAX_LOOP_PASSES = 8
 _MAX_VISITS = 20_000  # nested loops re-walked pass after pass stay bounded
 _DQUOTE_ESCAPE = re.compile(r"\\([$`\"\\])")
 _ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+_GLOB = "*?[{"
 
 
 @attrs.frozen(kw_only=True)
@@ -58,6 +59,9 @@ class Word:
     value: str | None
     """The word after quote removal, or None when it holds an expansion (``$x``, ``$( … )``,
     backticks, ``$'…'``), whose value is only known when the shell runs."""
+    expands: bool = False
+    """Unquoted ``*``, ``?``, ``[`` or ``{``, or a leading ``~``: the shell may turn it into
+    other words (globs, brace expansion, tilde expansion), so ``value`` is only a template."""
 
 
 @attrs.frozen(kw_only=True)
@@ -80,6 +84,8 @@ class SimpleCommand:
     """The source text, with this command's redirections."""
     assignments: str = ""
     """Leading ``NAME=value`` words as written (``FOO=1 BAR=2``), "" when none."""
+    assignment_words: tuple[Word, ...] = ()
+    """The same assignments, one word each (their values may name paths)."""
     words: tuple[Word, ...] = ()
     """The command name, then its arguments (no assignments, no redirections)."""
     redirects: tuple[Redirect, ...] = ()
@@ -98,10 +104,12 @@ class ParsedScript:
     """False when the parser met a syntax error; what it recovered is still walked."""
     _root: tree_sitter.Node
 
-    def walk(self, start: frozenset[S], step: Step[S]) -> None:
+    def walk(self, start: frozenset[S], step: Step[S]) -> frozenset[S]:
         """Call ``step`` for every simple command, in the order they run (a loop's body may
-        be walked more than once). Raises RecursionError for absurdly deep nesting."""
-        _Walker(step).sequence(list(self._root.children), start)
+        be walked more than once), and answer every directory the shell may end in. Raises
+        RecursionError for absurdly deep nesting."""
+        _, anywhere = _Walker(step).sequence(list(self._root.children), start)
+        return anywhere
 
     def commands(self) -> list[SimpleCommand]:
         """Every simple command (redirect-only entries included), in the order they run."""
@@ -259,6 +267,7 @@ def _simple_command(
     node: tree_sitter.Node, text: str, extra: list[tree_sitter.Node]
 ) -> SimpleCommand:
     assignments: list[str] = []
+    assignment_words: list[Word] = []
     words: list[Word] = []
     redirects: list[tree_sitter.Node] = []
     if node.type != "command":  # export/declare/local/readonly/unset: the keyword, then words
@@ -273,6 +282,7 @@ def _simple_command(
             redirects.append(child)
         elif child.type == "variable_assignment" and not words:
             assignments.append(_text(child))
+            assignment_words.append(_word(child))
         elif field == "name":
             words.append(_word(child.named_children[0] if child.named_child_count else child))
         elif child.is_named:
@@ -280,6 +290,7 @@ def _simple_command(
     return SimpleCommand(
         text=text,
         assignments=" ".join(assignments),
+        assignment_words=tuple(assignment_words),
         words=tuple(words),
         redirects=_redirects([*redirects, *extra]),
     )
@@ -333,7 +344,32 @@ def _substitutions(node: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
 
 
 def _word(node: tree_sitter.Node) -> Word:
-    return Word(text=_text(node), value=_literal(node))
+    if node.type == "variable_assignment":
+        value = node.child_by_field_name("value")
+        name = node.child_by_field_name("name")
+        prefix = f"{_text(name)}=" if name is not None else ""
+        if value is None:
+            return Word(text=_text(node), value=prefix)
+        literal = _literal(value)
+        return Word(
+            text=_text(node),
+            value=None if literal is None else prefix + literal,
+            expands=_expands(value),
+        )
+    return Word(text=_text(node), value=_literal(node), expands=_expands(node))
+
+
+def _expands(node: tree_sitter.Node) -> bool:
+    """Whether the shell may expand the unquoted parts of ``node`` into other words."""
+    parts = node.named_children if node.type == "concatenation" else [node]
+    if parts and _text(parts[0]).startswith("~") and parts[0].type == "word":
+        return True
+    for part in parts:
+        if part.type == "brace_expression":
+            return True
+        if part.type == "word" and any(c in _GLOB for c in _ESCAPE.sub("", _text(part))):
+            return True
+    return False
 
 
 def _literal(node: tree_sitter.Node) -> str | None:

@@ -24,6 +24,8 @@ from typing import Literal
 
 import attrs
 
+from lsp_agent.tools.context_read import Refused, Unreadable, read_regular
+
 __all__ = [
     "MAX_LISTED_DESCRIPTION",
     "MAX_OTHER_FILES",
@@ -154,13 +156,15 @@ def load_skill(skill: Skill) -> LoadedSkill | SkillProblem:
 
 def read_skill_file(path: str) -> SkillDocument | SkillProblem:
     """``path`` parsed, or why it cannot be used (too big, not UTF-8, bad front matter)."""
-    try:
-        with open(path, "rb") as file:
-            data = file.read(MAX_SKILL_BYTES + 1)
-    except OSError as exc:
-        return SkillProblem(path=path, reason=f"cannot be read: {exc.strerror or exc}")
-    if len(data) > MAX_SKILL_BYTES:
+    # Regular files only, never opened blocking (a FIFO named SKILL.md must not hang us).
+    read = read_regular(path, limit=MAX_SKILL_BYTES)
+    if isinstance(read, Refused):
+        return SkillProblem(path=path, reason=f"not read: {read.reason}")
+    if isinstance(read, Unreadable):
+        return SkillProblem(path=path, reason=f"cannot be read: {read.reason}")
+    if read.truncated:
         return SkillProblem(path=path, reason=f"larger than {MAX_SKILL_BYTES // 1024} KB")
+    data = read.data
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:

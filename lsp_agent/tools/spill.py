@@ -1,9 +1,10 @@
 """Spill files: whole tool outputs too large for the model, kept under the data dir.
 
 Layout: ``<spill_root>/<session>/<tool call>.txt`` with ``spill_root`` =
-``<data_dir>/tool-output``. Folders are created ``0700`` and files ``0600``; a file appears
-whole or not at all (written to a temporary name, then linked into place). Ids become file
-names only when they are plainly safe; anything else is replaced by a safe name with a hash.
+``<data_dir>/tool-output``. Folders are ``0700`` (tightened if found looser) and files
+``0600``; a file appears whole or not at all (written to a temporary name, then linked into
+place). Ids become file names only when they are plainly safe; anything else is replaced by
+a safe name with a hash.
 Each session may read its own folder (``ToolRunContext.extra_roots``); :func:`prune_spill_files`
 removes files older than a week at start-up.
 """
@@ -17,6 +18,8 @@ import os
 import re
 import tempfile
 from pathlib import Path
+
+from lsp_agent.core.private_files import private_folder
 
 __all__ = [
     "SPILL_MAX_AGE",
@@ -52,8 +55,8 @@ def write_spill(spill_root: Path, session_id: str, tool_call_id: str, data: byte
     stem = _file_name(tool_call_id)
 
     def make_temp() -> tuple[int, str]:
-        spill_root.mkdir(mode=0o700, parents=True, exist_ok=True)
-        folder.mkdir(mode=0o700, exist_ok=True)
+        private_folder(spill_root)  # tightened too, if an older version made it looser
+        private_folder(folder)
         return tempfile.mkstemp(dir=folder, prefix=f".{stem}.", suffix=".tmp")
 
     try:

@@ -1,8 +1,10 @@
 """``task``: hand a self-contained job to a subagent in a child session of its own.
 
 ``explore`` is read-only (read, list, glob, grep); ``general`` may do what its parent may,
-except start further subagents. The child keeps its own event log; the parent sees its last
-answer and its session id.
+except start further subagents. Neither is ever looser than its parent: the session service
+runs the child under its parent's limits (:func:`lsp_agent.core.permission.subagent_scope`),
+and under a plan-mode parent it is read-only. The child keeps its own event log; the parent
+sees its last answer and its session id.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ class TaskParams(BaseModel):
     subagent_type: Literal["general", "explore"] = Field(
         default="general",
         description="`explore`: a fast read-only search agent. `general`: may also edit and "
-        "run commands (with the same permissions as you).",
+        "run commands (never more than you may: in plan mode it is read-only too).",
     )
 
 

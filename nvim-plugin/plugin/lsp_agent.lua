@@ -22,5 +22,5 @@ end, {
   complete = function(...)
     return require("lsp_agent.commands").complete(...)
   end,
-  desc = "lsp-agent: chat, ask, fix, explain, stop, undo, redo, sessions, resume, model, mode, diff, log",
+  desc = "lsp-agent: chat, ask, fix, explain, stop, undo, redo, sessions, resume, model, mode, diff, permission, log",
 })

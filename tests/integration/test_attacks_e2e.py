@@ -81,7 +81,7 @@ def test_bash_outside_the_workspace_is_refused(workspace: Path, args: dict[str, 
     outside = workspace.parent / "outside.txt"
     args = {k: v.replace("OUTSIDE_ABS", str(outside)) for k, v in args.items()}
     result, bodies = run_calls(workspace, [("bash", args)])
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 4, result.stderr  # 4: the ask was refused
     (block,) = tool_results(bodies)
     assert block["is_error"] is True
     assert "OUTSIDE-CONTENT" not in json.dumps(bodies)

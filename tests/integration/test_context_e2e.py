@@ -97,7 +97,9 @@ def test_unreadable_instructions_hold_the_input_back_until_they_can_be_read(
     workspace: Path,
 ) -> None:
     (workspace / "AGENTS.md").unlink()
-    (workspace / "AGENTS.md").mkdir()  # root reads anything: a folder cannot be read as a file
+    # Root reads anything, and a folder or FIFO is skipped with a note (docs/context.md
+    # "What may be read"): a link to a file not there yet is what cannot be read.
+    (workspace / "AGENTS.md").symlink_to("generated.md")
     with running_fake_llm([{"text": "finally"}]) as server:
         env = env_for(server)
         failed = cli("run", "--model", "anthropic/claude-test", "hello", cwd=workspace, env=env)
@@ -107,8 +109,7 @@ def test_unreadable_instructions_hold_the_input_back_until_they_can_be_read(
         sid = session_id(workspace)
         shown = json.loads(cli("sessions", "show", sid, "--json", cwd=workspace, env={}).stdout)
         assert shown["messages"] == []  # admitted, not promoted: nothing sent yet
-        (workspace / "AGENTS.md").rmdir()
-        (workspace / "AGENTS.md").write_text("Be brief.\n")
+        (workspace / "generated.md").write_text("Be brief.\n")
         ok = cli(
             "run",
             "--session",

@@ -44,9 +44,14 @@ def test_doctor_passes_with_a_missing_key_as_a_warning(tmp_path: Path) -> None:
 
 
 def test_doctor_names_the_key_variable_never_its_value(tmp_path: Path) -> None:
-    result = cli(
-        "doctor", cwd=tmp_path, LSP_AGENT_MODEL="anthropic/claude-test", ANTHROPIC_API_KEY=KEY
-    )
+    with running_fake_llm([]) as server:  # doctor tests the endpoint: keep it on loopback
+        result = cli(
+            "doctor",
+            cwd=tmp_path,
+            LSP_AGENT_MODEL="anthropic/claude-test",
+            ANTHROPIC_API_KEY=KEY,
+            ANTHROPIC_BASE_URL=server.anthropic_base_url,
+        )
     assert result.returncode == 0, result.stdout
     assert "ANTHROPIC_API_KEY is set" in result.stdout
     assert KEY not in result.stdout + result.stderr

@@ -71,7 +71,7 @@ def test_edits_outside_ask_external_directory_and_yes_never_approves(
     outside_file = workspace.parent / "outside" / "b.py"
     path = str(outside_file) if target == "ABSOLUTE" else target
     result, bodies = run_one_call(workspace, tool, EDITS[tool](path), "--yes", "--json")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 4, result.stderr  # 4: an ask was refused
     assert outside_file.read_text() == ORIGINAL
     block = tool_result(bodies)
     assert block["is_error"] is True
@@ -116,7 +116,7 @@ def test_without_a_terminal_an_edit_is_refused_with_a_reason_and_the_turn_goes_o
     workspace: Path,
 ) -> None:
     result, bodies = run_one_call(workspace, "edit", EDITS["edit"]("a.py"))
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 4, result.stderr  # 4: an ask was refused
     assert (workspace / "a.py").read_text() == ORIGINAL
     assert "no terminal (use --yes or a permission rule)" in json.dumps(tool_result(bodies))
     assert "finished" in result.stdout

@@ -111,7 +111,7 @@ async def test_garbage_and_requests_before_initialize_are_answered(
     )
     assert process.stdin is not None
     assert process.stdout is not None
-    process.stdin.write(b"Content-Length: 5\r\n\r\n{oops")  # not JSON: dropped
+    process.stdin.write(b"Content-Length: 5\r\n\r\n{oops")  # not JSON: -32700, id null
     process.stdin.write(frame({"jsonrpc": "2.0", "id": 7, "method": "agent/session/list"}))
     process.stdin.write(frame({"jsonrpc": "1.0", "id": 8, "method": "agent/session/list"}))
     process.stdin.write(
@@ -119,10 +119,10 @@ async def test_garbage_and_requests_before_initialize_are_answered(
     )
     await process.stdin.drain()
     answers = {}
-    for _ in range(3):
+    for _ in range(4):
         message = await asyncio.wait_for(read_message(process.stdout), 30)
         answers[message["id"]] = message["error"]["code"]
-    assert answers == {7: -32002, 8: -32600, 9: -32602}
+    assert answers == {None: -32700, 7: -32002, 8: -32600, 9: -32602}
     process.stdin.close()
     assert await asyncio.wait_for(process.wait(), 30) == 0  # stdin closed → exit
 

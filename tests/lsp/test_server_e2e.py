@@ -227,7 +227,9 @@ async def test_load_with_full_replay_reproduces_the_live_stream(
         session = await client.new_session()
         await client.prompt(session, "what does a.py do?", clientMessageId="c1")
         await client.wait_idle(session)
-        await asyncio.sleep(0.3)  # let a title (side request) land too
+        await client.wait_for(  # the title (a side request) lands too
+            lambda u: u["sessionId"] == session and u["update"].get("title") == "Test title"
+        )
         live = list(client.session_updates(session))
         seqs = [u["seq"] for u in live]
         assert seqs == list(range(1, len(seqs) + 1))
@@ -258,7 +260,7 @@ async def test_load_with_full_replay_reproduces_the_live_stream(
 async def test_bad_input_gets_the_right_error_codes(
     workspace: Path, fake_llm: FakeLLMServer, server_env: dict[str, str]
 ) -> None:
-    fake_llm.set_script({"turns": [{"text": "slow", "delay": 3}]})
+    fake_llm.set_script({"turns": [{"text": "slow", "hold_after": 0}]})  # until release()
     async with agent_client(env=server_env, folders=[workspace]) as client:
         with pytest.raises(JsonRpcException) as missing:
             await client.request("agent/session/prompt", {"prompt": []})
@@ -287,6 +289,7 @@ async def test_bad_input_gets_the_right_error_codes(
         assert busy.value.code == -33002
         queued = await client.prompt(session, "and then this")
         assert queued["queued"] is True
+        fake_llm.release()
         await client.wait_idle(session)
 
 

@@ -238,3 +238,62 @@ def test_every_window_layout_opens_the_chat_with_its_prompt_area(editor: Any) ->
     log = editor.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)")
     assert any("prompt admitted" in line for line in log)
     assert any("Neovim's LSP log" in line for line in log)
+
+
+RENDER_WINBAR = """
+local win = ...
+return vim.api.nvim_eval_statusline(vim.wo[win].winbar, { winid = win, use_winbar = true })
+"""
+
+
+def test_the_winbar_fits_the_default_chat_width_and_keeps_mode_and_model(
+    editor: Any, workspace: Path
+) -> None:
+    title = "Refactor the configuration loader so that it validates every key"
+    editor.fake_llm.set_script({"turns": [{"text": "Hello."}], "side_text": title})
+    editor.command("LspAgent chat hi")
+    editor.wait_chat("Hello.")
+    editor.wait_idle()
+    editor.wait(lambda: editor.session()["title"] == title, "the session's title")
+
+    def rendered(win: int) -> dict[str, Any]:
+        return editor.lua(RENDER_WINBAR, win)
+
+    for columns in (80, 120, 200):  # 80: a default terminal, the chat is 0.4 of it
+        editor.command(f"set columns={columns}")
+        editor.lua("require('lsp_agent.chat').close()")
+        editor.command("LspAgent chat")
+        chat_win = editor.lua("return require('lsp_agent.chat').win")
+        prompt_win = editor.lua("return require('lsp_agent.chat').prompt_win")
+        editor.wait_chat("Hello.")
+        width = editor.lua("return vim.api.nvim_win_get_width(...)", chat_win)
+        bar = rendered(chat_win)
+        assert bar["width"] <= width, (columns, bar)
+        text = bar["str"]
+        assert "build" in text, (columns, text)
+        assert "claude-test" in text, (columns, text)
+        assert "idle" in text, (columns, text)
+        if width >= 60:  # room for a title: it is cut, not the rest
+            assert "Refactor the" in text, (columns, text)
+        if width >= 80:
+            assert "anthropic/claude-test" in text, (columns, text)
+        prompt_bar = rendered(prompt_win)
+        assert prompt_bar["width"] <= width
+        assert prompt_bar["str"].startswith("Prompt"), (columns, prompt_bar)
+        assert "<CR>" in prompt_bar["str"], (columns, prompt_bar)
+
+
+def test_lsp_agent_alone_opens_the_chat_in_normal_mode(editor: Any, workspace: Path) -> None:
+    editor.command("LspAgent")
+    editor.wait_lua(
+        "require('lsp_agent.chat').prompt_win ~= nil"
+        " and vim.api.nvim_get_current_win() == require('lsp_agent.chat').prompt_win",
+        "the prompt area focused",
+    )
+    # normal mode: `q` is the prompt area's close key, not a typed letter
+    editor.type("q")
+    editor.wait_lua("require('lsp_agent.chat').win == nil", "the chat closed by q")
+    assert editor.nvim.request("nvim_get_mode")["mode"] == "n"
+    # `:LspAgent chat` is for writing: there the cursor waits in insert mode
+    editor.command("LspAgent chat")
+    editor.wait_insert()

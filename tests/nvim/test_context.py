@@ -63,6 +63,9 @@ def test_ask_with_a_range_takes_the_selection_as_context(editor: Any, workspace:
     assert "three = 3" in first
     assert "four = 4" not in first
     assert "lines 2-3" in first
+    # the link and the selected text of the same file: one chip in the chat, with its lines
+    assert editor.chat_text().count("<a.py") == 1, editor.chat_text()
+    assert "<a.py:2-3>" in editor.chat_lines()
 
 
 def test_ask_without_text_asks_for_it(editor: Any, workspace: Path) -> None:

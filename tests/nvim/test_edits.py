@@ -41,15 +41,46 @@ def test_an_edit_of_an_unsaved_buffer_asks_shows_the_diff_and_one_u_undoes_it(
     assert "View diff" in labels
     editor.wait(lambda: "awaiting permission" in editor.chat_text(), "the tool line's status")
 
-    # "View diff": a tab with the current (unsaved) text and the proposal in diff mode,
-    # then the same choice again
+    # "View diff": a tab with the current (unsaved) text and the proposal in diff mode, on
+    # screen with no prompt over it; closing the tab brings the same choice back
     editor.choose(asked, "View diff")
+    editor.wait_lua("vim.t.lsp_agent_diff ~= nil", "the diff tab")
+    editor.type(":let g:typed_in_the_diff = 1<CR>")  # keys reach the diff, not a prompt
+    editor.wait_lua("vim.g.typed_in_the_diff == 1", "normal mode in the diff tab")
+    assert not editor.in_prompt()
+    assert editor.lua("return #_G.test.selects") == 1
+    diff_texts = editor.lua(
+        """
+        local texts = {}
+        for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+          if vim.wo[win].diff then
+            local buf = vim.api.nvim_win_get_buf(win)
+            table.insert(texts, table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\\n"))
+          end
+        end
+        return texts
+        """
+    )
+    assert diff_texts == ["value = 1\nunsaved = True", "value = 2\nunsaved = True"]
+    editor.command("redraw")  # drawn: both sides on the screen
+    screen = editor.lua(
+        """
+        local rows = {}
+        for row = 1, vim.o.lines do
+          local cells = {}
+          for col = 1, vim.o.columns do cells[col] = vim.fn.screenstring(row, col) end
+          rows[row] = table.concat(cells)
+        end
+        return table.concat(rows, "\\n")
+        """
+    )
+    assert "value = 1" in screen
+    assert "value = 2" in screen
+    assert "back to the permission prompt" in screen  # the winbar says how to answer
+    editor.type("q")  # the diff's close key
     again = editor.wait_select(2)
-    assert again["tabs"] == 2
-    assert [d["text"] for d in again["diff"]] == [
-        "value = 1\nunsaved = True",
-        "value = 2\nunsaved = True",
-    ]
+    assert again["tabs"] == 1
+    assert again["items"] == labels
     editor.choose(again, "Allow once")
 
     editor.wait_chat("Changed it.")
@@ -177,3 +208,91 @@ def test_undo_puts_the_files_back_and_offers_the_prompt_again_and_redo_brings_th
     editor.wait(lambda: editor.buffer_text(opened) == "value = 2", "the a.py edit back")
     editor.wait(lambda: "Set." in editor.chat_text(), "the conversation back")
     assert editor.lua(view_prompt) == [""]
+
+
+def test_dismissing_the_permission_prompt_keeps_the_ask_pending_until_answered(
+    editor: Any, workspace: Path
+) -> None:
+    path = workspace / "a.py"
+    path.write_text("value = 1\n")
+    editor.fake_llm.set_script(edit_script(path, "value = 1", "value = 2", "Changed it."))
+    editor.edit(path)
+    editor.command("LspAgent chat set value to 2")
+    asked = editor.wait_select(1)
+    editor.type("<Esc>")  # no choice: nothing decided
+
+    editor.wait(
+        lambda: "`:LspAgent permission` answers" in editor.chat_text(),
+        "the pending ask and how to answer it in the chat",
+    )
+    assert not editor.in_prompt()
+    assert editor.session()["state"] == "requires_action"
+    assert "? permission" in editor.lua("return require('lsp_agent').statusline()")
+    assert len(editor.model_requests()) == 1  # the turn did not go on
+    assert editor.buffer_text(path) == "value = 1"
+
+    editor.type(":LspAgent permission<CR>")
+    again = editor.wait_select(2)
+    assert again["items"] == asked["items"]
+    editor.choose(again, "Allow once")
+    editor.wait_chat("Changed it.")
+    editor.wait_idle()
+    assert editor.buffer_text(path) == "value = 2"
+    assert "waiting for your permission" not in editor.chat_text()
+
+
+def test_stopping_the_turn_withdraws_a_pending_ask(editor: Any, workspace: Path) -> None:
+    bash = {"name": "bash", "input": {"command": "echo hi", "description": "say hi"}}
+    editor.fake_llm.set_script({"turns": [{"tool_calls": [bash]}, {"text": "never"}]})
+    editor.command("LspAgent chat say hi")
+    editor.wait_select(1)
+    editor.type("<Esc>")
+    editor.wait(lambda: "`:LspAgent permission` answers" in editor.chat_text(), "the pending ask")
+
+    editor.command("LspAgent stop")
+    end = editor.wait_idle()
+    assert end["stopReason"] == "cancelled"
+    editor.wait_lua("#require('lsp_agent.permission').queue == 0", "the ask withdrawn")
+    editor.wait(lambda: "waiting for your permission" not in editor.chat_text(), "the footer gone")
+    editor.type(":LspAgent permission<CR>")
+    editor.wait_lua(
+        "require('lsp_agent.log').contains('no permission to answer')", "nothing to answer"
+    )
+    assert editor.lua("return #_G.test.selects") == 1
+    assert len(editor.model_requests()) == 1
+
+
+def test_undoing_an_unsaved_agent_edit_leaves_the_buffer_as_saved(
+    editor: Any, workspace: Path
+) -> None:
+    path = workspace / "a.py"
+    path.write_text("value = 1\n")
+    editor.fake_llm.set_script(edit_script(path, "value = 1", "value = 2", "Changed it."))
+    editor.edit(path)
+    modified = "return vim.bo[vim.fn.bufnr(...)].modified"
+    editor.command("LspAgent chat set value to 2")
+    editor.choose(editor.wait_select(1), "Allow once")
+    editor.wait_chat("Changed it.")
+    editor.wait_idle()
+    assert editor.buffer_text(path) == "value = 2"
+    assert editor.lua(modified, str(path)) is True  # the agent's edit is not saved
+
+    editor.command("LspAgent undo")
+    editor.wait(lambda: editor.buffer_text(path) == "value = 1", "the buffer put back")
+    editor.wait(lambda: editor.lua(modified, str(path)) is False, "no [+]: it is the file again")
+    # the buffer is back before the server has finished the undo: redo only once it answered
+    editor.wait(lambda: "undone" in editor.chat_text(), "the undo's answer")
+
+    editor.command("LspAgent redo")
+    editor.wait(lambda: editor.buffer_text(path) == "value = 2", "the edit back")
+    editor.wait(lambda: "Changed it." in editor.chat_text(), "the redo's answer")
+    assert editor.lua(modified, str(path)) is True
+
+    # saved, then undone: the buffer differs from the disk again, so it stays modified
+    focus_buffer(editor, path)
+    editor.command("write")
+    assert path.read_text() == "value = 2\n"
+    editor.command("LspAgent undo")
+    editor.wait(lambda: editor.buffer_text(path) == "value = 1", "the buffer put back again")
+    assert editor.lua(modified, str(path)) is True
+    assert path.read_text() == "value = 2\n"

@@ -204,6 +204,8 @@ def test_every_message_the_plugin_sends_matches_the_protocol(
     editor.command("LspAgent chat change the value")
     asked = editor.wait_select(1)
     editor.choose(asked, "View diff")
+    editor.wait_lua("vim.t.lsp_agent_diff ~= nil", "the diff tab")
+    editor.type(":LspAgent permission<CR>")  # answered from the diff tab
     editor.choose(editor.wait_select(2), "Allow once")
     editor.choose(editor.wait_select(3), "that")
     editor.wait_chat("All done.")

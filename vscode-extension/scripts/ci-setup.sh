@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# What `npm ci && npm run build && npm test` in vscode-extension/ needs on a fresh Debian machine
-# (run as root, before `npm ci`; only Debian's and npm's registries are used):
+# What the e2e of `npm test` in vscode-extension/ needs on a fresh Debian machine (run as root,
+# before it; only Debian's and npm's registries are used):
 #  - chromium for the e2e test (playwright-core drives Debian's, it downloads no browser);
 #  - a C toolchain, pkg-config and the Kerberos headers for code-server's native modules;
 #  - ripgrep: code-server's nested install of @vscode/ripgrep 1.15.11 downloads rg from GitHub in
 #    its postinstall unless its cache already has the archive, so the cache is seeded with Debian's
 #    rg (the same 13.0.0).
-# vscode-extension/.npmrc sets the rest (unsafe-perm and yes for code-server's and node-pty's install
-# scripts, nodedir for node-gyp). The e2e also needs the repo's .venv with lsp_agent (./scripts/test
+# test/e2e/.npmrc and test/e2e/prepare.mjs set the rest for the e2e's own install (yes for node-pty's
+# install script, nodedir for node-gyp, unsafe-perm for code-server's). Building and packaging the
+# extension need none of this. The e2e also needs the repo's .venv with lsp_agent (./scripts/test
 # makes it), or LSP_AGENT_PYTHON.
 set -euo pipefail
 

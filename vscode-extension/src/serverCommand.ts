@@ -67,7 +67,7 @@ export function startFailureMessage(c: ServerCommand, error: unknown): string {
     return `LSP Agent: the server command from the setting lspAgent.serverCommand (${line}) failed to start: ${detail}. Fix the setting, or clear it to use lsp-agent from PATH.`;
   }
   if (c.source === "python") {
-    return `LSP Agent: lsp-agent is not on PATH and "${line}" failed: ${detail}. Install it with "${c.command} -m pip install lsp-agent" (or put lsp-agent on PATH), or set lspAgent.serverCommand.`;
+    return `LSP Agent: lsp-agent is not on PATH and "${line}" failed: ${detail}. Install it: run scripts/install in a clone of the lsp-agent repository (it links lsp-agent into ~/.local/bin; restart VS Code if that folder was not on PATH yet), or "pipx install ." / "uv tool install ." there. Or set lspAgent.serverCommand to the lsp-agent executable's full path.`;
   }
   return `LSP Agent: "${line}" failed to start: ${detail}. Run "lsp-agent doctor" in a terminal, or set lspAgent.serverCommand.`;
 }

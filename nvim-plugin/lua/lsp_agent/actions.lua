@@ -436,6 +436,10 @@ function M.diff()
   if not client then
     return log.warn("the server is not running")
   end
+  -- the diff of a pending ask: closing it brings its permission prompt back
+  if require("lsp_agent.permission").view_pending_diff(s.id, change_set.changeSetId) then
+    return
+  end
   require("lsp_agent.diff").open(client, s.id, change_set.changeSetId, change_set.uris)
 end
 

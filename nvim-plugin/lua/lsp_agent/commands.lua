@@ -49,6 +49,9 @@ M.subcommands = {
   diff = function()
     api().diff()
   end,
+  permission = function()
+    api().permission()
+  end,
   log = function()
     api().log()
   end,
@@ -60,7 +63,8 @@ table.sort(M.names)
 function M.run(cmd)
   local name, rest = cmd.args:match("^%s*(%S+)%s*(.-)%s*$")
   if not name then
-    name, rest = "chat", ""
+    -- `:LspAgent` alone shows the chat, in normal mode (`i` writes, `q` closes it again)
+    return api().chat(nil, { new = cmd.bang, insert = false })
   end
   local fn = M.subcommands[name]
   if not fn then
@@ -122,7 +126,7 @@ function M.create()
     range = true,
     bang = true,
     complete = M.complete,
-    desc = "lsp-agent: chat, ask, fix, explain, stop, undo, redo, sessions, resume, model, mode, diff, log",
+    desc = "lsp-agent: chat, ask, fix, explain, stop, undo, redo, sessions, resume, model, mode, diff, permission, log",
   })
 end
 

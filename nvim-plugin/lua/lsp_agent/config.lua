@@ -30,6 +30,8 @@ M.defaults = {
     chat = { close = "q", stop = "<C-c>", jump = "<CR>", prompt = "i" },
     --- In the prompt area.
     prompt = { submit = "<CR>", submit_insert = "<C-s>", stop = "<C-c>", close = "q" },
+    --- In the diff tab: closes it (and brings back the permission prompt it came from).
+    diff = { close = "q" },
   },
   window = {
     --- "vertical", "horizontal", "tab" or "float".
@@ -66,6 +68,7 @@ local GLOBAL_ACTIONS = {
   "model",
   "mode",
   "diff",
+  "permission",
   "log",
 }
 M.GLOBAL_ACTIONS = GLOBAL_ACTIONS

@@ -1,6 +1,7 @@
 --- A proposed edit as a native diff: one tab per file, the current text on the left and the
 --- agent's proposal on the right, in diff mode (texts from `agent/diff/get`).
 local client_mod = require("lsp_agent.client")
+local config = require("lsp_agent.config")
 local log = require("lsp_agent.log")
 local protocol = require("lsp_agent.protocol")
 local util = require("lsp_agent.util")
@@ -31,8 +32,20 @@ local function scratch(name, text, filetype)
   return buf
 end
 
---- Open the diff of one file; returns the tab page.
-function M.show(result, change_set_id)
+--- The close key of the diff buffers: closes the tab (`:tabclose` does the same).
+local function map_close(buf)
+  local key = config.options.keymaps.diff.close
+  if key then
+    vim.keymap.set("n", key, function()
+      if #vim.api.nvim_list_tabpages() > 1 then
+        pcall(vim.cmd, "tabclose")
+      end
+    end, { buffer = buf, nowait = true, desc = "lsp-agent: close the diff" })
+  end
+end
+
+--- Open the diff of one file; returns the tab page. `hint`: what closing the tab does.
+function M.show(result, change_set_id, hint)
   local path = vim.uri_to_fname(result.uri)
   local shown = util.display_path(path)
   local filetype = vim.filetype.match({ filename = path })
@@ -45,18 +58,25 @@ function M.show(result, change_set_id)
   if vim.api.nvim_buf_is_valid(placeholder) and placeholder ~= left then
     pcall(vim.api.nvim_buf_delete, placeholder, { force = true })
   end
+  map_close(left)
+  map_close(right)
   vim.wo.winbar = "current: " .. util.escape_status(shown)
   vim.cmd("diffthis")
   vim.cmd("rightbelow vsplit")
   vim.api.nvim_win_set_buf(0, right)
-  vim.wo.winbar = "proposed by the agent: " .. util.escape_status(shown)
+  local key = config.options.keymaps.diff.close
+  local closing = key and (key .. " or :tabclose") or ":tabclose"
+  local suffix = hint and (" │ %s: %s"):format(closing, hint) or ""
+  vim.wo.winbar = util.escape_status("proposed by the agent: " .. shown .. suffix)
   vim.cmd("diffthis")
   vim.t[tab].lsp_agent_diff = change_set_id
   return tab
 end
 
---- Fetch and show every file of a change set; `cb(tabs)` when done.
-function M.open(client, session_id, change_set_id, uris, cb)
+--- Fetch and show every file of a change set; `cb(tabs)` when done. `opts.hint`: shown in
+--- the winbar, what closing the tab does.
+function M.open(client, session_id, change_set_id, uris, cb, opts)
+  local hint = opts and opts.hint
   local tabs = {}
   local pending = #uris
   if pending == 0 then
@@ -75,7 +95,7 @@ function M.open(client, session_id, change_set_id, uris, cb)
       if pending == 0 then
         for j = 1, #uris do
           if results[j] then
-            table.insert(tabs, M.show(results[j], change_set_id))
+            table.insert(tabs, M.show(results[j], change_set_id, hint))
           end
         end
         if cb then

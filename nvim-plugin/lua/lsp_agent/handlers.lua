@@ -75,9 +75,50 @@ local function undo_break(bufnr)
   end
 end
 
+--- What `:write` would put on disk for `bufnr` (nil when the plugin cannot tell: another
+--- encoding, binary).
+local function written_form(bufnr)
+  local bo = vim.bo[bufnr]
+  if bo.binary or (bo.fileencoding ~= "" and bo.fileencoding ~= "utf-8") then
+    return nil
+  end
+  local nl = ({ dos = "\r\n", mac = "\r" })[bo.fileformat] or "\n"
+  local lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
+  if #lines == 1 and lines[1] == "" and not bo.eol then
+    return bo.bomb and "\239\187\191" or ""
+  end
+  local text = table.concat(lines, nl)
+  if bo.eol or bo.fixeol then
+    text = text .. nl
+  end
+  return (bo.bomb and "\239\187\191" or "") .. text
+end
+
+--- Whether the buffer's text is the file's on disk (then it is not "modified": an undo of
+--- the agent's edit, which the server makes through the buffer, leaves it as saved).
+local function same_as_disk(bufnr)
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  if name == "" or vim.bo[bufnr].buftype ~= "" then
+    return false
+  end
+  local file = io.open(name, "rb")
+  if not file then
+    return false
+  end
+  local on_disk = file:read("*a")
+  file:close()
+  local buffer = written_form(bufnr)
+  if buffer == nil then
+    return false
+  end
+  return on_disk == buffer or (on_disk == "" and buffer == "\n")
+end
+M.same_as_disk = same_as_disk
+
 --- `workspace/applyEdit`: Neovim's own application of the edit, but a stale version is
 --- refused (Neovim would skip the edit yet answer `applied: true`), and each edited buffer
---- gets the edit as a single undo step.
+--- gets the edit as a single undo step; a buffer the edit leaves as it is on disk is not
+--- "modified".
 local function on_apply_edit(_, params, ctx)
   local client = vim.lsp.get_client_by_id(ctx.client_id)
   if not client or type(params) ~= "table" or type(params.edit) ~= "table" then
@@ -110,6 +151,9 @@ local function on_apply_edit(_, params, ctx)
   local ok, result = pcall(vim.lsp.util.apply_workspace_edit, edit, client.offset_encoding)
   for bufnr, version in pairs(buffers) do
     undo_break(bufnr)
+    if ok and vim.api.nvim_buf_is_loaded(bufnr) and vim.bo[bufnr].modified and same_as_disk(bufnr) then
+      vim.bo[bufnr].modified = false
+    end
     log.info("applied an edit to %s (%s)", vim.api.nvim_buf_get_name(bufnr), version == "unversioned" and "unversioned changes" or ("version " .. version))
   end
   if not ok then

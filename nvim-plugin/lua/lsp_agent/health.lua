@@ -136,7 +136,7 @@ function M.check()
   local path = vim.fn.exepath(executable)
   if path == "" then
     health.error(("server command not found: %s"):format(executable), {
-      "install lsp-agent (pip install lsp-agent) so that `lsp-agent` is on $PATH",
+      "put lsp-agent on $PATH: in the lsp-agent folder, `scripts/install`, `pipx install .` or `uv tool install .` (see its README)",
       'or give its command: require("lsp_agent").setup({ cmd = { "/path/to/lsp-agent", "serve" } })',
     })
     return

@@ -13,11 +13,34 @@ local function chat()
   return require("lsp_agent.chat")
 end
 
+--- The plugin's `doc/` folder (beside `lua/`).
+local function doc_dir()
+  local source = debug.getinfo(1, "S").source:gsub("^@", "")
+  return vim.fs.joinpath(vim.fs.dirname(vim.fs.dirname(vim.fs.dirname(vim.fs.abspath(source)))), "doc")
+end
+
+--- `:helptags` for a plugin added to 'runtimepath' by hand (plugin managers do it
+--- themselves): without `doc/tags`, `:help lsp_agent` finds nothing. Only when the folder
+--- can be written; a failure is logged, never raised.
+local function ensure_helptags()
+  local dir = doc_dir()
+  if vim.fn.filereadable(vim.fs.joinpath(dir, "tags")) == 1 or vim.fn.filewritable(dir) ~= 2 then
+    return false
+  end
+  local ok, err = pcall(vim.cmd.helptags, vim.fn.fnameescape(dir))
+  if not ok then
+    require("lsp_agent.log").warn("could not generate the help tags in %s: %s", dir, err)
+  end
+  return ok
+end
+
 --- Configure the plugin (validated; raises naming a bad option), register the `lsp_agent`
---- LSP config and enable it, define `:LspAgent`, forward diagnostics.
+--- LSP config and enable it, define `:LspAgent`, forward diagnostics, make `:help
+--- lsp_agent` work.
 --- @param opts? lsp_agent.Options
 function M.setup(opts)
   local options = config.set(opts)
+  ensure_helptags()
   vim.lsp.config(require("lsp_agent.client").NAME, require("lsp_agent.client").lsp_config())
   if options.autostart then
     vim.lsp.enable(require("lsp_agent.client").NAME)
@@ -166,6 +189,11 @@ end
 --- Show the diff of the pending (or last) proposed edit.
 function M.diff()
   actions().diff()
+end
+
+--- Show the pending permission prompt again (after it was dismissed, or from a diff tab).
+function M.permission()
+  require("lsp_agent.permission").answer()
 end
 
 --- Show the plugin's log.

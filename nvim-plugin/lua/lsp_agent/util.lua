@@ -9,14 +9,40 @@ function M.nn(value)
   return value
 end
 
---- The text of ContentBlock[]: text blocks as they are, links and resources as their uri.
+--- A file chip: `<path>`, `<path:3>` or `<path:2-5>` (1-based lines of an LSP range).
+function M.chip(uri, range)
+  local where = M.display_path(uri)
+  range = M.nn(range)
+  if type(range) == "table" and range.start and range["end"] then
+    local first, last = range.start.line + 1, range["end"].line + 1
+    -- a range ending at the start of a line does not include that line
+    if last > first and range["end"].character == 0 then
+      last = last - 1
+    end
+    where = where .. ":" .. (first == last and tostring(first) or (first .. "-" .. last))
+  end
+  return "<" .. where .. ">"
+end
+
+--- The text of ContentBlock[]: text blocks as they are, one chip per file (a link and the
+--- embedded text of the same file, as a ranged ask sends them, are one chip).
 function M.blocks_text(blocks)
-  local parts = {}
+  local parts, linked = {}, {}
+  for _, block in ipairs(M.nn(blocks) or {}) do
+    if block.type == "resource_link" then
+      linked[block.uri] = true
+    end
+  end
+  local shown = {}
   for _, block in ipairs(M.nn(blocks) or {}) do
     if block.type == "text" then
       table.insert(parts, block.text)
-    elseif block.type == "resource_link" or block.type == "resource" then
-      table.insert(parts, "<" .. M.display_path(block.uri) .. ">")
+    elseif block.type == "resource_link" or (block.type == "resource" and not linked[block.uri]) then
+      local chip = M.chip(block.uri, block.type == "resource_link" and block.range or nil)
+      if not shown[chip] then
+        shown[chip] = true
+        table.insert(parts, chip)
+      end
     end
   end
   return table.concat(parts, "\n")

@@ -34,11 +34,10 @@ def test_safe_prefix_holds_back_what_could_be_the_start_of_a_secret() -> None:
     shown = secrets.safe_prefix(partial)
     assert "supersec" not in shown
     assert partial.startswith(shown)
-    assert secrets.safe_prefix("output: supersecretvalue and more text here!").startswith(
-        "output: [redacted:A_KEY]"
-    )
+    later = "output: supersecretvalue" + " and more text" * (secrets.longest // 10)
+    assert secrets.safe_prefix(later).startswith("output: [redacted:A_KEY]")
 
 
 def test_no_secrets_changes_nothing() -> None:
     assert SecretFilter({}).redact("anything") == "anything"
-    assert SecretFilter({}).safe_prefix("anything") == "anything"
+    assert SecretFilter({}, detect=False).safe_prefix("anything") == "anything"

@@ -1,4 +1,4 @@
-"""The terminal Editor's permission answers (contract.md: --yes, no terminal, a prompt)."""
+"""The terminal Editor's permission answers (docs/permissions.md: --yes, no terminal, a prompt)."""
 
 from __future__ import annotations
 

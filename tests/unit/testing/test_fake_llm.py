@@ -6,6 +6,7 @@ import asyncio
 import itertools
 import json
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -17,6 +18,7 @@ import httpx2
 import openai
 import pytest
 
+from lsp_agent.testing import fake_llm
 from lsp_agent.testing.fake_llm import (
     FakeLLMServer,
     Script,
@@ -440,18 +442,29 @@ async def test_delay_and_chunk_delay() -> None:
     # message_stop): 9 gaps of 0.03 s
     assert record.events_sent == 10
     assert record.ended_monotonic - record.arrived_monotonic >= 0.2 + 9 * 0.03
-    assert done - started < 3.0
+    assert done - started >= 0.2 + 9 * 0.03
 
 
-async def test_fast_stream_latency() -> None:
-    """Many small events with no scripted delay arrive without Nagle stalls."""
+async def test_each_event_is_flushed_without_nagle_stalls(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many small events arrive without Nagle stalls: every accepted socket has TCP_NODELAY
+    and a zero write high-water mark (checked on the sockets, not by timing)."""
+    writers: list[asyncio.StreamWriter] = []
+    accept = FakeLLMServer._on_connection
+
+    def recording(self: FakeLLMServer, r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+        writers.append(w)
+        accept(self, r, w)
+
+    monkeypatch.setattr(FakeLLMServer, "_on_connection", recording)
     words = " ".join(f"w{i}" for i in range(40))
     async with FakeLLMServer([{"text": words}] * 5) as server, _anthropic(server) as client:
-        started = time.monotonic()
         for _ in range(5):
-            await _a_stream(client)
-        elapsed = time.monotonic() - started
-    assert elapsed < 1.5
+            assert _text(await _a_stream(client)) == words
+        assert writers
+        for writer in writers:
+            sock = writer.get_extra_info("socket")
+            assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+            assert writer.transport.get_write_buffer_limits() == (0, 0)
 
 
 async def test_delta_times_record_each_answer_text_delta_as_written() -> None:
@@ -493,24 +506,82 @@ async def test_delta_times_are_off_by_default_and_snapshots_are_copies() -> None
         assert len(server.requests[0].delta_times) == 2
 
 
-async def test_paced_chunk_delay_keeps_the_average_rate() -> None:
-    """An asyncio sleep lasts >= ~1 ms; ``paced`` catches up instead of drifting."""
-    deltas, interval = 300, 0.0002  # 5,000 deltas/s: unpaced, one sleep per delta, ~0.3 s
-    script = {"turns": [{"text": [f"t{i} " for i in range(deltas)], "chunk_delay": interval}]}
-    paced = {"turns": [{**script["turns"][0], "paced": True}]}
-    spans = {}
-    for name, turns in (("unpaced", script), ("paced", paced)):
-        async with FakeLLMServer(turns, record_delta_times=True) as server:
+class _VirtualTime:
+    """Stands in for ``time`` and ``asyncio`` inside fake_llm: its clock moves only when the
+    server sleeps, and each sleep lasts at least ``floor`` (as an OS timer does), plus the
+    ``stalls`` (sleep number -> extra seconds, a loaded machine). Pacing is then measured in
+    this clock, independent of how fast or busy the machine running the test is."""
+
+    def __init__(self, floor: float, stalls: dict[int, float]) -> None:
+        self.now = 0.0
+        self.floor = floor
+        self.stalls = stalls
+        self.sleeps = 0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.now += max(seconds, self.floor) + self.stalls.get(self.sleeps, 0.0)
+        self.sleeps += 1
+        await asyncio.sleep(0)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name) if hasattr(time, name) else getattr(asyncio, name)
+
+
+async def test_paced_chunk_delay_keeps_the_average_rate(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sleeps last >= 1 ms and a busy machine stalls; ``paced`` catches up instead of drifting."""
+    deltas, interval, floor, stall = 300, 0.0002, 0.001, 0.05
+    events = deltas + 6  # message_start, ping, block start, the deltas, block stop, delta/stop
+    turn = {"text": [f"t{i} " for i in range(deltas)], "chunk_delay": interval}
+    spans: dict[str, tuple[float, list[float]]] = {}
+    for name, paced in (("unpaced", False), ("paced", True)):
+        clock = _VirtualTime(floor, {100: stall})
+        monkeypatch.setattr(fake_llm, "time", clock)
+        monkeypatch.setattr(fake_llm, "asyncio", clock)
+        async with FakeLLMServer([{**turn, "paced": paced}], record_delta_times=True) as server:
             async with _anthropic(server) as client:
                 await _a_stream(client)
             (record,) = server.requests
+        monkeypatch.undo()
+        assert record.events_sent == events
         assert record.ended_monotonic is not None
-        # message_start, ping, block start, the deltas, block stop, message_delta/stop
-        assert record.events_sent == deltas + 6
-        # never early: the last event is due (events - 1) intervals after the first
-        assert record.ended_monotonic - record.arrived_monotonic >= (deltas + 5) * interval
-        spans[name] = record.delta_times[-1] - record.delta_times[0]
-    assert spans["paced"] < 0.2 < spans["unpaced"]
+        start = record.arrived_monotonic  # no `delay`: the schedule starts there
+        spans[name] = (record.ended_monotonic - start, [t - start for t in record.delta_times])
+    eps = 1e-9
+    # Unpaced: one sleep before each event after the first, each >= floor, plus the stall.
+    unpaced_total, _ = spans["unpaced"]
+    assert unpaced_total == pytest.approx((events - 1) * floor + stall)
+    # Paced: event k (delta i is event i + 3) is never sent before k intervals...
+    paced_total, times = spans["paced"]
+    assert all(t >= (i + 3) * interval - eps for i, t in enumerate(times))
+    # ...and the stall is caught up: the last event is late by less than one sleep.
+    assert (events - 1) * interval - eps <= paced_total < (events - 1) * interval + floor
+
+
+def _text(events: list[Any]) -> str:
+    return "".join(e.delta.text for e in events if e.type == "content_block_delta")
+
+
+async def test_hold_after_waits_for_release_in_order() -> None:
+    """A held stream sends nothing more until ``release()``, which frees the holds in order
+    and may come before a stream reaches its hold."""
+    script = [{"text": "a b c", "hold_after": 4}, {"text": "d e", "hold_after": 3}]
+    async with FakeLLMServer(script) as server, _anthropic(server) as client:
+        first = asyncio.create_task(_a_stream(client))
+        while not (server.requests and server.requests[0].events_sent == 4):
+            assert not first.done()
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.2)
+        assert server.requests[0].events_sent == 4  # message_start, ping, block start, "a "
+        assert not first.done()
+        server.release()
+        assert _text(await asyncio.wait_for(first, 30)) == "a b c"
+        server.release()  # before the second stream begins: it never waits
+        assert _text(await asyncio.wait_for(_a_stream(client), 30)) == "d e"
+    with pytest.raises(ScriptError, match=r"\['hold_after'\] apply to success turns"):
+        parse_script([{"status": 500, "hold_after": 1}])
 
 
 # --------------------------------------------------------------------------- script model

@@ -147,14 +147,16 @@ def test_redirections_stay_in_the_pattern(ws: Path) -> None:
     assert result.always == ("echo *",)
 
 
-def test_assignments_stay_in_the_pattern_and_the_always_pattern(ws: Path) -> None:
+def test_assignments_give_the_resolved_and_the_written_pattern(ws: Path) -> None:
     result = plan(ws, "FOO=1 npm run dev")
-    assert result.patterns == ("FOO=1 npm run dev",)
-    assert result.always == ("FOO=1 npm run dev *",)
+    assert result.patterns == ("npm run dev", "FOO=1 npm run dev")
+    assert result.always == ("npm run dev *", "FOO=1 npm run dev *")
 
 
-def test_a_command_named_by_a_variable_is_remembered_only_exactly(ws: Path) -> None:
-    assert plan(ws, "$TOOL --all").always == ("$TOOL --all",)
+def test_a_command_named_by_a_variable_is_unjudged_and_never_remembered(ws: Path) -> None:
+    result = plan(ws, "$TOOL --all")
+    assert result.unjudged == ("$TOOL --all",)
+    assert result.always == ()
 
 
 def test_nested_substitutions_give_their_own_patterns(ws: Path, outside: Path) -> None:
@@ -181,8 +183,6 @@ def test_a_parse_failure_makes_the_whole_command_the_pattern(ws: Path) -> None:
         "rm -rf build",
         "cat src/a.py | head -5",
         "ls 2>/dev/null > /dev/null",
-        "cat $HOME/secret.txt",
-        "cat `echo /etc/passwd`",
         "cd sub && cat ../x",
         "chmod +x run.sh",
         "mkdir -p a/b && touch a/b/c",
@@ -205,6 +205,7 @@ def test_paths_outside_the_workspace_name_their_folders(ws: Path, outside: Path)
     assert plan(ws, "cp a.txt ../outside/").outside == (str(outside),)
     assert plan(ws, "cat ~/secret.txt", home=str(outside)).outside == (str(outside),)
     assert plan(ws, "cat '~/secret.txt'", home=str(outside)).outside == ()  # quoted: a name
+    assert plan(ws, "cat $HOME/secret.txt", home=str(outside)).outside == (str(outside),)
 
 
 def test_paths_after_cd_count_from_the_new_directory(ws: Path, outside: Path) -> None:
@@ -476,11 +477,9 @@ async def test_processes_ignoring_sigterm_get_sigkill_after_the_grace(ws: Path) 
 
 
 async def test_background_processes_left_behind_are_stopped(ws: Path) -> None:
-    started = time.monotonic()
-
     outcome = await bash(ws, "sleep 1000 & echo $!")
 
-    assert time.monotonic() - started < 3
+    assert outcome.metadata["timed_out"] is False  # it never waited for the sleep
     (pid,) = pids_in(outcome.output)
     assert not alive(pid)
     assert not outcome.is_error

@@ -146,3 +146,17 @@ def test_conditionals_and_loops_keep_every_possible_directory() -> None:
 
 def test_a_redirection_is_opened_before_its_command_moves() -> None:
     assert trace("cd up > log && cat x") == [("cd up > log", {"ws"}), ("cat x", {"up"})]
+
+
+def test_words_say_when_the_shell_may_expand_them() -> None:
+    (command,) = parse("X=../a touch a{1,2} *.py '*.py' \\*.py ~+/x ~/y plain").commands()
+    assert [(w.value, w.expands) for w in command.words[1:]] == [
+        ("a{1,2}", True),
+        ("*.py", True),
+        ("*.py", False),
+        ("*.py", False),
+        ("~+/x", True),
+        ("~/y", True),
+        ("plain", False),
+    ]
+    assert [w.value for w in command.assignment_words] == ["X=../a"]

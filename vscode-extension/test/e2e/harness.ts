@@ -1,5 +1,6 @@
 /**
- * The e2e harness: a real VS Code (code-server from node_modules) with this extension installed,
+ * The e2e harness: a real VS Code (code-server from test/e2e/node_modules) with this extension's
+ * .vsix installed (LSP_AGENT_VSIX, e.g. scripts/package's, else one packaged here),
  * driven by playwright-core in Debian's headless chromium, against the real `lsp-agent serve` and
  * the fake LLM (`python -m lsp_agent.testing.fake_llm`). Everything runs in a fresh temp folder
  * (HOME, XDG config, LSP_AGENT_DATA_DIR, user data, extensions); only the process groups started
@@ -14,7 +15,9 @@ import * as path from "node:path";
 import * as readline from "node:readline";
 import { chromium, type Browser, type FrameLocator, type Page } from "playwright-core";
 
-export const EXTENSION_ROOT = path.resolve(__dirname, "../../..");
+/** test/e2e: its own package.json holds code-server and playwright-core (compiled to test/e2e/out). */
+export const E2E_ROOT = path.resolve(__dirname, "..");
+export const EXTENSION_ROOT = path.resolve(E2E_ROOT, "../..");
 export const REPO_ROOT = path.resolve(EXTENSION_ROOT, "..");
 export const RESULTS = path.join(EXTENSION_ROOT, "test-results");
 
@@ -25,9 +28,9 @@ function requireFile(file: string | undefined, what: string, fix: string): strin
 
 export function tools() {
   const codeServer = requireFile(
-    process.env.CODE_SERVER ?? path.join(EXTENSION_ROOT, "node_modules/.bin/code-server"),
+    process.env.CODE_SERVER ?? path.join(E2E_ROOT, "node_modules/.bin/code-server"),
     "code-server",
-    "Run `npm ci` in vscode-extension/ (see docs/vscode.md: it needs the ripgrep cache seeded and build tools; scripts/ci-setup.sh does both).",
+    "Run `npm run test:e2e` in vscode-extension/ (it installs test/e2e/package.json; see docs/vscode.md: it needs the ripgrep cache seeded and build tools; scripts/ci-setup.sh does both).",
   );
   const browser = requireFile(
     process.env.CHROMIUM ?? ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((f) => fs.existsSync(f)),
@@ -187,7 +190,6 @@ export async function startWorkbench(files: Record<string, string>): Promise<Wor
     ),
   );
 
-  const fake = await FakeLLM.start(python, tmp);
   const env: NodeJS.ProcessEnv = {};
   for (const key of ["PATH", "LANG", "LC_ALL", "TMPDIR", "TERM"]) if (process.env[key]) env[key] = process.env[key];
   Object.assign(env, {
@@ -195,14 +197,25 @@ export async function startWorkbench(files: Record<string, string>): Promise<Wor
     XDG_CONFIG_HOME: path.join(home, ".config"),
     XDG_DATA_HOME: path.join(home, ".local/share"),
     LSP_AGENT_DATA_DIR: path.join(tmp, "data"),
-    ANTHROPIC_BASE_URL: fake.baseUrl,
     ANTHROPIC_API_KEY: "sk-vscode-e2e",
     LSP_AGENT_MODEL: "anthropic/claude-test",
   });
-  // package the VSIX (offline) and install it the way a user would
-  const vsix = path.join(tmp, "lsp-agent.vsix");
-  execFileSync(vsce, ["package", "--no-dependencies", "--skip-license", "--allow-missing-repository", "-o", vsix], { cwd: EXTENSION_ROOT, stdio: "pipe" });
-  execFileSync(codeServer, ["--config", path.join(tmp, "config.yaml"), "--user-data-dir", userData, "--extensions-dir", extDir, "--install-extension", vsix], { env, stdio: "pipe" });
+  // install the VSIX the way a user would (`code --install-extension`): scripts/package's, else
+  // one packaged now (offline)
+  let vsix = process.env.LSP_AGENT_VSIX;
+  if (vsix) requireFile(vsix, "LSP_AGENT_VSIX", "Run scripts/package, or unset LSP_AGENT_VSIX.");
+  else {
+    vsix = path.join(tmp, "lsp-agent.vsix");
+    execFileSync(vsce, ["package", "--no-dependencies", "--skip-license", "--allow-missing-repository", "-o", vsix], { cwd: EXTENSION_ROOT, stdio: "pipe" });
+  }
+  const csDirs = ["--config", path.join(tmp, "config.yaml"), "--user-data-dir", userData, "--extensions-dir", extDir];
+  execFileSync(codeServer, [...csDirs, "--install-extension", vsix], { env, stdio: "pipe" });
+  const listed = execFileSync(codeServer, [...csDirs, "--list-extensions", "--show-versions"], { env, encoding: "utf8" });
+  const manifest = JSON.parse(fs.readFileSync(path.join(EXTENSION_ROOT, "package.json"), "utf8"));
+  const id = `${manifest.publisher}.${manifest.name}@${manifest.version}`;
+  if (!listed.split("\n").includes(id)) throw new Error(`${vsix} installed, but code-server lists: ${listed.trim() || "nothing"} (not ${id})`);
+  const fake = await FakeLLM.start(python, tmp);
+  env.ANTHROPIC_BASE_URL = fake.baseUrl;
   const port = await freePort();
   const csLog = fs.openSync(path.join(tmp, "code-server.log"), "w");
   const cs = spawn(

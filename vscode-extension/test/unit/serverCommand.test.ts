@@ -54,8 +54,10 @@ describe("startFailureMessage", () => {
   it("says how to install the server when the Python fallback failed", () => {
     const m = startFailureMessage({ command: "/usr/bin/python3", args: ["-m", "lsp_agent", "serve"], source: "python" }, new Error("No module named lsp_agent"));
     assert.match(m, /No module named lsp_agent/);
-    assert.match(m, /\/usr\/bin\/python3 -m pip install lsp-agent/);
-    assert.match(m, /lspAgent\.serverCommand/);
+    assert.match(m, /run scripts\/install in a clone of the lsp-agent repository/);
+    assert.match(m, /~\/\.local\/bin/);
+    assert.doesNotMatch(m, /pip install lsp-agent/); // no registry has it
+    assert.match(m, /lspAgent\.serverCommand to the lsp-agent executable's full path/);
   });
 
   it("points at the setting when the setting's command failed", () => {

@@ -1,0 +1,76 @@
+"""``lsp-agent run --file PATH``: workspace files put into the prompt as delimited blocks.
+
+An attachment goes through the same wall as the ``read`` tool and the context files: the
+path is resolved by the workspace boundary (symlinks followed) and must land inside the
+workspace, then :func:`~lsp_agent.tools.context_read.read_confined` reads it (a regular file
+only, never a FIFO or a device, which could block or never end; a link swapped in meanwhile
+is refused), at most :data:`MAX_ATTACHMENT_BYTES`; the agent's own secrets are masked.
+Any problem is an :class:`AttachmentError` naming the path: the CLI reports it as bad
+usage, before any session is created.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from lsp_agent.core.errors import LspAgentError
+from lsp_agent.core.secrets import SecretFilter
+from lsp_agent.tools.boundary import Outside, WorkspaceBoundary
+from lsp_agent.tools.context_read import Refused, Unreadable, read_confined
+
+__all__ = ["MAX_ATTACHMENT_BYTES", "AttachmentError", "attachment_blocks"]
+
+MAX_ATTACHMENT_BYTES = 256 * 1024
+"""Bigger files are better read by the agent page by page (the ``read`` tool)."""
+
+
+class AttachmentError(LspAgentError):
+    """A ``--file`` that cannot be attached; the message names it and says why."""
+
+
+def attachment_blocks(
+    workspace: Path, paths: Sequence[str], secrets: SecretFilter
+) -> list[dict[str, Any]]:
+    """One text content block per file, in the order given."""
+    boundary = WorkspaceBoundary([workspace])
+    blocks: list[dict[str, Any]] = []
+    for raw in paths:
+        # Relative to the current directory, as a shell user means it.
+        where = boundary.resolve(os.path.abspath(raw))
+        if isinstance(where, Outside):
+            raise AttachmentError(f"--file {raw}: outside the workspace {workspace}")
+        text = _read_text(raw, where.path, workspace)
+        body = secrets.redact(text)
+        if body and not body.endswith("\n"):
+            body += "\n"
+        blocks.append(
+            {
+                "type": "text",
+                "text": f"<attached_file path={json.dumps(where.display)}>\n{body}</attached_file>",
+            }
+        )
+    return blocks
+
+
+def _read_text(raw: str, path: str, workspace: Path) -> str:
+    read = read_confined(path, [str(workspace)], limit=MAX_ATTACHMENT_BYTES)
+    if isinstance(read, Unreadable):
+        reason = "no such file" if read.missing else f"cannot read it: {read.reason}"
+        raise AttachmentError(f"--file {raw}: {reason}")
+    if isinstance(read, Refused):
+        raise AttachmentError(f"--file {raw}: {read.reason}")
+    if read.truncated:
+        raise AttachmentError(
+            f"--file {raw}: more than the {MAX_ATTACHMENT_BYTES // 1024} KiB an attachment may"
+            " have; ask the agent to read it instead"
+        )
+    if b"\0" in read.data:
+        raise AttachmentError(f"--file {raw}: a binary file cannot be attached")
+    try:
+        return read.data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise AttachmentError(f"--file {raw}: not UTF-8 text") from None

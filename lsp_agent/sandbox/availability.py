@@ -1,0 +1,96 @@
+"""Whether bubblewrap can sandbox commands here, and if not, why not — in words a user can act on.
+
+The answer comes from trying: ``bwrap`` is found, then run once with the very namespaces a
+command gets (``/bin/sh -c :`` inside). It fails where unprivileged user namespaces are off
+(``kernel.unprivileged_userns_clone``, AppArmor's ``restrict_unprivileged_userns``) or in a
+container without ``CAP_SYS_ADMIN``; its own message is kept. ``LSP_AGENT_BWRAP`` names the
+program to use instead of ``bwrap`` on ``PATH``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping
+from typing import Final
+
+import attrs
+
+from lsp_agent.sandbox.bwrap import isolation_flags
+
+__all__ = ["BWRAP_ENV", "Availability", "availability", "check_availability"]
+
+BWRAP_ENV: Final = "LSP_AGENT_BWRAP"
+_PROBE_SECONDS: Final = 10.0
+_INSTALL_HINT: Final = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
+
+
+@attrs.frozen(kw_only=True)
+class Availability:
+    works: bool
+    reason: str
+    """What runs (``bubblewrap 0.8.0 (/usr/bin/bwrap)``), or why nothing can."""
+    bwrap: str | None = None
+    """The program, when it works."""
+
+
+def check_availability(env: Mapping[str, str]) -> Availability:
+    """Try bubblewrap now (a subprocess, up to 10 s)."""
+    if sys.platform == "darwin":
+        return Availability(
+            works=False,
+            reason="off on macOS: bubblewrap is Linux-only, so commands run unconfined",
+        )
+    if not sys.platform.startswith("linux"):
+        return Availability(works=False, reason=f"off on {sys.platform}: bubblewrap needs Linux")
+    named = env.get(BWRAP_ENV, "").strip()
+    program = shutil.which(named or "bwrap", path=None if named else env.get("PATH"))
+    if program is None:
+        where = f"{named} ({BWRAP_ENV}) was not found" if named else "bwrap is not installed"
+        return Availability(works=False, reason=f"{where}: {_INSTALL_HINT}")
+    probe = [program, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    probe += [*isolation_flags(network=False), "--", "/bin/sh", "-c", ":"]
+    try:
+        done = subprocess.run(
+            probe,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=_PROBE_SECONDS,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return Availability(works=False, reason=f"{program} does not run: {error}")
+    if done.returncode != 0:
+        message = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+        return Availability(
+            works=False,
+            reason=f"{program} cannot create its namespaces here ({message}); unprivileged "
+            "user namespaces may be disabled, or this is a container without CAP_SYS_ADMIN",
+        )
+    return Availability(works=True, reason=f"{_version(program)} ({program})", bwrap=program)
+
+
+@functools.cache
+def _cached(bwrap: str, path: str) -> Availability:
+    return check_availability({BWRAP_ENV: bwrap, "PATH": path})
+
+
+def availability(env: Mapping[str, str] | None = None) -> Availability:
+    """:func:`check_availability`, tried once per process for a given program and PATH."""
+    source = os.environ if env is None else env
+    return _cached(source.get(BWRAP_ENV, ""), source.get("PATH", os.defpath))
+
+
+def _version(program: str) -> str:
+    try:
+        out = subprocess.run(
+            [program, "--version"], capture_output=True, text=True, timeout=5, check=False
+        ).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        out = ""
+    return out or "bubblewrap"
