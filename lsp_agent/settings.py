@@ -261,13 +261,31 @@ def _check_sandbox_path(value: str) -> str:
     return value
 
 
+DEFAULT_SANDBOX_READS: tuple[str, ...] = (
+    "~/.gitconfig",
+    "~/.config/git",
+    # Toolchains commonly installed under $HOME (a workspace's .venv links into ~/.pyenv, say):
+    # programs and libraries only, never the folders that hold credentials (~/.cargo itself
+    # keeps credentials.toml, so only its bin/).
+    "~/.local/bin",
+    "~/.local/lib",
+    "~/.local/share/uv",
+    "~/.pyenv",
+    "~/.nvm",
+    "~/.volta",
+    "~/.cargo/bin",
+    "~/.rustup",
+)
+"""``sandbox.allow_read`` when no config sets it."""
+
+
 class SandboxConfig(_Config):
     """``sandbox``: how ``bash`` commands are confined (docs/security.md). The string
     shorthand ``"sandbox": "off"`` sets ``mode`` only."""
 
     mode: Literal["auto", "required", "off"] = "auto"
     allow_read: list[Annotated[str, AfterValidator(_check_sandbox_path)]] = Field(
-        default_factory=lambda: ["~/.gitconfig", "~/.config/git"]
+        default_factory=lambda: list(DEFAULT_SANDBOX_READS)
     )
 
 

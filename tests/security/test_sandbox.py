@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import os
 import shutil
 import socket
 import sys
@@ -35,9 +36,21 @@ needs_bwrap = pytest.mark.skipif(
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
 
 
+def _probe_python() -> str:
+    """An interpreter the sandbox shows: the sandbox's /tmp is its own, so a venv under /tmp
+    (a CI clone there, say) is out of sight; its real interpreter, or the system's, is not."""
+    real = os.path.realpath(sys.executable)
+    if not real.startswith(("/tmp/", tempfile.gettempdir() + "/")):
+        return real
+    return shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin") or real
+
+
+PROBE_PYTHON = _probe_python()
+
+
 def piped(code: str) -> str:
     """A Python program the parser cannot read: base64 piped into ``python3 -``."""
-    return f"echo {base64.b64encode(code.encode()).decode()} | base64 -d | {sys.executable} -"
+    return f"echo {base64.b64encode(code.encode()).decode()} | base64 -d | {PROBE_PYTHON} -"
 
 
 async def run(
@@ -122,6 +135,32 @@ for name in (".ssh/id_rsa", ".gitconfig"):
     assert "PRIVATE-KEY-BODY" not in outcome.output
     assert ".ssh/id_rsa HIDDEN" in outcome.output
     assert "Listed Reader" in outcome.output
+
+
+@needs_bwrap
+async def test_by_default_toolchains_in_home_run_and_credentials_stay_hidden(
+    ws: Path, isolated_home: Path
+) -> None:
+    """A workspace's tools often live under $HOME (pyenv, cargo): the default allow_read
+    shows those, never the files beside them that hold credentials."""
+    bin_dir = isolated_home / ".cargo" / "bin"
+    bin_dir.mkdir(parents=True)
+    tool = bin_dir / "hometool"
+    tool.write_text(
+        "#!/bin/sh\necho HOME-TOOL-RAN\n"
+        'cat "$HOME/.cargo/credentials.toml" || echo CREDENTIALS-HIDDEN\n'
+    )
+    tool.chmod(0o755)
+    (isolated_home / ".cargo" / "credentials.toml").write_text('token = "CARGO-TOKEN"\n')
+    default = load_settings(workspace=ws, env={"HOME": str(isolated_home)}).sandbox.allow_read
+    # named through $HOME, so no approved path argument opens its folder to the command
+    command = '"$HOME/.cargo/bin/hometool"'
+
+    outcome = await run(ws, command, sandbox=sandboxed(allow_read=default))
+
+    assert "HOME-TOOL-RAN" in outcome.output
+    assert "CARGO-TOKEN" not in outcome.output
+    assert "CREDENTIALS-HIDDEN" in outcome.output
 
 
 @needs_bwrap
