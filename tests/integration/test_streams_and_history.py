@@ -86,7 +86,8 @@ def test_a_stream_dropped_twice_fails_with_a_clear_message(tmp_path: Path) -> No
 
 def test_sigint_during_a_slow_stream_ends_consistently_and_resumes(tmp_path: Path) -> None:
     words = [f"word{i} " for i in range(60)]
-    script = [{"text": words, "chunk_delay": 0.2}, {"text": "continued"}]
+    # the stream holds after a few words until released: the interrupt never races its end
+    script = [{"text": words, "hold_after": 8}, {"text": "continued"}]
     with running_fake_llm(script) as server:
         env = {**os.environ, **env_for(server, "anthropic")}
         proc = subprocess.Popen(
@@ -117,6 +118,7 @@ def test_sigint_during_a_slow_stream_ends_consistently_and_resumes(tmp_path: Pat
         finally:
             proc.kill()
         assert proc.returncode == 130, err
+        server.release()  # the held stream's client is gone: let its handler finish
         session_id = only_session(tmp_path)
         data = show(tmp_path, session_id)
         assert data["session"]["state"] == "idle"

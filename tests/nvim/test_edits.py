@@ -4,7 +4,6 @@ during a running tool, undo/redo of a prompt."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,15 @@ def focus_buffer(editor: Any, path: Path) -> None:
     win = editor.lua("return vim.fn.bufwinid(vim.fn.bufnr(...))", str(path))
     assert win != -1, f"{path.name} is not in a window"
     editor.lua("vim.api.nvim_set_current_win(...)", win)
+
+
+def disk_text(path: Path) -> str | None:
+    """The file's text, or None while a restore has it out of place: git's checkout-index
+    (the snapshot restore) writes a file by removing it and creating it again."""
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        return None
 
 
 def test_an_edit_of_an_unsaved_buffer_asks_shows_the_diff_and_one_u_undoes_it(
@@ -140,11 +148,9 @@ def test_stop_during_a_running_bash_interrupts_it_and_the_session_goes_idle(
     )
     assert editor.lua("return require('lsp_agent').statusline()").startswith("agent: ● running")
 
-    started = time.monotonic()
     editor.command("LspAgent stop")
-    end = editor.wait_idle(timeout=20)
+    end = editor.wait_idle(timeout=20)  # well before `sleep 60` could have ended by itself
     assert end["stopReason"] == "cancelled"
-    assert time.monotonic() - started < 15
     editor.wait(
         lambda: any(" bash " in line and "[interrupted]" in line for line in editor.chat_lines()),
         "the bash line interrupted",
@@ -193,7 +199,7 @@ def test_undo_puts_the_files_back_and_offers_the_prompt_again_and_redo_brings_th
     editor.command("tabclose")
 
     editor.command("LspAgent undo")
-    editor.wait(lambda: on_disk.read_text() == "other = 1\n", "b.py back as before")
+    editor.wait(lambda: disk_text(on_disk) == "other = 1\n", "b.py back as before")
     editor.wait(lambda: editor.buffer_text(opened) == "value = 1", "the a.py buffer back")
     view_prompt = (
         "return vim.api.nvim_buf_get_lines(require('lsp_agent.chat')"
@@ -204,7 +210,7 @@ def test_undo_puts_the_files_back_and_offers_the_prompt_again_and_redo_brings_th
     assert "Set." not in editor.chat_text()
 
     editor.command("LspAgent redo")
-    editor.wait(lambda: on_disk.read_text() == "other = 2\n", "the b.py edit back")
+    editor.wait(lambda: disk_text(on_disk) == "other = 2\n", "the b.py edit back")
     editor.wait(lambda: editor.buffer_text(opened) == "value = 2", "the a.py edit back")
     editor.wait(lambda: "Set." in editor.chat_text(), "the conversation back")
     assert editor.lua(view_prompt) == [""]
