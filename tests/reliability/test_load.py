@@ -3,7 +3,7 @@
 Asserts correctness only: every turn completes, each session's updates arrive in order with
 no gap in ``seq``, every step ran its tool, and a full replay through ``agent/session/load``
 is the live stream exactly. The latency figures are printed and written to a JSON file,
-never asserted (regenerate the documented ones with ``python bench/figures.py``).
+never asserted (regenerate the documented ones with ``python bench/reliability.py``).
 """
 
 from __future__ import annotations
