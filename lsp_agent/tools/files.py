@@ -35,7 +35,7 @@ import attrs
 from lsp_agent.core.documents import DocumentEditResult, FilePreview
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.permission import PermissionRequest
-from lsp_agent.tools.temp_files import create_temp
+from lsp_agent.tools.temp_files import create_temp, fsync_folder
 
 __all__ = [
     "BOM",
@@ -226,21 +226,7 @@ def write_atomic(path: str, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
-    _fsync_folder(folder)
-
-
-def _fsync_folder(folder: str) -> None:
-    """Make the rename itself durable; best effort (not every system can open a folder)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    fsync_folder(folder)
 
 
 class FileLocks:

@@ -119,7 +119,7 @@ class TempJournal:
         finally:
             os.close(fd)
         if new:
-            _fsync_folder(self.folder)
+            fsync_folder(self.folder)
 
     def sweep(self, alive: Callable[[dict[str, Any]], bool] = owner_alive) -> list[str]:
         """Remove the temporary files of every dead owner, then its journal; the paths
@@ -178,7 +178,9 @@ def _remove_temps(journal: Path, pid: int, ticks: int) -> list[str]:
     return removed
 
 
-def _fsync_folder(folder: Path) -> None:
+def fsync_folder(folder: str | Path) -> None:
+    """Make a folder's entries (a rename, a new file) durable; best effort (not every system
+    can open a folder)."""
     try:
         fd = os.open(folder, os.O_RDONLY)
     except OSError:
