@@ -59,6 +59,7 @@ from lsp_agent.tools.files import (
     file_preview,
     read_current,
     unified_diff,
+    write_temp,
 )
 from lsp_agent.tools.patch_apply import HunkError, apply_hunks
 from lsp_agent.tools.patch_format import (
@@ -69,7 +70,6 @@ from lsp_agent.tools.patch_format import (
     UpdateFile,
     parse_patch,
 )
-from lsp_agent.tools.temp_files import create_temp
 
 __all__ = ["VERIFICATION_FAILED", "ApplyPatchParams", "ApplyPatchTool"]
 
@@ -580,7 +580,7 @@ def _commit(changes: Sequence[_Change]) -> _Written | str:
     try:
         for write in writes:
             _make_parents(os.path.dirname(write.path), created)
-            staged.append((_write_temp(write.path, write.data, write.mode), write))
+            staged.append((write_temp(write.path, write.data, write.mode), write))
     except OSError as exc:
         failed = writes[len(staged)]
         problems = _discard([temp for temp, _ in staged], created)
@@ -619,7 +619,7 @@ def _restore(replaced: Sequence[_Write], removed: Sequence[_Removal]) -> list[st
     problems: list[str] = []
     for removal in reversed(removed):
         try:
-            temp = _write_temp(removal.path, removal.original, removal.mode)
+            temp = write_temp(removal.path, removal.original, removal.mode)
             os.replace(temp, removal.path)
         except OSError as exc:
             problems.append(
@@ -630,7 +630,7 @@ def _restore(replaced: Sequence[_Write], removed: Sequence[_Removal]) -> list[st
             if write.original is None:
                 os.unlink(write.path)
             else:
-                temp = _write_temp(write.path, write.original, write.original_mode)
+                temp = write_temp(write.path, write.original, write.original_mode)
                 os.replace(temp, write.path)
         except OSError as exc:
             problems.append(f"{write.display} could not be restored: {_reason(exc)}")
@@ -665,21 +665,3 @@ def _make_parents(folder: str, created: list[str]) -> None:
     for path in reversed(missing):
         os.mkdir(path)
         created.append(path)
-
-
-def _write_temp(final: str, data: bytes, mode: int | None) -> str:
-    """``data`` in a new file beside ``final`` (same file system, so renaming is atomic)."""
-    folder, name = os.path.split(final)
-    temp, fd = create_temp(folder, name)  # recovery removes it if this process is killed
-    try:
-        with os.fdopen(fd, "wb") as f:
-            if mode is not None:
-                os.fchmod(f.fileno(), mode)
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-    return temp

@@ -207,26 +207,39 @@ def write_atomic(path: str, data: bytes) -> None:
     Parent folders are created. Readers see the old bytes or the new bytes, never a mix, and
     a failure leaves the old file and no temporary file behind. Raises ``OSError``.
     """
-    folder, name = os.path.split(path)
+    folder = os.path.dirname(path)
     os.makedirs(folder, exist_ok=True)
     try:
         keep_mode: int | None = stat.S_IMODE(os.stat(path).st_mode)
     except FileNotFoundError:
         keep_mode = None
-    temp, fd = create_temp(folder, name)
+    temp = write_temp(path, data, keep_mode)
     try:
-        with os.fdopen(fd, "wb") as f:
-            if keep_mode is not None:
-                os.fchmod(f.fileno(), keep_mode)
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
         os.replace(temp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
     fsync_folder(folder)
+
+
+def write_temp(final: str, data: bytes, mode: int | None) -> str:
+    """``data``, synced, in a new temporary file beside ``final`` (same file system, so a
+    rename onto ``final`` is atomic); recovery removes it if this process is killed."""
+    folder, name = os.path.split(final)
+    temp, fd = create_temp(folder, name)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            if mode is not None:
+                os.fchmod(f.fileno(), mode)
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    return temp
 
 
 class FileLocks:
