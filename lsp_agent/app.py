@@ -8,7 +8,6 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import attrs
-import platformdirs
 
 from lsp_agent.auth.keys import ProviderKeys, preload
 from lsp_agent.context_sources import FileContextSources
@@ -28,6 +27,7 @@ from lsp_agent.sandbox import CommandSandbox
 from lsp_agent.settings import DEFAULT_API_KEY_ENV, ResolvedModel, Settings, user_config_file
 from lsp_agent.snapshots import GitShadowSnapshots
 from lsp_agent.storage.event_log import SqliteEventStore, open_store
+from lsp_agent.tools.boundary import data_folder_path
 from lsp_agent.tools.registry import default_registry
 from lsp_agent.tools.skills import discover_skills
 from lsp_agent.tools.spill import prune_spill_files
@@ -38,10 +38,7 @@ _log = logging.getLogger(__name__)
 
 def data_dir(env: Mapping[str, str]) -> Path:
     """``LSP_AGENT_DATA_DIR``, else the platform's user data folder."""
-    configured = env.get("LSP_AGENT_DATA_DIR")
-    if configured:
-        return Path(configured).expanduser()
-    return Path(platformdirs.user_data_dir("lsp-agent"))
+    return data_folder_path(env)
 
 
 async def open_data_store(env: Mapping[str, str]) -> SqliteEventStore:

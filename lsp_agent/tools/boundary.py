@@ -32,17 +32,18 @@ __all__ = [
 ]
 
 
+def data_folder_path(env: Mapping[str, str]) -> Path:
+    """``LSP_AGENT_DATA_DIR``, else the platform's user data folder (as configured, not
+    resolved)."""
+    configured = env.get("LSP_AGENT_DATA_DIR")
+    if configured:
+        return Path(configured).expanduser()
+    return Path(platformdirs.user_data_dir("lsp-agent"))
+
+
 def agent_data_folder(env: Mapping[str, str] | None = None) -> str:
-    """The agent's data folder, realpath-ed: ``LSP_AGENT_DATA_DIR``, else the platform's user
-    data folder (the same rule as :func:`lsp_agent.app.data_dir`)."""
-    source = os.environ if env is None else env
-    configured = source.get("LSP_AGENT_DATA_DIR")
-    folder = (
-        Path(configured).expanduser()
-        if configured
-        else Path(platformdirs.user_data_dir("lsp-agent"))
-    )
-    return os.path.realpath(folder)
+    """The agent's data folder, realpath-ed, for the wall every tool must not cross."""
+    return os.path.realpath(data_folder_path(os.environ if env is None else env))
 
 
 @attrs.frozen(kw_only=True)
