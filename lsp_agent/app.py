@@ -10,6 +10,8 @@ from pathlib import Path
 import attrs
 
 from lsp_agent.auth.keys import ProviderKeys, preload
+from lsp_agent.config.models import ConfiguredModels
+from lsp_agent.config.settings import DEFAULT_API_KEY_ENV, ResolvedModel, Settings, user_config_file
 from lsp_agent.context_sources import FileContextSources
 from lsp_agent.core.clock import SystemClock, UlidIds
 from lsp_agent.core.compaction import CompactionPolicy
@@ -20,18 +22,16 @@ from lsp_agent.core.permission import Rule
 from lsp_agent.core.retry import RetryPolicy
 from lsp_agent.core.secrets import SecretFilter
 from lsp_agent.core.session import AgentOptions, SessionService
-from lsp_agent.model_catalog import ConfiguredModels
 from lsp_agent.providers import make_provider
-from lsp_agent.recovery import RecoveryReport, recover
 from lsp_agent.sandbox import CommandSandbox
-from lsp_agent.settings import DEFAULT_API_KEY_ENV, ResolvedModel, Settings, user_config_file
+from lsp_agent.skills.catalog import discover_skills
 from lsp_agent.snapshots import GitShadowSnapshots
 from lsp_agent.storage.event_log import SqliteEventStore, open_store
-from lsp_agent.tools.boundary import data_folder_path
+from lsp_agent.storage.recovery import RecoveryReport, recover
 from lsp_agent.tools.registry import default_registry
-from lsp_agent.tools.skills import discover_skills
-from lsp_agent.tools.spill import prune_spill_files
-from lsp_agent.tools.truncation import OutputLimits
+from lsp_agent.workspace.boundary import data_folder_path
+from lsp_agent.workspace.spill import prune_spill_files
+from lsp_agent.workspace.truncation import OutputLimits
 
 _log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 An attachment goes through the same wall as the ``read`` tool and the context files: the
 path is resolved by the workspace boundary (symlinks followed) and must land inside the
-workspace, then :func:`~lsp_agent.tools.context_read.read_confined` reads it (a regular file
+workspace, then :func:`~lsp_agent.workspace.context_read.read_confined` reads it (a regular file
 only, never a FIFO or a device, which could block or never end; a link swapped in meanwhile
 is refused), at most :data:`MAX_ATTACHMENT_BYTES`; the agent's own secrets are masked.
 Any problem is an :class:`AttachmentError` naming the path: the CLI reports it as bad
@@ -19,8 +19,8 @@ from typing import Any
 
 from lsp_agent.core.errors import LspAgentError
 from lsp_agent.core.secrets import SecretFilter
-from lsp_agent.tools.boundary import Outside, WorkspaceBoundary
-from lsp_agent.tools.context_read import Refused, Unreadable, read_confined
+from lsp_agent.workspace.boundary import Outside, WorkspaceBoundary
+from lsp_agent.workspace.context_read import Refused, Unreadable, read_confined
 
 __all__ = ["MAX_ATTACHMENT_BYTES", "AttachmentError", "attachment_blocks"]
 

@@ -179,9 +179,9 @@ async def _run(
     from lsp_agent.app import build_app, key_variables, open_data_store
     from lsp_agent.attachments import AttachmentError, attachment_blocks
     from lsp_agent.auth.keys import ProviderKeys, preload
+    from lsp_agent.config.settings import load_settings, resolve_model
     from lsp_agent.core.secrets import SecretFilter
     from lsp_agent.headless import TerminalEditor
-    from lsp_agent.settings import load_settings, resolve_model
 
     stdin = stdin if stdin is not None else sys.stdin
     workspace = Path(os.path.realpath(args.cwd or os.getcwd()))
@@ -330,8 +330,8 @@ async def _with_agent(
 ) -> int:
     """``sessions compact|revert ID``: commands that need the whole agent (model, snapshots)."""
     from lsp_agent.app import build_app, open_data_store
+    from lsp_agent.config.settings import load_settings, resolve_model
     from lsp_agent.headless import TerminalEditor
-    from lsp_agent.settings import load_settings, resolve_model
 
     workspace = Path(os.path.realpath(os.getcwd()))
     store = await open_data_store(env)
@@ -413,7 +413,7 @@ async def _delete_session(store: Any, env: Mapping[str, str], session_id: str) -
     import shutil
 
     from lsp_agent.app import data_dir
-    from lsp_agent.tools.spill import session_spill_dir
+    from lsp_agent.workspace.spill import session_spill_dir
 
     outcome: str = await store.delete_idle_session(session_id)
     if outcome == "deleted":
@@ -424,7 +424,7 @@ async def _delete_session(store: Any, env: Mapping[str, str], session_id: str) -
 
 def _config_exit(error: ConfigError) -> int:
     """A missing model is a failed run (set a variable); a broken config is bad usage."""
-    from lsp_agent.settings import ModelNotConfigured
+    from lsp_agent.config.settings import ModelNotConfigured
 
     return EXIT_FAILED if isinstance(error, ModelNotConfigured) else EXIT_USAGE
 

@@ -25,8 +25,8 @@ import attrs
 
 from lsp_agent.core.context import InstructionSource, SourcesSnapshot
 from lsp_agent.core.secrets import NO_SECRETS, SecretFilter
-from lsp_agent.tools.context_read import FileBytes, Refused, read_confined
-from lsp_agent.tools.skills import SkillCatalog
+from lsp_agent.skills.catalog import SkillCatalog
+from lsp_agent.workspace.context_read import FileBytes, Refused, read_confined
 
 INSTRUCTION_NAMES = ("AGENTS.md", "CLAUDE.md")
 MAX_INSTRUCTIONS_BYTES = 64 * 1024

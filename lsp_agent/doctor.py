@@ -25,11 +25,11 @@ import attrs
 from lsp_agent.auth.keys import ProviderKeys
 from lsp_agent.core.errors import ConfigError
 from lsp_agent.display import block
-from lsp_agent.tools.ripgrep import find_rg
+from lsp_agent.search.ripgrep import find_rg
 
 if TYPE_CHECKING:
-    from lsp_agent.recovery import RecoveryReport
-    from lsp_agent.settings import ResolvedModel
+    from lsp_agent.config.settings import ResolvedModel
+    from lsp_agent.storage.recovery import RecoveryReport
 
 PROBE_TIMEOUT = 5.0
 
@@ -63,8 +63,8 @@ async def _sandbox(env: Mapping[str, str], cwd: Path) -> Check:
     and does not work (``bash`` would refuse every command)."""
     import asyncio
 
+    from lsp_agent.config.settings import load_settings
     from lsp_agent.sandbox import check_availability
-    from lsp_agent.settings import load_settings
 
     try:
         mode = load_settings(workspace=cwd, env=env).sandbox.mode
@@ -81,8 +81,8 @@ async def _sandbox(env: Mapping[str, str], cwd: Path) -> Check:
 
 
 def _skills(env: Mapping[str, str], cwd: Path) -> list[Check]:
-    from lsp_agent.settings import user_config_file
-    from lsp_agent.tools.skills import discover_skills
+    from lsp_agent.config.settings import user_config_file
+    from lsp_agent.skills.catalog import discover_skills
 
     catalog = discover_skills([str(cwd)], str(user_config_file(env).parent))
     checks = [Check("warn", "skill", str(problem)) for problem in catalog.problems]
@@ -159,7 +159,7 @@ def _recovery(report: RecoveryReport) -> Check:
 
 def _configuration(env: Mapping[str, str], cwd: Path) -> tuple[list[Check], ResolvedModel | None]:
     """The config and model checks, and the model when one resolves (its endpoint is next)."""
-    from lsp_agent.settings import load_settings, resolve_model
+    from lsp_agent.config.settings import load_settings, resolve_model
 
     try:
         settings = load_settings(workspace=cwd, env=env)
@@ -189,8 +189,8 @@ async def _endpoint(model: ResolvedModel, env: Mapping[str, str]) -> Check:
     """Show where requests go (and what set it), and try one cheap request there."""
     import httpx2
 
+    from lsp_agent.config.settings import BASE_URL_ENV
     from lsp_agent.providers.errors import connection_cause, describe_endpoint
-    from lsp_agent.settings import BASE_URL_ENV
 
     anthropic = model.provider_type == "anthropic"
     default = "https://api.anthropic.com" if anthropic else "https://api.openai.com/v1"

@@ -32,7 +32,7 @@ from lsp_agent.core.question import Answer, QuestionAsk, QuestionReply
 from lsp_agent.lsp import protocol as p
 from lsp_agent.lsp.documents import OpenDocuments, diagnostic_json, path_of_uri
 from lsp_agent.lsp.stream import UpdateStream
-from lsp_agent.tools.files import unified_diff
+from lsp_agent.workspace.files import unified_diff
 
 _log = logging.getLogger(__name__)
 

@@ -18,6 +18,7 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from lsp_agent.app import App, build_app, data_dir, open_data_store
+from lsp_agent.config.settings import load_settings, resolve_model
 from lsp_agent.core.errors import ConfigError, LspAgentError
 from lsp_agent.core.export import export_session
 from lsp_agent.lsp import protocol as p
@@ -28,7 +29,6 @@ from lsp_agent.lsp.plain import PlainProgress
 from lsp_agent.lsp.protocol import AgentClientOptions
 from lsp_agent.lsp.stream import UpdateStream
 from lsp_agent.lsp.turns import TurnScheduler
-from lsp_agent.settings import load_settings, resolve_model
 from lsp_agent.storage.event_log import SqliteEventStore
 
 _log = logging.getLogger(__name__)

@@ -12,9 +12,10 @@ A write runs to its end (commit or rollback) even if the task awaiting it is can
 cancelled turn never leaves half an append or an open transaction behind; the cancelled caller
 does not learn the new ``seq`` numbers (an editor resyncs when it sees the gap).
 
-For recovery after a crash (``lsp_agent.recovery``): :meth:`SqliteEventStore.open_turns` reads
-the sessions whose turn has not ended, with what each left open, and
-:meth:`SqliteEventStore.append_after` appends only if nobody appended to the session since.
+For recovery after a crash (``lsp_agent.storage.recovery``):
+:meth:`SqliteEventStore.open_turns` reads the sessions whose turn has not ended, with what
+each left open, and :meth:`SqliteEventStore.append_after` appends only if nobody appended to
+the session since.
 """
 
 from __future__ import annotations

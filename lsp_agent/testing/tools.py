@@ -9,7 +9,7 @@ from lsp_agent.core.tooling import AskPermission, ToolCallContext
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.permissions import workspace_only
 from lsp_agent.tools.base import ToolRunContext
-from lsp_agent.tools.boundary import WorkspaceBoundary
+from lsp_agent.workspace.boundary import WorkspaceBoundary
 
 
 def call_context(

@@ -12,13 +12,14 @@ All or nothing, in five steps:
    the combined diff as the subject and every file's text before and after as previews (a
    move has two: the destination, whose base is the source's text, and the source, which goes
    away).
-4. **Write**, holding the locks of every touched path (:class:`~lsp_agent.tools.files.FileLocks`,
-   shared with ``write`` and ``edit``): verify again against the files as they are now (so
-   an edit approved at the same time is not lost; a hunk that no longer fits, or a file to
-   delete that changed, stops everything), then write every new content to a temp file beside
-   its target, rename them all into place, and remove deleted files and move sources. If a
-   step fails midway, what was already replaced or removed is put back from the original
-   bytes kept in memory, so a patch never stays half applied.
+4. **Write**, holding the locks of every touched path
+   (:class:`~lsp_agent.workspace.files.FileLocks`, shared with ``write`` and ``edit``): verify
+   again against the files as they are now (so an edit approved at the same time is not
+   lost; a hunk that no longer fits, or a file to delete that changed, stops everything),
+   then write every new content to a temp file beside its target, rename them all into
+   place, and remove deleted files and move sources. If a step fails midway, what was
+   already replaced or removed is put back from the original bytes kept in memory, so a
+   patch never stays half applied.
 5. **Edit open documents**: an Update (without a move) of a file whose base text came from an
    open editor buffer goes through the editor (``Editor.apply_document_edit``), after the
    disk writes. If the editor refuses one or the buffer changed meanwhile, the documents
@@ -46,10 +47,19 @@ from lsp_agent.core.documents import FilePreview
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.permission import PermissionRequest
 from lsp_agent.core.tooling import ToolOutcome
+from lsp_agent.patch.apply import HunkError, apply_hunks
+from lsp_agent.patch.parse import (
+    AddFile,
+    DeleteFile,
+    FileOperation,
+    PatchFormatError,
+    UpdateFile,
+    parse_patch,
+)
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
-from lsp_agent.tools.boundary import Resolved
 from lsp_agent.tools.diagnostics import ChangedFile, watch_diagnostics, with_report
-from lsp_agent.tools.files import (
+from lsp_agent.workspace.boundary import Resolved
+from lsp_agent.workspace.files import (
     FileDiff,
     FileError,
     FileLocks,
@@ -60,15 +70,6 @@ from lsp_agent.tools.files import (
     read_current,
     unified_diff,
     write_temp,
-)
-from lsp_agent.tools.patch_apply import HunkError, apply_hunks
-from lsp_agent.tools.patch_format import (
-    AddFile,
-    DeleteFile,
-    FileOperation,
-    PatchFormatError,
-    UpdateFile,
-    parse_patch,
 )
 
 __all__ = ["VERIFICATION_FAILED", "ApplyPatchParams", "ApplyPatchTool"]

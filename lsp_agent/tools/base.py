@@ -8,7 +8,9 @@ the model sees) and calls ``run`` with a :class:`ToolRunContext`. Tools answer w
 
 from __future__ import annotations
 
+import asyncio
 import os
+import stat
 from importlib import resources
 from typing import Literal, Protocol, TypeVar
 
@@ -18,9 +20,18 @@ from pydantic import BaseModel
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.permission import PermissionRequest, PermissionVerdict
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
-from lsp_agent.tools.boundary import Outside, Resolved, WorkspaceBoundary
+from lsp_agent.workspace.boundary import Outside, Resolved, WorkspaceBoundary
 
-__all__ = ["Tool", "ToolRunContext", "load_description", "outside_refusal", "refusal"]
+__all__ = [
+    "SearchRoot",
+    "Tool",
+    "ToolRunContext",
+    "display_path",
+    "load_description",
+    "outside_refusal",
+    "refusal",
+    "resolve_search_root",
+]
 
 P = TypeVar("P", bound=BaseModel)
 
@@ -89,6 +100,66 @@ def refusal(verdict: PermissionVerdict, *, title: str | None = None) -> ToolOutc
     return ToolOutcome(
         output=verdict.message, is_error=True, title=title, stop_turn=verdict.stop_turn
     )
+
+
+# --- search roots (grep, glob, list): checked like any path, spill folder for grep only --
+
+
+@attrs.frozen(kw_only=True)
+class SearchRoot:
+    """A checked search root: a folder, or (for ``grep``) a single file."""
+
+    path: str
+    display: str
+    is_dir: bool
+
+    @property
+    def folder(self) -> str:
+        """Where rg runs and what globs are relative to."""
+        return self.path if self.is_dir else os.path.dirname(self.path)
+
+
+async def resolve_search_root(
+    ctx: ToolRunContext,
+    path: str | None,
+    *,
+    permission: str,
+    title: str,
+    files_too: bool,
+    extra: bool = False,
+) -> SearchRoot | ToolOutcome:
+    """The folder (or, with ``files_too``, file) to search, or the error outcome.
+
+    ``extra`` also admits the session's spill folder (``ctx.extra_roots``).
+    """
+    where = await ctx.resolve(path or ".", kind="directory", spill=extra)
+    if isinstance(where, ToolOutcome):
+        return where
+    verdict = await ctx.ask(
+        PermissionRequest(permission=permission, patterns=(where.display,), title=title)
+    )
+    if not verdict.allowed:
+        return refusal(verdict, title=title)
+    try:
+        mode = (await asyncio.to_thread(os.stat, where.path)).st_mode
+    except OSError:
+        return _root_error(f"No such file or directory: {where.path}", where, title)
+    if stat.S_ISDIR(mode) or (files_too and stat.S_ISREG(mode)):
+        return SearchRoot(path=where.path, display=where.display, is_dir=stat.S_ISDIR(mode))
+    return _root_error(f"Not a directory: {where.path}", where, title)
+
+
+def _root_error(message: str, where: Resolved, title: str) -> ToolOutcome:
+    return ToolOutcome(output=message, is_error=True, title=title, metadata={"path": where.path})
+
+
+def display_path(path: str, ctx: ToolRunContext) -> str:
+    """Relative to the first workspace folder when inside it (what relative paths resolve
+    against), absolute otherwise; undecodable bytes shown as U+FFFD."""
+    first = ctx.boundary.roots[0]
+    if path.startswith(first.rstrip("/") + "/"):
+        path = path[len(first.rstrip("/")) + 1 :]
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 class Tool(Protocol[P]):

@@ -1,7 +1,7 @@
 """The ``bash`` tool: run a command line in the workspace, in its own process group.
 
 Before anything runs, permission is derived from the command itself
-(:mod:`lsp_agent.tools.bash_plan`): each simple command's resolved words (wrappers, paths,
+(:mod:`lsp_agent.shell.plan`): each simple command's resolved words (wrappers, paths,
 quoting and assignments seen through) are its patterns; every argument that could be a path,
 the working directory and redirection targets are judged, and what leaves the workspace or
 cannot be judged needs ``external_directory`` first, in one ask.
@@ -10,7 +10,7 @@ The command is started by :class:`~lsp_agent.sandbox.CommandSandbox`: inside bub
 (workspace read-write, the rest read-only, ``$HOME`` and the data folder hidden, no network
 unless ``network`` is set and ``bash_network`` allows it, its own PID namespace), or, where
 the sandbox is off, under a supervisor that ends whatever it leaves behind. It runs through
-:class:`~lsp_agent.tools.process.ProcessGroup`: its process group is
+:class:`~lsp_agent.shell.process.ProcessGroup`: its process group is
 reported to the loop (``process_started``) before the command starts and ``process_ended``
 after, output is streamed to the editor as it comes, and on timeout or cancellation the whole
 group is stopped (``SIGTERM``, ``SIGKILL`` after a grace period). Background processes still
@@ -35,9 +35,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from lsp_agent.core.permission import PermissionRequest
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.sandbox import CommandSandbox, Launch, SandboxUnavailable
-from lsp_agent.tools.base import ToolRunContext, load_description
-from lsp_agent.tools.bash_plan import PermissionPlan, authorize, plan_permissions
-from lsp_agent.tools.process import ProcessGroup, shell_argv
+from lsp_agent.shell.plan import PermissionPlan, plan_permissions
+from lsp_agent.shell.process import ProcessGroup, shell_argv
+from lsp_agent.tools.base import ToolRunContext, load_description, refusal
 
 __all__ = [
     "DEFAULT_TIMEOUT_MS",
@@ -93,7 +93,7 @@ class BashParams(BaseModel):
     )
 
 
-# --- permissions: lsp_agent.tools.bash_plan --------------------------------------------
+# --- permissions: lsp_agent.shell.plan --------------------------------------------
 
 
 # --- output -----------------------------------------------------------------------------
@@ -224,7 +224,15 @@ class BashTool:
             return _error(f"Working directory not found: {workdir}", title)
 
         env = self.child_env()
-        plan = await _authorize(params, ctx, workdir=workdir, home=env.get("HOME"), env=env)
+        plan = await _authorize(
+            params.command,
+            ctx,
+            workdir=workdir,
+            home=env.get("HOME"),
+            env=env,
+            title=_title(params),
+            description=params.description,
+        )
         if isinstance(plan, ToolOutcome):
             return plan
         if params.network:
@@ -317,23 +325,79 @@ class BashTool:
 
 
 async def _authorize(
-    params: BashParams,
+    command: str,
     ctx: ToolRunContext,
     *,
     workdir: str,
     home: str | None,
-    env: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None,
+    title: str,
+    description: str | None,
 ) -> PermissionPlan | ToolOutcome:
-    """Ask for what the command needs (:func:`lsp_agent.tools.bash_plan.authorize`)."""
-    return await authorize(
-        params.command,
-        ctx,
-        workdir=workdir,
-        home=home,
-        env=env,
-        title=_title(params),
-        description=params.description,
-    )
+    """Ask for what the command needs: outside folders and unjudgeable words first, then
+    the commands. The plan when it may run, else the refusal the model reads."""
+    plan = plan_permissions(command, workdir=workdir, boundary=ctx.boundary, home=home, env=env)
+    subject = {"type": "command", "command": command, "cwd": workdir}
+    if plan.hidden:
+        return ToolOutcome(
+            output=f"The command touches {', '.join(plan.hidden)}, in the agent's own data "
+            "folder, which no tool may access. The command was not run.",
+            is_error=True,
+            title=title,
+            metadata={"hidden": list(plan.hidden), "workdir": workdir},
+        )
+    if plan.outside or plan.unknown:
+        folders = tuple(f"{folder.rstrip('/')}/*" for folder in plan.outside)
+        parts = []
+        if plan.outside:
+            parts.append(f"touches {', '.join(plan.outside)}, outside the workspace")
+        if plan.unknown:
+            parts.append(
+                "has paths that cannot be judged before it runs: " + "; ".join(plan.unknown)
+            )
+        what = " and ".join(parts)
+        verdict = await ctx.ask(
+            PermissionRequest(
+                permission="external_directory",
+                patterns=(*folders, *plan.unknown),
+                always=folders,
+                title=f"Run a command that {what}",
+                description=description,
+                subject=subject,
+                unjudged=plan.unknown,
+            )
+        )
+        if not verdict.allowed:
+            message = (
+                f"The command {what} (workspace: {', '.join(ctx.boundary.roots)}); that needs "
+                "the external_directory permission. The command was not run."
+            )
+            return ToolOutcome(
+                output=f"{message}\n{verdict.message}".strip(),
+                is_error=True,
+                title=title,
+                metadata={
+                    "outside": list(plan.outside),
+                    "unknown": list(plan.unknown),
+                    "workdir": workdir,
+                },
+                stop_turn=verdict.stop_turn,
+            )
+    if plan.patterns:
+        verdict = await ctx.ask(
+            PermissionRequest(
+                permission="bash",
+                patterns=plan.patterns,
+                always=plan.always,
+                title=f"Run: {title}",
+                description=description,
+                subject=subject,
+                unjudged=plan.unjudged,
+            )
+        )
+        if not verdict.allowed:
+            return refusal(verdict, title=title)
+    return plan
 
 
 async def _authorize_network(

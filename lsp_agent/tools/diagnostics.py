@@ -42,8 +42,8 @@ from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.permission import PermissionRequest
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
-from lsp_agent.tools.boundary import Resolved, WorkspaceBoundary
-from lsp_agent.tools.files import TextFile
+from lsp_agent.workspace.boundary import Resolved, WorkspaceBoundary
+from lsp_agent.workspace.files import TextFile
 
 __all__ = [
     "ERRORS_PER_FILE",

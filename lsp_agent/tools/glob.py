@@ -1,7 +1,7 @@
 """The ``glob`` tool: files whose path matches a glob, most recently modified first.
 
 rg lists the files ignore rules allow (``.gitignore``, no ``.git``, no symlinks followed);
-the pattern is matched here (see :mod:`lsp_agent.tools.globmatch` for why). At most
+the pattern is matched here (see :mod:`lsp_agent.search.globmatch` for why). At most
 ``SCAN_LIMIT`` matches are gathered, sorted by modification time, and ``LIMIT`` shown.
 """
 
@@ -12,10 +12,10 @@ import asyncio
 from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.tooling import ToolOutcome
-from lsp_agent.tools.base import ToolRunContext, load_description
-from lsp_agent.tools.globmatch import compile_glob
-from lsp_agent.tools.ripgrep import RgFailure, name_filter_args, run_rg
-from lsp_agent.tools.search_root import display_path, newest_first, resolve_search_root
+from lsp_agent.search.globmatch import compile_glob
+from lsp_agent.search.order import newest_first
+from lsp_agent.search.ripgrep import RgFailure, name_filter_args, run_rg
+from lsp_agent.tools.base import ToolRunContext, display_path, load_description, resolve_search_root
 
 __all__ = ["LIMIT", "SCAN_LIMIT", "GlobParams", "GlobTool"]
 

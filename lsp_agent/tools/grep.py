@@ -1,7 +1,7 @@
 """The ``grep`` tool: lines matching a regular expression, grouped by file, newest file first.
 
 rg searches what ignore rules allow and skips binary files; ``include`` is matched here (see
-:mod:`lsp_agent.tools.globmatch`). rg prints ``path NUL line:text``: the NUL keeps paths
+:mod:`lsp_agent.search.globmatch`). rg prints ``path NUL line:text``: the NUL keeps paths
 with colons intact, and long lines arrive cut (``ripgrep.MAX_RECORD_BYTES``). Besides the
 workspace, the session's spill folder may be searched.
 """
@@ -15,10 +15,10 @@ import attrs
 from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.tooling import ToolOutcome
-from lsp_agent.tools.base import ToolRunContext, load_description
-from lsp_agent.tools.globmatch import compile_glob
-from lsp_agent.tools.ripgrep import RgFailure, name_filter_args, run_rg
-from lsp_agent.tools.search_root import display_path, newest_first, resolve_search_root
+from lsp_agent.search.globmatch import compile_glob
+from lsp_agent.search.order import newest_first
+from lsp_agent.search.ripgrep import RgFailure, name_filter_args, run_rg
+from lsp_agent.tools.base import ToolRunContext, display_path, load_description, resolve_search_root
 
 __all__ = ["LIMIT", "MAX_LINE_CHARS", "SCAN_LIMIT", "GrepParams", "GrepTool"]
 

@@ -14,9 +14,8 @@ from typing import TypeAlias
 from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.tooling import ToolOutcome
-from lsp_agent.tools.base import ToolRunContext, load_description
-from lsp_agent.tools.ripgrep import RgFailure, run_rg
-from lsp_agent.tools.search_root import resolve_search_root
+from lsp_agent.search.ripgrep import RgFailure, run_rg
+from lsp_agent.tools.base import ToolRunContext, load_description, resolve_search_root
 
 __all__ = ["DEFAULT_IGNORES", "LIMIT", "SCAN_LIMIT", "ListParams", "ListTool"]
 

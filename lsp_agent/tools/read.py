@@ -21,8 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from lsp_agent.core.permission import PermissionRequest
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
-from lsp_agent.tools.boundary import Outside, Resolved, WorkspaceBoundary
-from lsp_agent.tools.files import not_found_message
+from lsp_agent.workspace.boundary import Outside, Resolved, WorkspaceBoundary
+from lsp_agent.workspace.files import not_found_message
 
 __all__ = [
     "DEFAULT_LIMIT",

@@ -24,26 +24,26 @@ from lsp_agent.core.messages import ToolCallPart, ToolSpec
 from lsp_agent.core.secrets import NO_SECRETS, SecretFilter
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
 from lsp_agent.sandbox import CommandSandbox
+from lsp_agent.skills.catalog import SkillCatalog
 from lsp_agent.tools.apply_patch import ApplyPatchTool
 from lsp_agent.tools.base import Tool, ToolRunContext
 from lsp_agent.tools.bash import BashTool
-from lsp_agent.tools.boundary import WorkspaceBoundary
 from lsp_agent.tools.diagnostics import DiagnosticsTool
 from lsp_agent.tools.edit import EditTool
-from lsp_agent.tools.files import FileLocks
 from lsp_agent.tools.glob import GlobTool
 from lsp_agent.tools.grep import GrepTool
 from lsp_agent.tools.list import ListTool
 from lsp_agent.tools.question import QuestionTool
 from lsp_agent.tools.read import ReadTool
 from lsp_agent.tools.skill import SkillTool
-from lsp_agent.tools.skills import SkillCatalog
-from lsp_agent.tools.spill import session_spill_dir, write_spill
 from lsp_agent.tools.task import TaskTool
 from lsp_agent.tools.todowrite import TodoWriteTool
-from lsp_agent.tools.truncation import OutputLimits, limit_output
 from lsp_agent.tools.webfetch import WebfetchTool
 from lsp_agent.tools.write import WriteTool
+from lsp_agent.workspace.boundary import WorkspaceBoundary
+from lsp_agent.workspace.files import FileLocks
+from lsp_agent.workspace.spill import session_spill_dir, write_spill
+from lsp_agent.workspace.truncation import OutputLimits, limit_output
 
 __all__ = [
     "BoundaryFactory",

@@ -15,8 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.permission import PermissionRequest
 from lsp_agent.core.tooling import ToolOutcome
+from lsp_agent.skills.catalog import LoadedSkill, SkillCatalog, SkillProblem, load_skill
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
-from lsp_agent.tools.skills import LoadedSkill, SkillCatalog, SkillProblem, load_skill
 
 __all__ = ["SkillParams", "SkillTool"]
 

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from lsp_agent.core.permission import PermissionRequest
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
-from lsp_agent.tools.netguard import Blocked, NetworkGuard, PinnedTransport, Resolver, Target
+from lsp_agent.web.netguard import Blocked, NetworkGuard, PinnedTransport, Resolver, Target
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -361,7 +361,7 @@ def _readable(response: _Response, format: Format) -> str:
     if _kind(response) != "html":
         return response.body.decode(_codec(response.charset), errors="replace")
     # Imported here: the HTML parser costs start-up time every run that never fetches a page.
-    from lsp_agent.tools.html_convert import decode_html, html_to_markdown, html_to_text
+    from lsp_agent.web.html_convert import decode_html, html_to_markdown, html_to_text
 
     html = decode_html(response.body, response.charset)
     if format == "html":

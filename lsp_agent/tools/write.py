@@ -25,9 +25,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
-from lsp_agent.tools.boundary import Resolved
 from lsp_agent.tools.diagnostics import ChangedFile, watch_diagnostics, with_report
-from lsp_agent.tools.files import (
+from lsp_agent.workspace.boundary import Resolved
+from lsp_agent.workspace.files import (
     BOM,
     EditedFile,
     FileDiff,

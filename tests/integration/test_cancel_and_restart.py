@@ -18,8 +18,8 @@ import pytest
 
 from lsp_agent.core.events import NewEvent
 from lsp_agent.core.owner import start_ticks
-from lsp_agent.recovery import TURN_ERROR
 from lsp_agent.storage.event_log import open_store
+from lsp_agent.storage.recovery import TURN_ERROR
 from lsp_agent.testing.cli import run_cli as cli
 from lsp_agent.testing.fake_llm import FakeLLMServer, running_fake_llm
 

@@ -1,4 +1,4 @@
-"""Recovery at open (lsp_agent.recovery) and the integrity check, on a real SQLite file."""
+"""Recovery at open (lsp_agent.storage.recovery) and the integrity check, on a real SQLite file."""
 
 from __future__ import annotations
 
@@ -17,16 +17,16 @@ import pytest
 from lsp_agent.core.events import EventType, NewEvent
 from lsp_agent.core.owner import current_owner, start_ticks
 from lsp_agent.core.transcript import TextPartView, ToolCallView
-from lsp_agent.recovery import (
+from lsp_agent.storage.db import DB_FILENAME, is_corruption
+from lsp_agent.storage.event_log import SqliteEventStore, open_store
+from lsp_agent.storage.projections import PROJECTION_TABLES
+from lsp_agent.storage.recovery import (
     NOT_RUN_ERROR,
     TOOL_ERROR,
     TURN_ERROR,
     group_members,
     recover,
 )
-from lsp_agent.storage.db import DB_FILENAME, is_corruption
-from lsp_agent.storage.event_log import SqliteEventStore, open_store
-from lsp_agent.storage.projections import PROJECTION_TABLES
 
 T = "2025-03-01T12:00:00.000Z"
 

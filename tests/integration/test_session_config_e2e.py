@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from lsp_agent.app import build_app
-from lsp_agent.settings import Settings, resolve_model
+from lsp_agent.config.settings import Settings, resolve_model
 from lsp_agent.storage.event_log import open_store
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.fake_llm import FakeLLMServer

@@ -243,8 +243,8 @@ def test_the_environment_key_wins_over_the_keyring(
 
 
 def test_models_of_a_provider_whose_key_is_in_the_keyring_are_offered() -> None:
-    from lsp_agent.model_catalog import ConfiguredModels
-    from lsp_agent.settings import Settings, resolve_model
+    from lsp_agent.config.models import ConfiguredModels
+    from lsp_agent.config.settings import Settings, resolve_model
 
     settings = Settings.model_validate({"model": "anthropic/claude-sonnet-4-5"})
     keys = ProviderKeys({}, store=_Store({"openai": "sk-proj-KEYRING0123456789abcdef"}))

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from lsp_agent.shell.plan import PermissionPlan, plan_permissions
 from lsp_agent.testing.cli import run_cli
 from lsp_agent.testing.fake_llm import running_fake_llm
-from lsp_agent.tools.bash_plan import PermissionPlan, plan_permissions
-from lsp_agent.tools.boundary import Outside, WorkspaceBoundary, hidden_search_globs
+from lsp_agent.workspace.boundary import Outside, WorkspaceBoundary, hidden_search_globs
 
 KEY = "sk-ant-bash-paths-test"
 

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 from lsp_agent.core.permission import Decision, Rule, decide
+from lsp_agent.shell.plan import PermissionPlan, plan_permissions
 from lsp_agent.testing.cli import run_cli
 from lsp_agent.testing.fake_llm import running_fake_llm
-from lsp_agent.tools.bash_plan import PermissionPlan, plan_permissions
-from lsp_agent.tools.boundary import WorkspaceBoundary
+from lsp_agent.workspace.boundary import WorkspaceBoundary
 
 KEY = "sk-ant-bash-rules-test"
 

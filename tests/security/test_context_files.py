@@ -329,7 +329,7 @@ async def test_a_binary_file_is_not_shown(workspace: Path, config_dir: Path) -> 
 
 
 async def test_a_skill_file_that_is_a_fifo_is_a_problem_not_a_hang(workspace: Path) -> None:
-    from lsp_agent.tools.skills import SkillProblem, read_skill_file
+    from lsp_agent.skills.catalog import SkillProblem, read_skill_file
 
     fifo = workspace / "SKILL.md"
     os.mkfifo(fifo)

@@ -16,7 +16,7 @@ from lsp_agent.storage.db import DB_FILENAME
 from lsp_agent.storage.event_log import open_store
 from lsp_agent.testing.cli import run_cli
 from lsp_agent.testing.fake_llm import running_fake_llm
-from lsp_agent.tools.spill import write_spill
+from lsp_agent.workspace.spill import write_spill
 
 KEY = "sk-permissions-test-0123456789"
 

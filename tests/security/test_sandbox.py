@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 
+from lsp_agent.config.settings import InvalidConfig, load_settings
 from lsp_agent.core.permission import ALLOWED, PermissionRequest, PermissionVerdict
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.sandbox import Availability, CommandSandbox, check_availability
 from lsp_agent.sandbox.bwrap import bwrap_argv
 from lsp_agent.sandbox.policy import policy_for
-from lsp_agent.settings import InvalidConfig, load_settings
 from lsp_agent.testing.permissions import RecordingAsk, allow_all, deny
 from lsp_agent.testing.tools import tool_context
 from lsp_agent.tools.bash import BashParams, BashTool

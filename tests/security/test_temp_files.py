@@ -19,7 +19,7 @@ import pytest
 from lsp_agent.core.owner import start_ticks
 from lsp_agent.testing.cli import run_cli
 from lsp_agent.testing.fake_llm import running_fake_llm
-from lsp_agent.tools.temp_files import TempJournal, create_temp, parse_temp_name, use_journal
+from lsp_agent.workspace.temp_files import TempJournal, create_temp, parse_temp_name, use_journal
 
 KEY = "sk-temp-files-test-0123456789"
 DEAD_PID = 2**22 + 4321

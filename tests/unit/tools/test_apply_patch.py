@@ -11,19 +11,19 @@ import pytest
 from lsp_agent.core.documents import DocumentEditResult, FilePreview
 from lsp_agent.core.permission import PermissionRequest, PermissionVerdict
 from lsp_agent.core.tooling import AskPermission, ToolOutcome
-from lsp_agent.testing.editor import RecordingEditor
-from lsp_agent.testing.permissions import RecordingAsk, allow_all, deny, workspace_only
-from lsp_agent.testing.tools import tool_context
-from lsp_agent.tools.apply_patch import ApplyPatchParams, ApplyPatchTool
-from lsp_agent.tools.files import FileLocks
-from lsp_agent.tools.patch_apply import (
+from lsp_agent.patch.apply import (
     HunkError,
     apply_hunks,
     normalize_punctuation,
     seek_sequence,
     split_text,
 )
-from lsp_agent.tools.patch_format import UpdateFile, parse_patch
+from lsp_agent.patch.parse import UpdateFile, parse_patch
+from lsp_agent.testing.editor import RecordingEditor
+from lsp_agent.testing.permissions import RecordingAsk, allow_all, deny, workspace_only
+from lsp_agent.testing.tools import tool_context
+from lsp_agent.tools.apply_patch import ApplyPatchParams, ApplyPatchTool
+from lsp_agent.workspace.files import FileLocks
 
 
 def envelope(*lines: str) -> str:

@@ -19,6 +19,7 @@ import pytest
 
 from lsp_agent.core.permission import ALLOWED, PermissionRequest, PermissionVerdict
 from lsp_agent.core.tooling import SilentToolEvents, ToolOutcome
+from lsp_agent.shell.process import group_alive
 from lsp_agent.testing.permissions import RecordingAsk, allow_all, deny
 from lsp_agent.testing.tools import tool_context
 from lsp_agent.tools.base import ToolRunContext
@@ -30,8 +31,7 @@ from lsp_agent.tools.bash import (
     PermissionPlan,
     plan_permissions,
 )
-from lsp_agent.tools.boundary import WorkspaceBoundary
-from lsp_agent.tools.process import group_alive
+from lsp_agent.workspace.boundary import WorkspaceBoundary
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups")
 

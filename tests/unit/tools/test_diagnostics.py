@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from lsp_agent.config.settings import DEFAULT_PERMISSION_RULES
 from lsp_agent.core.diagnostics import (
     ERROR,
     HINT,
@@ -19,7 +20,6 @@ from lsp_agent.core.diagnostics import (
 )
 from lsp_agent.core.permission import Rule, decide, hidden, mode_rules
 from lsp_agent.core.tooling import AskPermission, ToolOutcome
-from lsp_agent.settings import DEFAULT_PERMISSION_RULES
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.permissions import RecordingAsk, allow_all, deny
 from lsp_agent.testing.tools import tool_context
@@ -32,10 +32,10 @@ from lsp_agent.tools.diagnostics import (
     watch_diagnostics,
 )
 from lsp_agent.tools.edit import EditParams, EditTool
-from lsp_agent.tools.files import FileLocks
 from lsp_agent.tools.registry import default_registry
-from lsp_agent.tools.truncation import OutputLimits
 from lsp_agent.tools.write import WriteParams, WriteTool
+from lsp_agent.workspace.files import FileLocks
+from lsp_agent.workspace.truncation import OutputLimits
 
 
 def diag(

@@ -15,7 +15,7 @@ from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.permissions import RecordingAsk, allow_all, deny, workspace_only
 from lsp_agent.testing.tools import tool_context
 from lsp_agent.tools.edit import EditParams, EditTool
-from lsp_agent.tools.files import FileLocks
+from lsp_agent.workspace.files import FileLocks
 
 BOM = b"\xef\xbb\xbf"
 

@@ -15,9 +15,9 @@ from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.tools import call_context
 from lsp_agent.tools.base import ToolRunContext, load_description
-from lsp_agent.tools.boundary import WorkspaceBoundary
 from lsp_agent.tools.registry import ToolRegistry, default_registry, tool_schema
-from lsp_agent.tools.truncation import OutputLimits
+from lsp_agent.workspace.boundary import WorkspaceBoundary
+from lsp_agent.workspace.truncation import OutputLimits
 
 
 class EchoParams(BaseModel):

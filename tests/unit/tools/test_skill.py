@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 
 from lsp_agent.core.permission import ALLOWED, PermissionRequest, PermissionVerdict
-from lsp_agent.testing.permissions import RecordingAsk, deny
-from lsp_agent.testing.tools import tool_context
-from lsp_agent.tools.skill import SkillParams, SkillTool
-from lsp_agent.tools.skills import (
+from lsp_agent.skills.catalog import (
     MAX_SKILL_BYTES,
     SkillCatalog,
     discover_skills,
     parse_skill,
 )
+from lsp_agent.testing.permissions import RecordingAsk, deny
+from lsp_agent.testing.tools import tool_context
+from lsp_agent.tools.skill import SkillParams, SkillTool
 
 
 @pytest.fixture

@@ -23,13 +23,13 @@ from lsp_agent.core.permission import PermissionRequest
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.testing.permissions import RecordingAsk, deny
 from lsp_agent.testing.tools import tool_context
-from lsp_agent.tools import netguard
 from lsp_agent.tools.webfetch import (
     MAX_RESPONSE_BYTES,
     USER_AGENT,
     WebfetchParams,
     WebfetchTool,
 )
+from lsp_agent.web import netguard
 
 PUBLIC_IP = "93.184.216.34"
 """A public address the fake network routes to the local server; never contacted."""

@@ -1,4 +1,4 @@
-"""The write tool against real files, and the shared file helpers (``tools/files.py``)."""
+"""The write tool against real files, and the shared file helpers (``workspace/files.py``)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from lsp_agent.core.tooling import AskPermission, ToolOutcome
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.permissions import RecordingAsk, allow_all, deny, workspace_only
 from lsp_agent.testing.tools import tool_context
-from lsp_agent.tools.files import (
+from lsp_agent.tools.write import WriteParams, WriteTool
+from lsp_agent.workspace.files import (
     EditedFile,
     FileDiff,
     FileLocks,
@@ -28,7 +29,6 @@ from lsp_agent.tools.files import (
     unified_diff,
     write_atomic,
 )
-from lsp_agent.tools.write import WriteParams, WriteTool
 
 BOM = b"\xef\xbb\xbf"
 

@@ -35,7 +35,7 @@ import attrs
 from lsp_agent.core.documents import DocumentEditResult, FilePreview
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.permission import PermissionRequest
-from lsp_agent.tools.temp_files import create_temp, fsync_folder
+from lsp_agent.workspace.temp_files import create_temp, fsync_folder
 
 __all__ = [
     "BOM",

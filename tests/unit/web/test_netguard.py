@@ -24,8 +24,8 @@ import httpcore
 import httpx
 import pytest
 
-from lsp_agent.tools import netguard
-from lsp_agent.tools.netguard import (
+from lsp_agent.web import netguard
+from lsp_agent.web.netguard import (
     AllowedHost,
     Blocked,
     NetworkGuard,

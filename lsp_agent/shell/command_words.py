@@ -35,8 +35,8 @@ from collections.abc import Sequence
 
 import attrs
 
-from lsp_agent.tools.arity import always_pattern
-from lsp_agent.tools.shell_parse import SimpleCommand, Word
+from lsp_agent.shell.arity import always_pattern
+from lsp_agent.shell.parse import SimpleCommand, Word
 
 __all__ = ["CD_FAMILY", "NO_PATH_ARGUMENTS", "CommandUse", "Pattern", "resolve_command"]
 

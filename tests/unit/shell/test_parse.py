@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lsp_agent.tools.shell_parse import SimpleCommand, parse
+from lsp_agent.shell.parse import SimpleCommand, parse
 
 
 def texts(source: str) -> list[str]:

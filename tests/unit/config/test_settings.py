@@ -9,10 +9,8 @@ from typing import Any
 import platformdirs
 import pytest
 
-from lsp_agent.core.errors import ConfigError
-from lsp_agent.core.models import ModelInfo
-from lsp_agent.providers import catalog
-from lsp_agent.settings import (
+from lsp_agent.config import catalog
+from lsp_agent.config.settings import (
     DEFAULT_PERMISSION_RULES,
     InvalidConfig,
     ModelNotConfigured,
@@ -24,6 +22,8 @@ from lsp_agent.settings import (
     resolve_small_model,
     user_config_file,
 )
+from lsp_agent.core.errors import ConfigError
+from lsp_agent.core.models import ModelInfo
 
 
 class Sandbox:

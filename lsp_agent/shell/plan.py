@@ -1,7 +1,7 @@
 """What a ``bash`` command line needs before it may run: its patterns and the paths it touches.
 
 Each simple command (pipelines, lists, subshells and ``$( … )`` included) is resolved to
-the words it really runs (:mod:`lsp_agent.tools.command_words`); its patterns, and what an
+the words it really runs (:mod:`lsp_agent.shell.command_words`); its patterns, and what an
 "always" answer saves, come from those words. A command name only the shell knows, or a line
 that does not parse, is *unjudged*: no rule or saved approval may allow it (a configured
 deny still applies) and only a person may approve it.
@@ -25,14 +25,11 @@ from collections.abc import Mapping
 
 import attrs
 
-from lsp_agent.core.permission import PermissionRequest
-from lsp_agent.core.tooling import ToolOutcome
-from lsp_agent.tools.base import ToolRunContext, refusal
-from lsp_agent.tools.boundary import Outside, WorkspaceBoundary
-from lsp_agent.tools.command_words import CommandUse, Pattern, resolve_command
-from lsp_agent.tools.shell_parse import SimpleCommand, Word, parse
+from lsp_agent.shell.command_words import CommandUse, Pattern, resolve_command
+from lsp_agent.shell.parse import SimpleCommand, Word, parse
+from lsp_agent.workspace.boundary import Outside, WorkspaceBoundary
 
-__all__ = ["PermissionPlan", "authorize", "plan_permissions"]
+__all__ = ["PermissionPlan", "plan_permissions"]
 
 _DEVICES = frozenset(
     {"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/tty"}
@@ -339,79 +336,3 @@ def _candidates(word: Word) -> list[Word]:
 
 def _part(word: Word, value: str) -> Word:
     return Word(text=word.text, value=value, expands=word.expands)
-
-
-async def authorize(
-    command: str,
-    ctx: ToolRunContext,
-    *,
-    workdir: str,
-    home: str | None,
-    env: Mapping[str, str] | None,
-    title: str,
-    description: str | None,
-) -> PermissionPlan | ToolOutcome:
-    """Ask for what the command needs: outside folders and unjudgeable words first, then
-    the commands. The plan when it may run, else the refusal the model reads."""
-    plan = plan_permissions(command, workdir=workdir, boundary=ctx.boundary, home=home, env=env)
-    subject = {"type": "command", "command": command, "cwd": workdir}
-    if plan.hidden:
-        return ToolOutcome(
-            output=f"The command touches {', '.join(plan.hidden)}, in the agent's own data "
-            "folder, which no tool may access. The command was not run.",
-            is_error=True,
-            title=title,
-            metadata={"hidden": list(plan.hidden), "workdir": workdir},
-        )
-    if plan.outside or plan.unknown:
-        folders = tuple(f"{folder.rstrip('/')}/*" for folder in plan.outside)
-        parts = []
-        if plan.outside:
-            parts.append(f"touches {', '.join(plan.outside)}, outside the workspace")
-        if plan.unknown:
-            parts.append(
-                "has paths that cannot be judged before it runs: " + "; ".join(plan.unknown)
-            )
-        what = " and ".join(parts)
-        verdict = await ctx.ask(
-            PermissionRequest(
-                permission="external_directory",
-                patterns=(*folders, *plan.unknown),
-                always=folders,
-                title=f"Run a command that {what}",
-                description=description,
-                subject=subject,
-                unjudged=plan.unknown,
-            )
-        )
-        if not verdict.allowed:
-            message = (
-                f"The command {what} (workspace: {', '.join(ctx.boundary.roots)}); that needs "
-                "the external_directory permission. The command was not run."
-            )
-            return ToolOutcome(
-                output=f"{message}\n{verdict.message}".strip(),
-                is_error=True,
-                title=title,
-                metadata={
-                    "outside": list(plan.outside),
-                    "unknown": list(plan.unknown),
-                    "workdir": workdir,
-                },
-                stop_turn=verdict.stop_turn,
-            )
-    if plan.patterns:
-        verdict = await ctx.ask(
-            PermissionRequest(
-                permission="bash",
-                patterns=plan.patterns,
-                always=plan.always,
-                title=f"Run: {title}",
-                description=description,
-                subject=subject,
-                unjudged=plan.unjudged,
-            )
-        )
-        if not verdict.allowed:
-            return refusal(verdict, title=title)
-    return plan

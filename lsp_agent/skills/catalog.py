@@ -24,7 +24,7 @@ from typing import Literal
 
 import attrs
 
-from lsp_agent.tools.context_read import Refused, Unreadable, read_regular
+from lsp_agent.workspace.context_read import Refused, Unreadable, read_regular
 
 __all__ = [
     "MAX_LISTED_DESCRIPTION",

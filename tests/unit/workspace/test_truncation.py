@@ -21,8 +21,8 @@ from lsp_agent.testing.tools import call_context
 from lsp_agent.tools.base import ToolRunContext
 from lsp_agent.tools.read import ReadTool
 from lsp_agent.tools.registry import ToolRegistry
-from lsp_agent.tools.spill import SPILL_MAX_AGE, prune_spill_files, write_spill
-from lsp_agent.tools.truncation import (
+from lsp_agent.workspace.spill import SPILL_MAX_AGE, prune_spill_files, write_spill
+from lsp_agent.workspace.truncation import (
     OutputLimits,
     count_lines,
     limit_output_sync,

@@ -1,4 +1,4 @@
-"""Fixtures the tool tests share: a workspace folder and a folder beside it, outside."""
+"""Fixtures the unit tests share: a workspace folder and a folder beside it, outside."""
 
 from __future__ import annotations
 

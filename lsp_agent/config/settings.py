@@ -38,9 +38,9 @@ from pydantic import (
     ValidationError,
 )
 
+from lsp_agent.config import catalog
 from lsp_agent.core.errors import ConfigError
 from lsp_agent.core.models import ModelInfo
-from lsp_agent.providers import catalog
 
 __all__ = [
     "APP_NAME",

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_agent.tools.ripgrep import (
+from lsp_agent.search.ripgrep import (
     MAX_RECORD_BYTES,
     RgDone,
     RgFailure,

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import attrs
 
-from lsp_agent.tools.boundary import hidden_search_globs
-from lsp_agent.tools.globmatch import name_glob
+from lsp_agent.search.globmatch import name_glob
+from lsp_agent.workspace.boundary import hidden_search_globs
 
 __all__ = [
     "MAX_RECORD_BYTES",

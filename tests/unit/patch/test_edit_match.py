@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lsp_agent.tools.edit_match import (
+from lsp_agent.patch.edit_match import (
     MATCHERS,
     EditFailure,
     EditPlan,

@@ -46,7 +46,7 @@ from lsp_agent.core.events import EventType, NewEvent
 from lsp_agent.core.interfaces import Clock
 from lsp_agent.core.owner import owner_alive
 from lsp_agent.storage.event_log import OpenProcess, OpenTurn, SqliteEventStore
-from lsp_agent.tools.temp_files import TempJournal, use_journal
+from lsp_agent.workspace.temp_files import TempJournal, use_journal
 
 __all__ = [
     "KILL_GRACE_SECONDS",

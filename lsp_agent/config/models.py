@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from lsp_agent.config.catalog import CATALOG
+from lsp_agent.config.settings import BUILTIN_PROVIDERS, ResolvedModel, Settings, resolve_model
 from lsp_agent.core.errors import ConfigError, InvalidConfigValue
 from lsp_agent.core.interfaces import Provider
 from lsp_agent.core.models import ModelChoice, ModelInfo
 from lsp_agent.providers import StoredKey, make_provider
-from lsp_agent.providers.catalog import CATALOG
-from lsp_agent.settings import BUILTIN_PROVIDERS, ResolvedModel, Settings, resolve_model
 
 _ProviderKey = tuple[str, str, str | None, str | None]  # type, name, base url, key variable
 

@@ -22,8 +22,8 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from lsp_agent.tools.files import BOM, detect_newline
-from lsp_agent.tools.patch_format import Hunk, HunkLine
+from lsp_agent.patch.parse import Hunk, HunkLine
+from lsp_agent.workspace.files import BOM, detect_newline
 
 __all__ = [
     "HunkError",
@@ -95,7 +95,7 @@ class TextLines:
     """Each line's own ending: ``\\n``, ``\\r\\n``, or ``""`` for a last line without one."""
     bom: bool
     newline: str
-    """The dominant ending (:func:`~lsp_agent.tools.files.detect_newline`), for new lines."""
+    """The dominant ending (:func:`~lsp_agent.workspace.files.detect_newline`), for new lines."""
 
     @property
     def final_newline(self) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lsp_agent.tools.globmatch import compile_glob, name_glob
+from lsp_agent.search.globmatch import compile_glob, name_glob
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_agent.tools.boundary import Outside, Resolved, WorkspaceBoundary
+from lsp_agent.workspace.boundary import Outside, Resolved, WorkspaceBoundary
 
 
 @pytest.fixture

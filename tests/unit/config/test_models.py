@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
+from lsp_agent.config.models import ConfiguredModels
+from lsp_agent.config.settings import Settings, resolve_model
 from lsp_agent.core.errors import InvalidConfigValue
-from lsp_agent.model_catalog import ConfiguredModels
-from lsp_agent.settings import Settings, resolve_model
 
 KEY = "sk-test-secret-value"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lsp_agent.tools.patch_format import (
+from lsp_agent.patch.parse import (
     AddFile,
     DeleteFile,
     Hunk,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lsp_agent.tools.arity import ARITY, always_pattern, command_prefix
+from lsp_agent.shell.arity import ARITY, always_pattern, command_prefix
 
 
 @pytest.mark.parametrize(

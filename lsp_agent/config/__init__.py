@@ -1,0 +1,3 @@
+"""What the user configured: the settings files merged and validated (``settings``), the
+built-in model facts (``catalog``) and the models a session may switch to (``models``).
+"""
