@@ -34,7 +34,9 @@ from typing import Any
 import attrs
 
 from lsp_agent.testing.fake_llm import RequestRecord, running_fake_llm
-from lsp_agent.testing.lsp_client import AgentClient, agent_client
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repo root: tests.support
+from tests.support.lsp_client import AgentClient, agent_client
 
 MODEL = "anthropic/claude-load"
 TOKEN = re.compile(r"t(\d{2}) ")

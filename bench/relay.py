@@ -47,7 +47,9 @@ from pathlib import Path
 from typing import Any
 
 from lsp_agent.testing.fake_llm import running_fake_llm
-from lsp_agent.testing.lsp_client import AgentClient, agent_client
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repo root: tests.support
+from tests.support.lsp_client import AgentClient, agent_client
 
 MODEL = "anthropic/claude-bench"
 DEFAULT_RATES = (500, 1000, 2000, 4000, 8000, 16000, 32000)

@@ -1,4 +1,10 @@
-"""The composition root: the one place that picks concrete classes and wires them up."""
+"""The composition root: the one place that picks concrete classes and wires them up.
+
+Every front door gets its agent from :func:`load_agent` (settings → model → app), passing
+what it knows (:class:`AgentInputs`) and its editor adapter: ``run`` and
+``sessions compact|revert`` in ``cli.py``, ``serve`` in ``lsp/host.py``. ``doctor`` checks
+the same steps one by one, without building the agent.
+"""
 
 from __future__ import annotations
 
@@ -6,22 +12,31 @@ import asyncio
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
 
 from lsp_agent.auth.keys import ProviderKeys, preload
 from lsp_agent.config.models import ConfiguredModels
-from lsp_agent.config.settings import DEFAULT_API_KEY_ENV, ResolvedModel, Settings, user_config_file
+from lsp_agent.config.settings import (
+    DEFAULT_API_KEY_ENV,
+    ResolvedModel,
+    Settings,
+    load_settings,
+    resolve_model,
+    user_config_file,
+)
 from lsp_agent.context_sources import FileContextSources
 from lsp_agent.core.clock import SystemClock, UlidIds
 from lsp_agent.core.compaction import CompactionPolicy
-from lsp_agent.core.interfaces import Clock, Editor, IdFactory
+from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.messages import ThinkingConfig
 from lsp_agent.core.models import ModelInfo
+from lsp_agent.core.options import AgentOptions
 from lsp_agent.core.permission import Rule
 from lsp_agent.core.retry import RetryPolicy
 from lsp_agent.core.secrets import SecretFilter
-from lsp_agent.core.session import AgentOptions, SessionService
+from lsp_agent.core.session import SessionService
 from lsp_agent.providers import make_provider
 from lsp_agent.sandbox import CommandSandbox
 from lsp_agent.skills.catalog import discover_skills
@@ -77,9 +92,78 @@ class App:
     settings: Settings
     store: SqliteEventStore
     sessions: SessionService
+    secrets: SecretFilter
+    """What the sessions mask (the provider keys, the environment's and the keyring's);
+    ``run`` masks attached files with it too."""
 
     async def aclose(self) -> None:
         await self.store.close()
+
+
+@attrs.frozen(kw_only=True)
+class AgentInputs:
+    """What a front door knows before the agent exists; the settings layers come from it.
+
+    ``cli_overrides``: ``run``'s flags (config keys → values, ``None`` skipped);
+    ``init_options``: an editor's ``initializationOptions.agent.config``;
+    ``session_model``: the model of the session a command continues (default: the
+    configured one).
+    """
+
+    workspace: Path
+    env: Mapping[str, str]
+    cli_overrides: Mapping[str, Any] | None = None
+    init_options: Mapping[str, Any] | None = None
+    session_model: str | None = None
+
+    def settings(self) -> Settings:
+        """Raises :class:`~lsp_agent.config.settings.InvalidConfig`."""
+        return load_settings(
+            workspace=self.workspace,
+            env=self.env,
+            cli_overrides=self.cli_overrides,
+            init_options=self.init_options,
+        )
+
+    def model(self, settings: Settings) -> ResolvedModel:
+        """Raises :class:`~lsp_agent.config.settings.ModelNotConfigured` (no model at all)
+        or another :class:`ConfigError` (a bad reference)."""
+        return resolve_model(settings, self.session_model)
+
+
+async def load_agent(
+    inputs: AgentInputs,
+    *,
+    editor: Editor,
+    store: SqliteEventStore | None = None,
+    roots: Callable[[str], Sequence[str]] | None = None,
+    editor_diagnostics: bool = False,
+) -> App:
+    """Settings → model → app, for one front door.
+
+    A :class:`ConfigError` comes before anything is opened. Without ``store`` the data store
+    is opened here and belongs to the app (``App.aclose``); a given one stays the caller's.
+    ``roots`` and ``editor_diagnostics``: see :func:`build_app`.
+    """
+    settings = inputs.settings()
+    model = inputs.model(settings)
+    opened = store is None
+    store = store or await open_data_store(inputs.env)
+    try:
+        return await build_app(
+            settings=settings,
+            model=model,
+            env=inputs.env,
+            editor=editor,
+            workspace=inputs.workspace,
+            store=store,
+            roots=roots,
+            editor_diagnostics=editor_diagnostics,
+        )
+    except BaseException:
+        if opened:
+            await store.close()
+        raise
 
 
 def key_variables(settings: Settings) -> tuple[str, ...]:
@@ -129,13 +213,13 @@ async def build_app(
     env: Mapping[str, str],
     editor: Editor,
     workspace: Path,
-    store: SqliteEventStore | None = None,
-    clock: Clock | None = None,
-    ids: IdFactory | None = None,
+    store: SqliteEventStore,
     roots: Callable[[str], Sequence[str]] | None = None,
     editor_diagnostics: bool = False,
 ) -> App:
-    """``roots``: the folders a session may touch (an editor's workspace folders); default
+    """The agent from loaded settings and model (front doors use :func:`load_agent`).
+
+    ``roots``: the folders a session may touch (an editor's workspace folders); default
     the session's own folder. ``editor_diagnostics``: the editor reports its language
     servers' diagnostics (``editor.diagnostics``), so the ``diagnostics`` tool is offered."""
     keys = key_variables(settings)
@@ -152,8 +236,7 @@ async def build_app(
         env=env,
         stored_key=provider_keys.stored,
     )
-    store = store or await open_data_store(env)
-    clock = clock or SystemClock()
+    clock = SystemClock()
     spill_root = data_dir(env) / "tool-output"
     await prune_spill_folder(spill_root, clock.now())
     limits = OutputLimits(
@@ -199,9 +282,9 @@ async def build_app(
         tools=tools,
         editor=editor,
         clock=clock,
-        ids=ids or UlidIds(),
+        ids=UlidIds(),
         options=options,
         models=ConfiguredModels(settings, env, model, provider, provider_keys.stored),
         roots=roots,
     )
-    return App(settings=settings, store=store, sessions=sessions)
+    return App(settings=settings, store=store, sessions=sessions, secrets=secrets)

@@ -20,6 +20,7 @@ from typing import Any, TextIO
 from lsp_agent import __version__
 from lsp_agent.auth.command import add_auth_parser, run_auth
 from lsp_agent.core.errors import ConfigError, LspAgentError, SessionNotFound
+from lsp_agent.core.modes import CLIENT_MODES
 from lsp_agent.display import block, one_line
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_MAX_STEPS, EXIT_REFUSED = 0, 1, 2, 3, 4
@@ -51,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="attach a workspace file to the prompt (repeatable)",
     )
     run.add_argument("--model", help="PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-5")
-    run.add_argument("--mode", choices=("build", "plan"))
+    run.add_argument("--mode", choices=CLIENT_MODES)
     run.add_argument("--cwd", help="the workspace folder (default: the current directory)")
     run.add_argument("--session", metavar="ID", help="continue this session")
     run.add_argument("--yes", action="store_true", help='approve "ask" decisions')
@@ -176,11 +177,8 @@ async def _run(
     stdin: TextIO | None = None,
 ) -> int:
     """One turn of ``prompt`` (``args.prompt``, or what stdin held for ``run -``)."""
-    from lsp_agent.app import build_app, key_variables, open_data_store
+    from lsp_agent.app import AgentInputs, load_agent
     from lsp_agent.attachments import AttachmentError, attachment_blocks
-    from lsp_agent.auth.keys import ProviderKeys, preload
-    from lsp_agent.config.settings import load_settings, resolve_model
-    from lsp_agent.core.secrets import SecretFilter
     from lsp_agent.headless import TerminalEditor
 
     stdin = stdin if stdin is not None else sys.stdin
@@ -191,39 +189,31 @@ async def _run(
         return _fail(err, "--max-steps must be at least 1", EXIT_USAGE)
     if not prompt.strip():
         return _fail(err, "the prompt is empty", EXIT_USAGE)
-    overrides = {
-        k: v
-        for k, v in {"model": args.model, "mode": args.mode, "max_steps": args.max_steps}.items()
-        if v is not None
-    }
+    overrides = {"model": args.model, "mode": args.mode, "max_steps": args.max_steps}
+    editor = TerminalEditor(
+        stdout=out,
+        stderr=err,
+        json_lines=args.json,
+        approve_asks=args.yes,
+        # Asks go to a person only on a terminal, and never once stdin gave the prompt.
+        read_line=stdin.readline if args.prompt != "-" and _interactive(stdin) else None,
+        color=_colour(err, env),
+    )
+    inputs = AgentInputs(workspace=workspace, env=env, cli_overrides=overrides)
     try:
-        settings = load_settings(workspace=workspace, env=env, cli_overrides=overrides)
-        model = resolve_model(settings)
+        app = await load_agent(inputs, editor=editor)
     except ConfigError as error:
         return _fail(err, str(error), _config_exit(error))
+    store = app.store
     try:
-        secrets = SecretFilter.from_env(env, key_variables(settings))
-        if args.files:  # keys kept in the keyring are masked in attached files too
-            await asyncio.to_thread(preload, ProviderKeys(env, secrets=secrets), settings)
-        attached = await asyncio.to_thread(attachment_blocks, workspace, args.files, secrets)
-    except AttachmentError as error:
-        return _fail(err, str(error), EXIT_USAGE)
-    store = await open_data_store(env)
-    try:
+        try:  # the app's filter also masks the keys kept in the keyring
+            attached = await asyncio.to_thread(
+                attachment_blocks, workspace, args.files, app.secrets
+            )
+        except AttachmentError as error:
+            return _fail(err, str(error), EXIT_USAGE)
         if args.session is not None and await store.session(args.session) is None:
             return _fail(err, f"unknown session: {args.session}", EXIT_USAGE)
-        editor = TerminalEditor(
-            stdout=out,
-            stderr=err,
-            json_lines=args.json,
-            approve_asks=args.yes,
-            # Asks go to a person only on a terminal, and never once stdin gave the prompt.
-            read_line=stdin.readline if args.prompt != "-" and _interactive(stdin) else None,
-            color=_colour(err, env),
-        )
-        app = await build_app(
-            settings=settings, model=model, env=env, editor=editor, workspace=workspace, store=store
-        )
         session_id = args.session or await app.sessions.create(workspace_folder=str(workspace))
         editor.focus(session_id)
         await app.sessions.admit(session_id, [{"type": "text", "text": prompt}, *attached])
@@ -248,7 +238,7 @@ async def _run(
             await _print_summary(store, session_id, err)
         return code
     finally:
-        await store.close()
+        await app.aclose()
 
 
 def _run_status(outcome: Any, refused: int) -> tuple[int, str]:
@@ -304,7 +294,7 @@ def _serve(args: argparse.Namespace, env: dict[str, str]) -> int:
         level=getattr(logging, level, logging.WARNING),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    from lsp_agent.lsp import serve
+    from lsp_agent.lsp.features import serve
 
     return serve(env, tcp=tcp)
 
@@ -329,8 +319,7 @@ async def _with_agent(
     args: argparse.Namespace, env: Mapping[str, str], out: TextIO, err: TextIO
 ) -> int:
     """``sessions compact|revert ID``: commands that need the whole agent (model, snapshots)."""
-    from lsp_agent.app import build_app, open_data_store
-    from lsp_agent.config.settings import load_settings, resolve_model
+    from lsp_agent.app import AgentInputs, load_agent, open_data_store
     from lsp_agent.headless import TerminalEditor
 
     workspace = Path(os.path.realpath(os.getcwd()))
@@ -339,15 +328,12 @@ async def _with_agent(
         info = await store.session(args.id)
         if info is None:
             return _fail(err, f"unknown session: {args.id}", EXIT_USAGE)
+        inputs = AgentInputs(workspace=workspace, env=env, session_model=info.model)
+        editor = TerminalEditor(stdout=out, stderr=err)
         try:
-            settings = load_settings(workspace=workspace, env=env)
-            model = resolve_model(settings, info.model)
+            app = await load_agent(inputs, editor=editor, store=store)
         except ConfigError as error:
             return _fail(err, str(error), _config_exit(error))
-        editor = TerminalEditor(stdout=out, stderr=err)
-        app = await build_app(
-            settings=settings, model=model, env=env, editor=editor, workspace=workspace, store=store
-        )
         if info.state != "idle":
             return _fail(err, f"session {args.id} is {info.state}; try again when idle", 1)
         if args.verb == "compact":

@@ -22,13 +22,15 @@ from typing import TYPE_CHECKING, Literal, TextIO
 
 import attrs
 
+from lsp_agent.app import AgentInputs
 from lsp_agent.auth.keys import ProviderKeys
 from lsp_agent.core.errors import ConfigError
 from lsp_agent.display import block
 from lsp_agent.search.ripgrep import find_rg
 
 if TYPE_CHECKING:
-    from lsp_agent.config.settings import ResolvedModel
+    from lsp_agent.config.settings import ResolvedModel, Settings
+    from lsp_agent.sandbox import SandboxMode
     from lsp_agent.storage.recovery import RecoveryReport
 
 PROBE_TIMEOUT = 5.0
@@ -46,30 +48,26 @@ class Check:
 async def run_doctor(*, env: Mapping[str, str], cwd: Path, out: TextIO) -> int:
     checks = [_python(), _program("git", shutil.which("git")), _program("rg", find_rg())]
     checks += await _data_dir(env)
-    config_checks, model = _configuration(env, cwd)
+    config_checks, settings, model = _configuration(AgentInputs(workspace=cwd, env=env))
     checks += config_checks
     if model is not None:
         checks.append(await _endpoint(model, env))
     checks += _skills(env, cwd)
-    checks.append(await _sandbox(env, cwd))
+    # A broken config was reported above; the sandbox is then checked as by default.
+    checks.append(await _sandbox(env, settings.sandbox.mode if settings else "auto"))
     for check in checks:
         # Details quote files and servers (a skill's name, a provider's answer): escaped.
         out.write(f"{check.level:<4}  {check.name}: {block(check.detail)}\n")
     return 1 if any(c.level == "FAIL" for c in checks) else 0
 
 
-async def _sandbox(env: Mapping[str, str], cwd: Path) -> Check:
+async def _sandbox(env: Mapping[str, str], mode: SandboxMode) -> Check:
     """Whether bash commands run in the bubblewrap sandbox here; FAIL when it is required
     and does not work (``bash`` would refuse every command)."""
     import asyncio
 
-    from lsp_agent.config.settings import load_settings
     from lsp_agent.sandbox import check_availability
 
-    try:
-        mode = load_settings(workspace=cwd, env=env).sandbox.mode
-    except ConfigError:
-        mode = "auto"  # the config check reports the error
     if mode == "off":
         return Check("ok", "sandbox", "off (sandbox.mode); commands run unconfined")
     found = await asyncio.to_thread(check_availability, env)
@@ -157,20 +155,22 @@ def _recovery(report: RecoveryReport) -> Check:
     )
 
 
-def _configuration(env: Mapping[str, str], cwd: Path) -> tuple[list[Check], ResolvedModel | None]:
-    """The config and model checks, and the model when one resolves (its endpoint is next)."""
-    from lsp_agent.config.settings import load_settings, resolve_model
-
+def _configuration(
+    inputs: AgentInputs,
+) -> tuple[list[Check], Settings | None, ResolvedModel | None]:
+    """The config and model checks — the steps ``load_agent`` takes before it builds the
+    agent — with the settings and the model as far as they load (the endpoint is next)."""
+    env = inputs.env
     try:
-        settings = load_settings(workspace=cwd, env=env)
+        settings = inputs.settings()
     except ConfigError as error:
-        return [Check("FAIL", "config", str(error))], None
+        return [Check("FAIL", "config", str(error))], None, None
     sources = ", ".join(settings.sources) or "built-in defaults only"
     checks = [Check("ok", "config", sources)]
     try:
-        model = resolve_model(settings)
+        model = inputs.model(settings)
     except ConfigError as error:
-        return [*checks, Check("FAIL", "model", str(error))], None
+        return [*checks, Check("FAIL", "model", str(error))], settings, None
     checks.append(Check("ok", "model", model.info.ref))
     if model.api_key_env is None:
         checks.append(Check("ok", "api key", "none needed"))
@@ -182,7 +182,7 @@ def _configuration(env: Mapping[str, str], cwd: Path) -> tuple[list[Check], Reso
             checks.append(Check("ok", "api key", "from the keyring (lsp-agent auth set)"))
         else:
             checks.append(Check("warn", "api key", f"{model.api_key_env} is not set"))
-    return checks, model
+    return checks, settings, model
 
 
 async def _endpoint(model: ResolvedModel, env: Mapping[str, str]) -> Check:

@@ -25,11 +25,12 @@ from typing import Any, TextIO
 from lsp_agent.core.diagnostics import DiagnosticsCache
 from lsp_agent.core.documents import NOT_OPEN, DocumentEditResult
 from lsp_agent.core.events import StoredEvent
+from lsp_agent.core.modes import yes_approves
 from lsp_agent.core.permission import OptionKind, PermissionAsk, PermissionReply
 from lsp_agent.core.question import Answer, Question, QuestionAsk, QuestionReply
 from lsp_agent.core.transcript import SessionInfo
-from lsp_agent.core.updates import to_update
 from lsp_agent.display import block, one_line
+from lsp_agent.wire.updates import to_update
 
 _SUMMARY_KEYS = ("file_path", "path", "pattern", "command", "url", "description")
 NO_TERMINAL = "not approved: no terminal (use --yes or a permission rule)"
@@ -125,8 +126,8 @@ class TerminalEditor:
         if self._approve:
             if request.permission == "external_directory":
                 return _reject("not approved: --yes never approves access outside the workspace")
-            if ask.mode == "plan":
-                return _reject("not approved: --yes never approves an ask in plan mode")
+            if not yes_approves(ask.mode):
+                return _reject(f"not approved: --yes never approves an ask in {ask.mode} mode")
             if request.unjudged:
                 return _reject("not approved: --yes never approves what cannot be judged")
             return PermissionReply(kind="allow_once")

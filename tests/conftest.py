@@ -1,10 +1,38 @@
-"""Shared fixtures: every test gets its own data dir, HOME and config dir."""
+"""Fixtures every level shares: isolated folders for each test, a workspace, the event store,
+the fake LLM; and the ``e2e`` marker on the tests that start processes (``-m "not e2e"`` is
+the quick run, see ``scripts/test --quick``)."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+
+from lsp_agent.storage.event_log import SqliteEventStore, open_store
+from lsp_agent.testing.fake_llm import FakeLLMServer, running_fake_llm
+
+TESTS = Path(__file__).parent
+IN_PROCESS = frozenset(
+    {
+        "integration/test_event_store.py",
+        "integration/test_recovery.py",
+        "integration/test_session_config_e2e.py",
+        "integration/test_snapshots.py",
+        "reliability/test_fake_llm_faults.py",
+        "reliability/test_write_failures.py",
+    }
+)
+"""The modules outside ``unit/`` whose tests run in this process and take well under a second."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark ``e2e`` every test outside ``tests/unit/`` (they start the server, the CLI, a real
+    editor or bubblewrap, or take seconds), except the modules in ``IN_PROCESS``."""
+    for item in items:
+        where = item.path.relative_to(TESTS).as_posix()
+        if not where.startswith("unit/") and where not in IN_PROCESS:
+            item.add_marker(pytest.mark.e2e)
 
 
 @pytest.fixture(autouse=True)
@@ -26,3 +54,27 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     ):
         monkeypatch.delenv(name, raising=False)
     return home
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """An empty workspace folder, ``<tmp>/ws``; a module that needs files in it overrides
+    this fixture with one that takes ``workspace`` and writes them."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return ws
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[SqliteEventStore]:
+    """The SQLite event store, opened in ``<tmp>/data``."""
+    async with await open_store(tmp_path / "data") as opened:
+        yield opened
+
+
+@pytest.fixture
+def fake_llm() -> Iterator[FakeLLMServer]:
+    """The fake LLM with an empty script (tests set theirs), serving from its own thread, so
+    sync and async tests alike can drive it."""
+    with running_fake_llm({"turns": []}) as server:
+        yield server

@@ -34,6 +34,7 @@ from pydantic import (
     Field,
     NonNegativeFloat,
     NonNegativeInt,
+    PlainValidator,
     PositiveInt,
     ValidationError,
 )
@@ -41,6 +42,7 @@ from pydantic import (
 from lsp_agent.config import catalog
 from lsp_agent.core.errors import ConfigError
 from lsp_agent.core.models import ModelInfo
+from lsp_agent.core.modes import CLIENT_MODES, DEFAULT_MODE
 
 __all__ = [
     "APP_NAME",
@@ -64,7 +66,7 @@ __all__ = [
     "RetryConfig",
     "SandboxConfig",
     "Settings",
-    "ThinkingConfig",
+    "ThinkingSettings",
     "TitleConfig",
     "ToolOutputConfig",
     "WebfetchConfig",
@@ -87,7 +89,6 @@ CLI_SOURCE: Final = "command line"
 BUILTIN_SOURCE: Final = "built-in"
 
 Action = Literal["allow", "ask", "deny"]
-Mode = Literal["build", "plan"]
 ProviderType = Literal["anthropic", "openai", "openai-compatible"]
 
 _ACTIONS: Final[tuple[Action, ...]] = ("allow", "ask", "deny")
@@ -178,6 +179,16 @@ def _check_non_empty(value: str) -> str:
     return value
 
 
+def _check_mode(value: object) -> str:
+    """A mode a client may choose (``core/modes.py``); refused in pydantic's words for a choice."""
+    if isinstance(value, str) and value in CLIENT_MODES:
+        return value
+    *rest, last = (repr(mode) for mode in CLIENT_MODES)
+    choices = f"{', '.join(rest)} or {last}" if rest else last
+    raise ValueError(f"Input should be {choices}")
+
+
+Mode = Annotated[str, PlainValidator(_check_mode)]
 ModelRef = Annotated[str, AfterValidator(_check_model_ref)]
 EnvName = Annotated[str, AfterValidator(_check_env_name)]
 Url = Annotated[str, AfterValidator(_check_url)]
@@ -220,7 +231,9 @@ class TitleConfig(_Config):
     enabled: bool = True
 
 
-class ThinkingConfig(_Config):
+class ThinkingSettings(_Config):
+    """The ``thinking`` key; ``app`` turns it into the core's per-request ``ThinkingConfig``."""
+
     enabled: bool = False
     budget_tokens: Annotated[int, Field(ge=1024)] = 4000
 
@@ -300,7 +313,7 @@ class _ConfigKeys(_Config):
 
     model: ModelRef | None = None
     small_model: ModelRef | None = None
-    mode: Mode = "build"
+    mode: Mode = DEFAULT_MODE
     max_steps: PositiveInt = 50
     snapshots: bool = True
     instructions: list[NonEmptyStr] = Field(default_factory=list)
@@ -308,7 +321,7 @@ class _ConfigKeys(_Config):
     providers: dict[NonEmptyStr, ProviderConfig] = Field(default_factory=dict)
     retry: RetryConfig = Field(default_factory=RetryConfig)
     title: TitleConfig = Field(default_factory=TitleConfig)
-    thinking: ThinkingConfig = Field(default_factory=ThinkingConfig)
+    thinking: ThinkingSettings = Field(default_factory=ThinkingSettings)
     compaction: CompactionConfig = Field(default_factory=CompactionConfig)
     tool_output: ToolOutputConfig = Field(default_factory=ToolOutputConfig)
     webfetch: WebfetchConfig = Field(default_factory=WebfetchConfig)

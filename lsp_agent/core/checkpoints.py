@@ -1,4 +1,5 @@
-"""Checkpoints of what each step changed, and the three-step revert built on them.
+"""Checkpoints of what each step changed, and the three-step revert built on them
+(``snapshot_steps`` records them during a turn).
 
 A checkpoint records the workspace tree before and after a step that may change files
 (``checkpoint_recorded``); a document open in the editor is recorded as its buffer holds it
@@ -21,12 +22,12 @@ import attrs
 from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.transcript import TranscriptMessage
 
-MUTATING_TOOLS = frozenset({"write", "edit", "apply_patch", "bash", "task"})
-MAX_PATCH_CHARS = 100_000
 BOM = "\ufeff"
 
 
-class ChangedFile(Protocol):
+class SnapshotChange(Protocol):
+    """One file that differs between two snapshot trees."""
+
     @property
     def path(self) -> str: ...
     @property
@@ -49,7 +50,9 @@ class SnapshotStore(Protocol):
         """The text ``tree`` has for ``path`` (relative); None when it has no such file."""
         ...
 
-    async def diff(self, workspace: Any, from_tree: str, to_tree: str) -> Sequence[ChangedFile]: ...
+    async def diff(
+        self, workspace: Any, from_tree: str, to_tree: str
+    ) -> Sequence[SnapshotChange]: ...
 
     async def patch(self, workspace: Any, from_tree: str, to_tree: str) -> str: ...
 
@@ -81,13 +84,6 @@ class StagedRevert:
     undo_tree: str
     files: tuple[str, ...]
     hidden: tuple[str, ...]
-
-
-def files_json(changes: Sequence[ChangedFile]) -> list[dict[str, Any]]:
-    return [
-        {"path": c.path, "status": c.status, "additions": c.additions, "deletions": c.deletions}
-        for c in changes
-    ]
 
 
 def open_in(documents: Mapping[str, str], root: str) -> dict[str, str]:

@@ -1,4 +1,6 @@
-"""Compaction: fold the older part of a long conversation into a summary.
+"""Compaction: when to fold the older part of a long conversation into a summary, what
+stays verbatim, and what the model sees after it (the summary itself is written by
+``compaction_summary``).
 
 Nothing is deleted: the log keeps every message; what changes is the *current context*
 the model sees — a ``<conversation-checkpoint>`` user message with the summary, then the
@@ -12,7 +14,7 @@ not the trigger: whether to compact is decided from the provider's reported usag
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -26,21 +28,15 @@ from lsp_agent.core.messages import (
     TextPart,
     ToolCallPart,
 )
+from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.transcript import TranscriptMessage
 
 CHARS_PER_TOKEN = 4
-"""For sizing only; the delta estimate in ``context_estimate`` is deliberately higher."""
-TOOL_OUTPUT_CHARS = 2000
-SECTIONS = (
-    "## Objective",
-    "## Important Details",
-    "## Work State",
-    "### Completed",
-    "### Active",
-    "### Blocked",
-    "## Next Move",
-    "## Relevant Files",
-)
+"""For sizing only; the estimate of what was added since the last request is deliberately
+higher (:func:`needs_compaction`)."""
+
+COUNT_FROM = 0.85
+"""Share of the compaction limit from which the provider's token counter is asked."""
 
 
 @attrs.frozen(kw_only=True)
@@ -51,9 +47,9 @@ class CompactionPolicy:
 
 
 @attrs.frozen(kw_only=True)
-class Checkpoint:
-    """The latest compaction: ``first_kept`` is the first transcript message kept verbatim
-    (None: everything up to the compaction is summarized)."""
+class CompactionPoint:
+    """Where the latest compaction cut the conversation: ``first_kept`` is the first
+    transcript message kept verbatim (None: everything up to the compaction is summarized)."""
 
     summary: str
     first_kept: str | None
@@ -61,43 +57,44 @@ class Checkpoint:
     """Messages recorded after this seq are newer than the compaction: always kept."""
 
 
-def latest_checkpoint(events: Sequence[StoredEvent]) -> Checkpoint | None:
-    checkpoint = None
+def latest_compaction_point(events: Sequence[StoredEvent]) -> CompactionPoint | None:
+    point = None
     for event in events:
         if event.type == "compaction_ended" and event.data.get("summary"):
-            checkpoint = Checkpoint(
+            point = CompactionPoint(
                 summary=str(event.data["summary"]),
                 first_kept=event.data.get("firstKeptMessageId"),
                 compacted_seq=event.seq,
             )
-    return checkpoint
+    return point
 
 
 def current_view(
-    transcript: Sequence[TranscriptMessage], checkpoint: Checkpoint | None
+    transcript: Sequence[TranscriptMessage], point: CompactionPoint | None
 ) -> list[TranscriptMessage]:
-    """The transcript messages the model still sees verbatim after ``checkpoint``."""
-    if checkpoint is None:
+    """The transcript messages the model still sees verbatim after ``point``."""
+    if point is None:
         return list(transcript)
-    if checkpoint.first_kept is None:
-        return [m for m in transcript if m.seq > checkpoint.compacted_seq]
+    if point.first_kept is None:
+        return [m for m in transcript if m.seq > point.compacted_seq]
     for index, message in enumerate(transcript):
-        if message.message_id == checkpoint.first_kept:
+        if message.message_id == point.first_kept:
             return list(transcript[index:])
-    return [m for m in transcript if m.seq > checkpoint.compacted_seq]
+    return [m for m in transcript if m.seq > point.compacted_seq]
 
 
 def model_messages(
-    transcript: Sequence[TranscriptMessage], checkpoint: Checkpoint | None
+    transcript: Sequence[TranscriptMessage], point: CompactionPoint | None
 ) -> list[Message]:
-    """What the model is sent: the checkpoint (if any), then the verbatim messages."""
-    messages = fold(current_view(transcript, checkpoint))
-    if checkpoint is None:
+    """What the model is sent: the summary at ``point`` (if any), then the verbatim messages."""
+    messages = fold(current_view(transcript, point))
+    if point is None:
         return messages
-    return [checkpoint_message(checkpoint.summary), *messages]
+    return [summary_message(point.summary), *messages]
 
 
-def checkpoint_message(summary: str) -> Message:
+def summary_message(summary: str) -> Message:
+    """The summary as the model reads it (the ``<conversation-checkpoint>`` message)."""
     text = (
         "<conversation-checkpoint>\n"
         "The following summarizes the earlier part of this conversation. Treat it as "
@@ -128,37 +125,43 @@ def split_for_compaction(
 
 
 def estimate_tokens(messages: Sequence[Message]) -> int:
-    chars = sum(len(_render_part(part, limit=None)) for m in messages for part in m.parts)
+    chars = sum(len(render_part(part, limit=None)) for m in messages for part in m.parts)
     return chars // CHARS_PER_TOKEN + 1 if chars else 0
 
 
-def summary_prompt(head: Sequence[Message], previous: str | None) -> str:
-    """The single user message of a summary request."""
-    lines = ["<conversation>"]
-    for message in head:
-        for part in message.parts:
-            lines.append(_render_part(part, limit=TOOL_OUTPUT_CHARS, role=message.role))
-    lines.append("</conversation>")
-    if previous:
-        opening = (
-            "Update the summary below with the conversation above. Keep what is still true, "
-            "drop what is stale, merge in the new facts.\n"
-            f"<previous-summary>\n{previous.strip()}\n</previous-summary>"
-        )
-    else:
-        opening = "Write a summary of the conversation above."
-    rules = (
-        "Answer with exactly this Markdown structure, every heading present and in this "
-        "order (write (none) under an empty one):\n"
-        + "\n".join(SECTIONS)
-        + "\nUse terse bullets; numbered steps under Next Move. Keep file paths, function "
-        "and symbol names, commands, error messages and URLs verbatim. Do not mention "
-        "that this is a summary."
+async def needs_compaction(
+    view: Sequence[TranscriptMessage],
+    *,
+    context_used: int,
+    policy: CompactionPolicy,
+    model: ModelInfo,
+    count_tokens: Callable[[], Awaitable[int | None]],
+) -> bool:
+    """Measured, not guessed: the provider's reported context of the last request
+    (``context_used``) plus a deliberately high estimate of only what was added since (the
+    messages of ``view``, the current view, after the last answer). Near the limit,
+    ``count_tokens`` (the provider's counter for the whole next request, where it has one)
+    settles it."""
+    if not policy.auto or context_used == 0:
+        return False
+    last_answer = max(
+        (i for i, m in enumerate(view) if m.role == "assistant" and m.status == "completed"),
+        default=-1,
     )
-    return "\n".join(lines) + "\n\n" + opening + "\n\n" + rules
+    # The answer itself was in the last response; its tool results and all after were not.
+    since = fold(view[last_answer:])[1:] if last_answer >= 0 else fold(view)
+    added = estimate_tokens(since) * 4 // 3
+    limit = model.context_window - policy.reserve_tokens
+    estimate = context_used + added
+    if estimate < limit * COUNT_FROM or added == 0:
+        return estimate > limit
+    counted = await count_tokens()
+    if counted is None:
+        return estimate > limit
+    return counted + model.max_output // 4 > limit
 
 
-def _render_part(part: Part, *, limit: int | None, role: str = "") -> str:
+def render_part(part: Part, *, limit: int | None, role: str = "") -> str:
     if isinstance(part, TextPart):
         return f"[{'User' if role == 'user' else 'Assistant'}]: {part.text}"
     if isinstance(part, ReasoningPart):

@@ -16,7 +16,7 @@ from lsp_agent.core.events import NewEvent, StoredEvent
 from lsp_agent.core.messages import ModelRequest, ToolCallPart, ToolSpec
 from lsp_agent.core.permission import PermissionAsk, PermissionReply, Rule
 from lsp_agent.core.question import QuestionAsk, QuestionReply
-from lsp_agent.core.stream import StreamEvent
+from lsp_agent.core.stream_events import StreamEvent
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
 from lsp_agent.core.transcript import SessionInfo, TranscriptMessage
 
@@ -85,6 +85,11 @@ class EventStore(Protocol):
 
     async def approvals(self, session_id: str) -> list[Rule]:
         """Saved "allow" answers that apply to this session: its own and its project's."""
+        ...
+
+    def owner(self) -> dict[str, Any]:
+        """The process writing through this store (``{pid, startTicks}``): a turn's first
+        ``running`` event names it, so recovery elsewhere leaves the turn alone while it runs."""
         ...
 
 

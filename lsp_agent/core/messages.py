@@ -92,11 +92,21 @@ class SystemBlock:
     cache: bool = False
 
 
+ToolKind = Literal["read", "edit", "execute", "fetch", "search", "think", "other"]
+"""What a tool does, as an editor shows its calls (the protocol's tool call ``kind``)."""
+
+
 @attrs.frozen(kw_only=True)
 class ToolSpec:
+    """A tool as the core knows it. The model is sent only ``name``, ``description`` and
+    ``input_schema``; ``kind`` (how its calls are shown) and ``mutates`` (whether it may change
+    files, so its step is snapshotted) are for the turn."""
+
     name: str
     description: str
     input_schema: dict[str, Any]
+    kind: ToolKind
+    mutates: bool
 
 
 @attrs.frozen(kw_only=True)

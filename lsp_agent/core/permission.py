@@ -8,10 +8,10 @@ Saved approvals ("always" for the project, "for this session") never beat a conf
 ``deny``: a request is first decided on the configured rules alone, and only when none of its
 resources is denied there are the saved approvals appended.
 
-A rule may be a *limit* (a mode's rules, and what a subagent inherits from its parent): a
-limit can only make a decision stricter. Whatever its place, no later rule and no saved
-approval loosens it, and limits combine by the strictest, so a subagent under several is
-bound by all of them (the intersection).
+A rule may be a *limit* (a mode's rules, and what a subagent inherits from its parent; both
+in ``modes.py``): a limit can only make a decision stricter. Whatever its place, no later
+rule and no saved approval loosens it, and limits combine by the strictest, so a subagent
+under several is bound by all of them (the intersection).
 
 Resources a tool marks *unjudged* (a command whose name only the shell knows, a path that
 cannot be known before a command runs) are never allowed by a rule or a saved approval: a
@@ -202,7 +202,7 @@ def rejected_with_reason(reason: str) -> str:
     )
 
 
-# -- modes ----------------------------------------------------------------------------
+# -- permission keys --------------------------------------------------------------------
 
 EDIT_TOOLS = frozenset({"write", "edit", "apply_patch"})
 
@@ -210,62 +210,6 @@ EDIT_TOOLS = frozenset({"write", "edit", "apply_patch"})
 def permission_key(tool_name: str) -> str:
     """The permission a tool is governed by: ``edit`` covers every tool that changes files."""
     return "edit" if tool_name in EDIT_TOOLS else tool_name
-
-
-SUBAGENT_DENIED = {
-    # read-only: it may look around, nothing else
-    "explore": ("edit", "bash", "webfetch", "task", "todowrite", "question", "skill"),
-    # everything its parent may do, but no further subagents and no plan of its own
-    "general": ("task", "todowrite"),
-}
-
-
-def mode_rules(mode: str) -> tuple[Rule, ...]:
-    """The limits a mode puts on the configured rules (which cannot loosen them).
-
-    ``plan`` investigates and proposes: no edits, every command asked. The subagents
-    ``explore`` (read-only) and ``general`` lose what ``SUBAGENT_DENIED`` names. An unknown
-    mode denies everything.
-    """
-    if mode == "build":
-        return ()
-    if mode == "plan":
-        return (
-            Rule(permission="edit", pattern="*", action="deny", source="plan mode", limit=True),
-            Rule(permission="bash", pattern="*", action="ask", source="plan mode", limit=True),
-        )
-    if mode in SUBAGENT_DENIED:
-        source = f"{mode} subagent"
-        return tuple(
-            Rule(permission=p, pattern="*", action="deny", source=source, limit=True)
-            for p in SUBAGENT_DENIED[mode]
-        )
-    source = f"unknown mode {mode!r}"
-    return (Rule(permission="*", pattern="*", action="deny", source=source, limit=True),)
-
-
-@attrs.frozen(kw_only=True)
-class SubagentScope:
-    """How a subagent runs: the mode its asks are made in and the limits it inherits."""
-
-    mode: str
-    """The subagent's own mode (``general``, ``explore``), or ``plan`` under a plan-mode
-    parent (so ``--yes`` never approves its asks either)."""
-    limits: tuple[Rule, ...]
-    """Appended to the configured rules: every limit its parent runs under, and, under a
-    plan-mode parent, read-only (``explore``'s limits)."""
-    agent: str = ""
-    """The subagent type asked for (``general``, ``explore``)."""
-
-
-def subagent_scope(agent: str, parent_mode: str, parent_rules: Sequence[Rule]) -> SubagentScope:
-    """A subagent is never looser than its parent: its rules are the parent's limits plus its
-    own (limits combine by the strictest), and a child of a plan-mode parent is read-only."""
-    inherited = [rule for rule in parent_rules if rule.limit]
-    if parent_mode == "plan":
-        limits = (*inherited, *mode_rules("explore"))
-        return SubagentScope(mode="plan", limits=limits, agent=agent)
-    return SubagentScope(mode=agent, limits=tuple(inherited), agent=agent)
 
 
 # -- asking the user ------------------------------------------------------------------

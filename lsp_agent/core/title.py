@@ -1,14 +1,62 @@
-"""Session titles: one side request with no tools, never retried, never in the way."""
+"""Session titles: one side request with no tools, never retried, never in the way.
+
+``Titles`` starts it once the model first answers a session's first prompt and never waits
+for it; ``drain`` gives what is still running a moment at exit.
+"""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
+
 from lsp_agent.core import prompts
 from lsp_agent.core.errors import ProviderError
-from lsp_agent.core.interfaces import Provider
+from lsp_agent.core.interfaces import EventStore, Provider
 from lsp_agent.core.messages import Message, ModelRequest, SystemBlock, TextPart
-from lsp_agent.core.stream import TextDelta
+from lsp_agent.core.models import ModelInfo
+from lsp_agent.core.recorder import Recorder
+from lsp_agent.core.stream_events import TextDelta
 
 MAX_TITLE_CHARS = 80
+
+
+class Titles:
+    def __init__(self, *, store: EventStore) -> None:
+        self._store = store
+        self._background: set[asyncio.Task[None]] = set()
+
+    async def starter(
+        self, session_id: str, recorder: Recorder, provider: Provider, model: ModelInfo
+    ) -> Callable[[], None] | None:
+        """A callback that starts the title side request for the first pending prompt."""
+        pending = await self._store.pending_inputs(session_id)
+        if not pending:
+            return None
+        blocks = await self._store.inbox_content(pending[0])
+        text = "\n".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+        if not text.strip():
+            return None
+
+        async def make_title() -> None:
+            title = await generate_title(provider, model.model, text)
+            if title:
+                await recorder.emit("title_set", {"title": title})
+
+        def start() -> None:
+            task = asyncio.create_task(make_title())
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+        return start
+
+    async def drain(self, timeout: float) -> None:
+        """Give the titles still being made up to ``timeout`` seconds, then stop them."""
+        if not self._background:
+            return
+        _, pending = await asyncio.wait(self._background, timeout=timeout)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
 
 
 async def generate_title(provider: Provider, model: str, first_prompt: str) -> str | None:

@@ -51,7 +51,7 @@ class SessionInfo:
     usage: SessionUsage = SessionUsage()
 
     def to_json(self) -> dict[str, Any]:
-        """The contract's session summary (``agent/session/list`` entries)."""
+        """The session summary of ``docs/protocol.md`` (``agent/session/list`` entries)."""
         return {
             "sessionId": self.session_id,
             "title": self.title,

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import os
-from pathlib import PurePosixPath
 from typing import Any
-from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
 from pygls.workspace import TextDocument, Workspace
+
+from lsp_agent.core.uris import file_uri, path_of_uri
 
 
 def range_json(range_: lsp.Range) -> dict[str, Any]:
@@ -35,14 +35,6 @@ def diagnostic_json(diagnostic: lsp.Diagnostic) -> dict[str, Any]:
     if diagnostic.code is not None:
         data["code"] = diagnostic.code
     return data
-
-
-def path_of_uri(uri: str) -> str | None:
-    """The local path of a ``file:`` uri; None for any other scheme."""
-    parsed = urlparse(uri)
-    if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
-        return None
-    return unquote(parsed.path)
 
 
 class OpenDocuments:
@@ -114,8 +106,3 @@ class OpenDocuments:
         for waiter in waiters:
             if not waiter.done():
                 waiter.set_result(None)
-
-
-def file_uri(path: str) -> str:
-    """The ``file:`` uri of an absolute path."""
-    return PurePosixPath(path).as_uri()

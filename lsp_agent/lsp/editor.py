@@ -29,8 +29,9 @@ from lsp_agent.core.documents import APPLIED, NOT_OPEN, DocumentEditResult, File
 from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.permission import PermissionAsk, PermissionOption, PermissionReply
 from lsp_agent.core.question import Answer, QuestionAsk, QuestionReply
+from lsp_agent.core.uris import path_of_uri
 from lsp_agent.lsp import protocol as p
-from lsp_agent.lsp.documents import OpenDocuments, diagnostic_json, path_of_uri
+from lsp_agent.lsp.documents import OpenDocuments, diagnostic_json
 from lsp_agent.lsp.stream import UpdateStream
 from lsp_agent.workspace.files import unified_diff
 
@@ -290,7 +291,7 @@ class LspEditor:
             change_set_id = f"chg_{ask.tool_call_id}"
             self._remember(ask.session_id, change_set_id, ask.request.previews)
             files = [
-                p.ChangedFile(
+                p.FileDiffStat(
                     uri=self._documents.uri_for(str(entry.get("path", ""))),
                     additions=int(entry.get("additions", 0)),
                     deletions=int(entry.get("deletions", 0)),

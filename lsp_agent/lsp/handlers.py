@@ -10,15 +10,15 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from lsp_agent.core.config_options import ConfigChoices
 from lsp_agent.core.errors import SessionNotFound
 from lsp_agent.core.export import export_session
+from lsp_agent.core.modes import CLIENT_MODES
 from lsp_agent.core.transcript import SessionInfo
+from lsp_agent.core.uris import file_uri, path_of_uri
 from lsp_agent.lsp import protocol as p
-from lsp_agent.lsp.documents import file_uri, path_of_uri
 from lsp_agent.lsp.errors import InvalidParams
 from lsp_agent.lsp.host import AgentHost
-
-MODES = ("build", "plan")
 
 
 async def require_session(host: AgentHost, session_id: str) -> SessionInfo:
@@ -32,8 +32,13 @@ async def _config_options(host: AgentHost, session_id: str) -> list[p.ConfigOpti
     """The session's options; none while the agent is unavailable (no model configured)."""
     if not host.agent_available:
         return []
-    raw = await host.app.sessions.config_options(session_id)
-    return [p.ConfigOption.model_validate(option) for option in raw]
+    return _wire_options(await host.app.sessions.config_options(session_id))
+
+
+def _wire_options(choices: ConfigChoices) -> list[p.ConfigOption]:
+    """The protocol's ``configOptions``: the form a ``config_changed`` event records, so a
+    result and the update after a change carry the same bytes."""
+    return [p.ConfigOption.model_validate(option) for option in choices.to_json()]
 
 
 # -- §1 sessions -------------------------------------------------------------------------------
@@ -41,8 +46,8 @@ async def _config_options(host: AgentHost, session_id: str) -> list[p.ConfigOpti
 
 async def session_new(host: AgentHost, params: p.SessionNewParams) -> p.SessionNewResult:
     folder = host.folder_for(params.workspace_folder)
-    if params.mode is not None and params.mode not in MODES:
-        raise InvalidParams(f"mode: {params.mode!r} is not one of {', '.join(MODES)}")
+    if params.mode is not None and params.mode not in CLIENT_MODES:
+        raise InvalidParams(f"mode: {params.mode!r} is not one of {', '.join(CLIENT_MODES)}")
     sessions = host.app.sessions
     session_id = await sessions.create(
         workspace_folder=folder, title=params.title or "", mode=params.mode, model=params.model
@@ -121,10 +126,8 @@ async def session_set_config_option(
     host: AgentHost, params: p.SetConfigOptionParams
 ) -> p.ConfigOptionsResult:
     await require_session(host, params.session_id)
-    raw = await host.app.sessions.set_config(params.session_id, params.config_id, params.value)
-    return p.ConfigOptionsResult(
-        config_options=[p.ConfigOption.model_validate(option) for option in raw]
-    )
+    choices = await host.app.sessions.set_config(params.session_id, params.config_id, params.value)
+    return p.ConfigOptionsResult(config_options=_wire_options(choices))
 
 
 async def session_compact(host: AgentHost, params: p.SessionIdParams) -> p.EmptyResult:

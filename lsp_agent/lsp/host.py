@@ -1,9 +1,12 @@
-"""What the server does once initialized: the store, the agent, turns, the boundary.
+"""What the server holds once initialized: the store, the agent, turns, the boundary.
 
-Built in ``initialize`` from the client's workspace folders and
-``initializationOptions.agent``. Without a usable model the server still starts: sessions
-can be listed, loaded and exported, and ``agent/session/new``/``prompt`` answer with the
-reason (no model configured, a bad config file) instead of the server failing to start.
+:func:`start_host` runs in ``initialize`` and only adapts: the client becomes the core's
+ports (``LspEditor``, the update stream or a plain client's progress), its workspace folders
+the workspace and the roots, ``initializationOptions.agent.config`` a settings layer; the
+agent itself comes from :func:`lsp_agent.app.load_agent`. Without a usable model the server
+still starts: sessions can be listed, loaded and exported, and
+``agent/session/new``/``prompt`` answer with the reason (no model configured, a bad config
+file) instead of the server failing to start.
 """
 
 from __future__ import annotations
@@ -11,18 +14,18 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as lsp
 
-from lsp_agent.app import App, build_app, data_dir, open_data_store
-from lsp_agent.config.settings import load_settings, resolve_model
+from lsp_agent.app import AgentInputs, App, data_dir, load_agent, open_data_store
 from lsp_agent.core.errors import ConfigError, LspAgentError
 from lsp_agent.core.export import export_session
+from lsp_agent.core.uris import path_of_uri
 from lsp_agent.lsp import protocol as p
-from lsp_agent.lsp.documents import OpenDocuments, path_of_uri
+from lsp_agent.lsp.documents import OpenDocuments
 from lsp_agent.lsp.editor import ChangeSets, LspEditor
 from lsp_agent.lsp.errors import InvalidParams
 from lsp_agent.lsp.plain import PlainProgress
@@ -48,13 +51,14 @@ class AgentHost:
         editor: LspEditor,
         stream: UpdateStream,
         documents: OpenDocuments,
-        folders: Any,
+        folders: Callable[[], Iterable[str]],
         options: AgentClientOptions | None,
         app: App | None,
         app_error: str | None,
         plain: PlainProgress | None = None,
     ) -> None:
-        """``folders`` returns the workspace folders' uris now (they change at runtime)."""
+        """``folders`` returns the workspace folders' uris now (they change at runtime);
+        ``app_error`` says why there is no ``app``."""
         self.store = store
         self.editor = editor
         self.stream = stream
@@ -88,12 +92,7 @@ class AgentHost:
 
     def workspace_folders(self) -> list[str]:
         """The boundary: every workspace folder's real path, in the client's order."""
-        paths = []
-        for uri in self._folders():
-            path = path_of_uri(uri)
-            if path is not None:
-                paths.append(os.path.realpath(path))
-        return list(dict.fromkeys(paths))
+        return _real_paths(self._folders())
 
     def folder_for(self, uri: str | None) -> str:
         """The workspace folder a new session works in (the first one by default)."""
@@ -138,10 +137,10 @@ async def start_host(
     client: Any,
     env: Mapping[str, str],
     documents: OpenDocuments,
-    folders: Any,
+    folders: Callable[[], Iterable[str]],
     raw_options: Any,
 ) -> AgentHost:
-    """Open the store and build the agent for this client (see the module docstring)."""
+    """Open the store and load the agent for this client (see the module docstring)."""
     options = None
     if isinstance(raw_options, dict) and "agent" in raw_options:
         options = AgentClientOptions.model_validate(raw_options["agent"])
@@ -173,6 +172,29 @@ async def start_host(
         forwards_diagnostics=options is not None and options.forwards_diagnostics,
         annotate_edits=options is None and client.supports_change_annotations,
     )
+    roots = _real_paths(folders())
+    init_config: dict[str, Any] | None = None
+    if options is not None and options.config is not None:
+        init_config = options.config.model_dump(exclude_none=True)
+    inputs = AgentInputs(
+        workspace=Path(roots[0]) if roots else Path.cwd(), env=env, init_options=init_config
+    )
+    app: App | None = None
+    app_error: str | None = None
+    try:
+        app = await load_agent(
+            inputs,
+            editor=editor,
+            store=store,
+            roots=lambda _folder: _real_paths(folders()),
+            editor_diagnostics=True,
+        )
+    except ConfigError as error:
+        _log.warning("the agent is not available: %s", error)
+        app_error = str(error)
+    except BaseException:
+        await store.close()  # ``initialize`` fails: nothing else will close it
+        raise
     host = AgentHost(
         store=store,
         editor=editor,
@@ -180,34 +202,21 @@ async def start_host(
         documents=documents,
         folders=folders,
         options=options,
-        app=None,
-        app_error=None,
+        app=app,
+        app_error=app_error,
         plain=plain,
     )
-    roots = host.workspace_folders()
-    workspace = Path(roots[0]) if roots else Path.cwd()
-    init_config: dict[str, Any] | None = None
-    if options is not None and options.config is not None:
-        init_config = options.config.model_dump(exclude_none=True)
-    try:
-        settings = load_settings(workspace=workspace, env=env, init_options=init_config)
-        model = resolve_model(settings)
-        app = await build_app(
-            settings=settings,
-            model=model,
-            env=env,
-            editor=editor,
-            workspace=workspace,
-            store=store,
-            roots=lambda _folder: host.workspace_folders(),
-            editor_diagnostics=True,
-        )
-    except ConfigError as error:
-        _log.warning("the agent is not available: %s", error)
-        host._app_error = str(error)
-    else:
-        host._app = app
     return host
+
+
+def _real_paths(uris: Iterable[str]) -> list[str]:
+    """The real paths of ``file:`` uris, without repeats, in their order."""
+    paths = []
+    for uri in uris:
+        path = path_of_uri(uri)
+        if path is not None:
+            paths.append(os.path.realpath(path))
+    return list(dict.fromkeys(paths))
 
 
 async def _transcript(store: SqliteEventStore, session_id: str) -> str:

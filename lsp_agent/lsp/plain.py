@@ -13,14 +13,14 @@ import asyncio
 import contextlib
 import itertools
 import logging
-import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as lsp
 
-from lsp_agent.core.private_files import PRIVATE_FILE_MODE, private_folder
+from lsp_agent.system.atomic import write_atomic
+from lsp_agent.system.private_files import PRIVATE_FILE_MODE, private_folder
 
 _log = logging.getLogger(__name__)
 
@@ -162,9 +162,4 @@ def _write(path: Path, text: str) -> None:
     """Private (``0600`` in a ``0700`` folder, whatever the umask): a transcript holds the
     whole session."""
     private_folder(path.parent)
-    temp = path.with_suffix(".md.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE_MODE)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        os.fchmod(f.fileno(), PRIVATE_FILE_MODE)  # an older, looser temp file too
-        f.write(text)
-    temp.replace(path)
+    write_atomic(path, text.encode("utf-8"), mode=PRIVATE_FILE_MODE)  # an older, looser one too

@@ -271,7 +271,7 @@ class DiagnosticsParams(Model):
 
 
 class SessionUpdateParams(Model):
-    """``agent/session/update``: one per committed event (see ``core/updates.py``)."""
+    """``agent/session/update``: one per committed event (see ``wire/updates.py``)."""
 
     session_id: str
     seq: int
@@ -289,7 +289,9 @@ class PermissionOptionModel(Model):
     kind: OptionKind
 
 
-class ChangedFile(Model):
+class FileDiffStat(Model):
+    """One file of an edit ask: its lines added and deleted."""
+
     uri: str
     additions: int
     deletions: int
@@ -299,7 +301,7 @@ class EditSubject(Model):
     type: Literal["edit"] = "edit"
     change_set_id: str
     patch: str
-    files: list[ChangedFile]
+    files: list[FileDiffStat]
 
 
 class CommandSubject(Model):

@@ -47,7 +47,7 @@ SESSION_UPDATES: Final = (
     "internal",
 )
 """Every ``update.sessionUpdate`` value the server can send in ``agent/session/update``
-(protocol.md §3). ``core/updates.py`` builds them; a unit test checks that it builds no other."""
+(protocol.md §3). ``wire/updates.py`` builds them; a unit test checks that it builds no other."""
 
 _ASK_QUESTION = "agent/session/askQuestion"
 _QUESTION_OUTCOME = "AskQuestionOutcome"

@@ -5,8 +5,8 @@ The protocol class validates every ``agent/*`` message against its model in
 naming the field, and no input — however malformed — leaves a request unanswered or stops
 the server: messages are split by ``framing.py`` (a size cap, resynchronisation on a wrong
 ``Content-Length``), a body that is not JSON is answered ``-32700`` and one that is not a
-request ``-32600``, both with ``id: null`` as JSON-RPC 2.0 says. Handlers live in
-``handlers.py``, one small function per method.
+request ``-32600``, both with ``id: null`` as JSON-RPC 2.0 says. ``features.py`` registers
+what the server answers; handlers live in ``handlers.py``, one small function per method.
 """
 
 from __future__ import annotations

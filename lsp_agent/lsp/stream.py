@@ -15,7 +15,7 @@ from typing import Any
 
 from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.interfaces import EventStore
-from lsp_agent.core.updates import to_update
+from lsp_agent.wire.updates import to_update
 
 Send = Callable[[dict[str, Any]], None]
 

@@ -29,7 +29,7 @@ from lsp_agent.core.messages import (
     ToolResultPart,
     Usage,
 )
-from lsp_agent.core.stream import (
+from lsp_agent.core.stream_events import (
     Finished,
     FinishReason,
     ReasoningDelta,

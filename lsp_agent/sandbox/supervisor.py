@@ -1,7 +1,7 @@
 """The supervisor of one unsandboxed command: nothing the command starts outlives it.
 
-Run as ``python -I -S supervisor.py STATUS_FD GRACE -- COMMAND…`` (standard library only, so
-it starts in milliseconds and imports nothing of the agent). A process that calls
+Run as ``python -I -S supervisor.py STATUS_FD GRACE -- COMMAND…`` (the standard library and
+``lsp_agent.system`` only, no site-packages, so it starts in milliseconds). A process that calls
 ``setsid`` or double-forks leaves the command's process group, so stopping the group misses
 it; this process is a *child subreaper* (``PR_SET_CHILD_SUBREAPER``), so every orphan below
 it is re-parented to it instead of to init, and it can find them all again.
@@ -21,7 +21,6 @@ As root, the command also loses ``CAP_SYS_PTRACE``, ``CAP_SYS_ADMIN`` and ``CAP_
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import resource
 import signal
@@ -30,9 +29,17 @@ import time
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-PR_SET_PDEATHSIG = 1
-PR_CAPBSET_DROP = 24
-PR_SET_CHILD_SUBREAPER = 36
+if not __package__:  # run as a script (``-I -S``): lsp_agent is found after the standard library
+    sys.path.append(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+from lsp_agent.system import procfs
+from lsp_agent.system.prctl import (
+    PR_CAPBSET_DROP,
+    PR_SET_CHILD_SUBREAPER,
+    PR_SET_PDEATHSIG,
+    prctl_function,
+)
+
 CAP_SYS_PTRACE, CAP_SYS_ADMIN, CAP_PERFMON = 19, 21, 38
 _INSPECTING_CAPS = (CAP_SYS_PTRACE, CAP_SYS_ADMIN, CAP_PERFMON)
 """Each lets root read a non-dumpable process's ``/proc/<pid>/environ`` (measured on 6.18)."""
@@ -103,9 +110,10 @@ class _Supervisor:
     def descendants(self) -> list[int]:
         """Every live process below this one."""
         children: dict[int, list[int]] = {}
-        for pid, ppid, state in _processes():
-            if state not in ("Z", "X"):
-                children.setdefault(ppid, []).append(pid)
+        for pid in procfs.pids():
+            stat = procfs.read_stat(pid)
+            if stat is not None and stat.state not in ("Z", "X"):
+                children.setdefault(stat.ppid, []).append(pid)
         found: list[int] = []
         todo = [self.pid]
         while todo:
@@ -153,37 +161,9 @@ class _Supervisor:
         os._exit(os.waitstatus_to_exitcode(status))
 
 
-def _processes() -> list[tuple[int, int, str]]:
-    """(pid, parent pid, state) of every process in ``/proc``."""
-    found: list[tuple[int, int, str]] = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                data = f.read()
-        except OSError:
-            continue
-        fields = data[data.rfind(b")") + 2 :].split()
-        if len(fields) >= 2:
-            found.append((int(name), int(fields[1]), fields[0].decode("ascii", "replace")))
-    return found
-
-
 def _kill(pid: int, number: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.kill(pid, number)
-
-
-def _prctl() -> Callable[..., int] | None:
-    try:
-        function = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-    function.argtypes = [ctypes.c_int, *[ctypes.c_ulong] * 4]
-    function.restype = ctypes.c_int
-    prctl: Callable[..., int] = function
-    return prctl
 
 
 def _report(fd: int, leftovers: int) -> None:
@@ -200,7 +180,7 @@ def main(argv: Sequence[str]) -> NoReturn:
         os._exit(_USAGE)
     status_fd, grace, command = int(argv[1]), float(argv[2]), argv[4:]
     os.set_inheritable(status_fd, False)
-    prctl = _prctl()
+    prctl = prctl_function()
     if prctl is not None:
         prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
         prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)  # the agent died: clean up

@@ -12,7 +12,7 @@ the sandbox drops every capability and hides the agent in its PID namespace
 
 from __future__ import annotations
 
-from lsp_agent.sandbox.prctl import PR_GET_DUMPABLE, PR_SET_DUMPABLE, prctl_function
+from lsp_agent.system.prctl import PR_GET_DUMPABLE, PR_SET_DUMPABLE, prctl_function
 
 __all__ = ["forbid_inspection", "inspection_forbidden"]
 

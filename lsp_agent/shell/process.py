@@ -25,9 +25,10 @@ import shutil
 import signal
 from collections.abc import Callable, Collection, Mapping, Sequence
 
-from lsp_agent.sandbox.prctl import PR_SET_PDEATHSIG, prctl_function
+from lsp_agent.system import procfs
+from lsp_agent.system.prctl import PR_SET_PDEATHSIG, prctl_function
 
-__all__ = ["ProcessGroup", "group_alive", "shell_argv", "start_ticks"]
+__all__ = ["ProcessGroup", "group_alive", "shell_argv"]
 
 _GATE = 'IFS= read -r go || exit 125\n[ "$go" = run ] || exit 125\nexec "$@" </dev/null\n'
 _GATE_NAME = "lsp-agent-gate"
@@ -122,8 +123,9 @@ class ProcessGroup:
         return self._transport.get_returncode()
 
     def start_ticks(self) -> int:
-        """When the leader started (see :func:`start_ticks`)."""
-        return start_ticks(self._process.pid)
+        """When the leader started, in clock ticks since boot (``system.procfs``): with the
+        pid it names the process across pid reuse. 0 where that is unknown (no ``/proc``)."""
+        return procfs.start_ticks(self._process.pid) or 0
 
     async def release(self) -> None:
         """Let the command run."""
@@ -170,18 +172,6 @@ class ProcessGroup:
             os.killpg(self.pgid, signum)
 
 
-def start_ticks(pid: int) -> int:
-    """When ``pid`` started, in clock ticks since boot (field 22 of ``/proc/<pid>/stat``).
-
-    With the pid it names one process across pid reuse. 0 where there is no ``/proc``.
-    """
-    fields = _stat_fields(pid)
-    try:
-        return int(fields[19]) if fields else 0
-    except (IndexError, ValueError):
-        return 0
-
-
 def group_alive(pgid: int) -> bool:
     """Whether process group ``pgid`` has a member that is not a zombie."""
     try:
@@ -190,31 +180,14 @@ def group_alive(pgid: int) -> bool:
         return False
     except PermissionError:
         return True
-    if not os.path.isdir("/proc"):
+    if not procfs.mounted():
         return True
     # kill(0) also succeeds for zombies nobody has reaped yet; look at the members' states.
-    with os.scandir("/proc") as entries:
-        for entry in entries:
-            if not entry.name.isdigit():
-                continue
-            fields = _stat_fields(int(entry.name))
-            member = fields is not None and len(fields) > 2 and fields[2] == str(pgid)
-            if member and fields is not None and fields[0] not in ("Z", "X"):
-                return True
+    for pid in procfs.pids():
+        stat = procfs.read_stat(pid)
+        if stat is not None and stat.pgid == pgid and stat.state not in ("Z", "X"):
+            return True
     return False
-
-
-def _stat_fields(pid: int) -> list[str] | None:
-    """``/proc/<pid>/stat`` from field 3 (state) on; the name in field 2 may hold anything."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    end = data.rfind(b")")
-    if end < 0:
-        return None
-    return data[end + 1 :].decode("ascii", errors="replace").split()
 
 
 def _die_with_parent() -> Callable[[], None] | None:

@@ -33,6 +33,7 @@ from lsp_agent.snapshots.shadow_repo import (
     collect_garbage,
     open_shadow,
 )
+from lsp_agent.system.atomic import write_atomic
 
 __all__ = ["PRUNE_INTERVAL", "GitShadowSnapshots", "PruneReport"]
 
@@ -236,9 +237,7 @@ def _claim_prune(root: Path, now: float) -> bool:
         return False
     try:
         root.mkdir(mode=0o700, parents=True, exist_ok=True)
-        temp = root / f"{layout.PRUNE_STAMP}.{os.getpid()}"
-        temp.write_text(f"{now}\n", encoding="ascii")
-        os.replace(temp, stamp)
+        write_atomic(stamp, f"{now}\n".encode("ascii"))
     except OSError as exc:
         _log.warning("could not write %s: %s", stamp, exc)
     return True

@@ -49,6 +49,7 @@ import attrs
 
 from lsp_agent.core.errors import LspAgentError
 from lsp_agent.snapshots import layout
+from lsp_agent.system.atomic import write_atomic
 
 __all__ = [
     "LARGE_FILE_LIMIT",
@@ -568,7 +569,7 @@ class ShadowRepo:
         self._exclude_sig = sig
         if current == body:
             return False
-        _write_atomic(target, body)
+        write_atomic(target, body)
         return current is not None
 
     # -- comparing --------------------------------------------------------------------------
@@ -859,10 +860,10 @@ def _adopt(
         if project is None:
             alternates.unlink(missing_ok=True)
         else:
-            _write_atomic(alternates, f"{project.common_dir / 'objects'}\n".encode())
+            write_atomic(alternates, f"{project.common_dir / 'objects'}\n".encode())
         if old.get("top") != setup["top"]:
             (git_dir / "index").unlink(missing_ok=True)
-        _write_atomic(git_dir / layout.WORKSPACE_FILE, json.dumps(setup, indent=2).encode())
+        write_atomic(git_dir / layout.WORKSPACE_FILE, json.dumps(setup, indent=2).encode())
     except OSError as exc:
         raise SnapshotError(f"could not update the snapshot repository {git_dir}: {exc}") from exc
 
@@ -1057,7 +1058,7 @@ def collect_garbage(
             env=env,
             stdin="".join(f"create {_KEEP_REFS}/{t} {t}\n" for t in present).encode(),
         )
-    _write_atomic(
+    write_atomic(
         log, "".join(f"{int(latest[t])} {t}\n" for t in sorted(present, key=latest.__getitem__))
         .encode()
     )  # fmt: skip
@@ -1126,19 +1127,6 @@ def _sig(path: Path) -> _Sig | None:
 
 def _text(stderr: bytes) -> str:
     return stderr.decode("utf-8", errors="replace").strip()[:2000]
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
 
 
 def _remove_stale_lock(lock: Path) -> bool:

@@ -38,7 +38,7 @@ import aiosqlite
 import attrs
 
 from lsp_agent.core.errors import LspAgentError
-from lsp_agent.core.private_files import PRIVATE_FILE_MODE, private_folder, tighten
+from lsp_agent.system.private_files import PRIVATE_FILE_MODE, private_folder, tighten
 
 _T = TypeVar("_T")
 

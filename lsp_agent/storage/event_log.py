@@ -51,6 +51,7 @@ from lsp_agent.storage.db import (
     open_checked_db,
 )
 from lsp_agent.storage.projections import ProjectionError, clear_projections, dumps, project
+from lsp_agent.system.owner import current_owner
 
 _T = TypeVar("_T")
 
@@ -362,6 +363,10 @@ class SqliteEventStore:
             )
             for row in rows
         ]
+
+    def owner(self) -> dict[str, Any]:
+        """This process (``system.owner``): the owner a turn it runs records."""
+        return current_owner()
 
     async def events(
         self, session_id: str, after_seq: int = 0, limit: int | None = None

@@ -3,7 +3,7 @@
 Every process that opens the database (``run``, ``sessions …``, ``doctor``, ``serve``) calls
 :func:`recover` first, through ``app.open_data_store``. A session whose state is not ``idle``
 has a turn in progress; the turn's first ``state_changed`` {state: running} names its owner
-(pid and start time, ``core.owner``). While that owner lives, nothing of the session is
+(pid and start time, ``system.owner``). While that owner lives, nothing of the session is
 touched — whichever process it is, this one included. Once it is gone, the turn is closed the
 way a cancel would have closed it, with one append:
 
@@ -25,7 +25,7 @@ the session is looked at again. Input that was admitted but never promoted stays
 the next turn of the session (``run --session ID``, an editor) promotes it.
 
 Recovery also removes the temporary files of atomic writes that dead processes left in the
-workspace (``tools.temp_files``: each process records the folders it writes them in, and
+workspace (``workspace.temp_files``: each process records the folders it writes them in, and
 each name carries its writer's pid and start time), and makes this process record its own.
 """
 
@@ -44,8 +44,9 @@ import attrs
 from lsp_agent.core.clock import SystemClock, iso_time
 from lsp_agent.core.events import EventType, NewEvent
 from lsp_agent.core.interfaces import Clock
-from lsp_agent.core.owner import owner_alive
 from lsp_agent.storage.event_log import OpenProcess, OpenTurn, SqliteEventStore
+from lsp_agent.system import procfs
+from lsp_agent.system.owner import owner_alive
 from lsp_agent.workspace.temp_files import TempJournal, use_journal
 
 __all__ = [
@@ -235,7 +236,7 @@ async def kill_orphans(process: OpenProcess, *, grace: float = KILL_GRACE_SECOND
     ``SIGCONT``, so stopped ones handle it), then ``SIGKILL`` to those still there after
     ``grace`` seconds. Nothing is signalled without ``/proc`` or a recorded start time.
     """
-    if process.pgid <= 1 or process.start_ticks <= 0 or not os.path.isdir("/proc"):
+    if process.pgid <= 1 or process.start_ticks <= 0 or not procfs.mounted():
         return []
     members = group_members(process.pgid, process.start_ticks)
     signalled: set[int] = set()
@@ -269,44 +270,21 @@ def group_members(pgid: int, since_ticks: int) -> dict[int, int]:
     ``since_ticks``; none when the group's id was reused (its leader, ``pid == pgid``, lives
     with a different start time)."""
     found: dict[int, int] = {}
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return found
-    for name in entries:
-        if not name.isdigit():
+    for pid in procfs.pids():
+        stat = procfs.read_stat(pid)
+        if stat is None or stat.pgid != pgid:
             continue
-        pid = int(name)
-        stat = _stat(pid)
-        if stat is None or stat[1] != pgid:
-            continue
-        state, _, ticks = stat
-        if pid == pgid and ticks != since_ticks:
+        if pid == pgid and stat.start_ticks != since_ticks:
             return {}  # a new group under a reused id: not ours
-        if state not in ("Z", "X") and ticks >= since_ticks:
-            found[pid] = ticks
+        if stat.state not in ("Z", "X") and stat.start_ticks >= since_ticks:
+            found[pid] = stat.start_ticks
     return found
 
 
 def _signal(members: dict[int, int], pids: Iterable[int], signum: int) -> None:
     for pid in pids:
-        stat = _stat(pid)
-        if stat is None or stat[2] != members[pid]:
+        stat = procfs.read_stat(pid)
+        if stat is None or stat.start_ticks != members[pid]:
             continue  # gone (or the pid now names another process)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signum)
-
-
-def _stat(pid: int) -> tuple[str, int, int] | None:
-    """(state, process group, start ticks) from ``/proc/<pid>/stat``, or None."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    # The command name (field 2) may hold spaces and parentheses: split after the last ")".
-    fields = data[data.rfind(b")") + 2 :].decode("ascii", "replace").split()
-    try:
-        return fields[0], int(fields[2]), int(fields[19])
-    except (IndexError, ValueError):
-        return None

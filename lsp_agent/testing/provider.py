@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator, Sequence
 
 from lsp_agent.core.errors import ProviderError
 from lsp_agent.core.messages import ModelRequest
-from lsp_agent.core.stream import Finished, StreamEvent, TextDelta
+from lsp_agent.core.stream_events import Finished, StreamEvent, TextDelta
 
 Step = Sequence[StreamEvent | ProviderError] | ProviderError
 

@@ -1,10 +1,12 @@
-"""Contexts for running a tool directly in a test, as the registry would hand them over."""
+"""Contexts for running a tool directly in a test, as the registry would hand them over, and
+specs for the fake tool executors tests give the core."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from lsp_agent.core.interfaces import Editor
+from lsp_agent.core.messages import ToolKind, ToolSpec
 from lsp_agent.core.tooling import AskPermission, ToolCallContext
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.permissions import workspace_only
@@ -54,4 +56,15 @@ def tool_context(
         boundary=WorkspaceBoundary([workspace]),
         editor=editor if editor is not None else RecordingEditor(),
         extra_roots=extra_roots,
+    )
+
+
+def tool_spec(name: str, *, kind: ToolKind = "other", mutates: bool = False) -> ToolSpec:
+    """A fake tool's spec: any object as arguments, its name as the description."""
+    return ToolSpec(
+        name=name,
+        description=name,
+        input_schema={"type": "object"},
+        kind=kind,
+        mutates=mutates,
     )

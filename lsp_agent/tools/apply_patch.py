@@ -45,6 +45,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.documents import FilePreview
 from lsp_agent.core.interfaces import Editor
+from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission import PermissionRequest
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.patch.apply import HunkError, apply_hunks
@@ -57,7 +58,7 @@ from lsp_agent.patch.parse import (
     parse_patch,
 )
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
-from lsp_agent.tools.diagnostics import ChangedFile, watch_diagnostics, with_report
+from lsp_agent.tools.diagnostics import WatchedFile, watch_diagnostics, with_report
 from lsp_agent.workspace.boundary import Resolved
 from lsp_agent.workspace.files import (
     FileDiff,
@@ -95,6 +96,8 @@ class ApplyPatchTool:
     files."""
 
     name = "apply_patch"
+    kind: ToolKind = "edit"
+    mutates = True
     Params = ApplyPatchParams
 
     def __init__(self, locks: FileLocks) -> None:
@@ -158,10 +161,10 @@ def _done(changes: Sequence[_Change], title: str) -> ToolOutcome:
     )
 
 
-def _changed_files(changes: Sequence[_Change]) -> list[ChangedFile]:
+def _changed_files(changes: Sequence[_Change]) -> list[WatchedFile]:
     """The files whose diagnostics are worth waiting for: all but the deleted ones."""
     return [
-        ChangedFile(path=c.final.path, display=c.final.display, through_editor=c.in_editor)
+        WatchedFile(path=c.final.path, display=c.final.display, through_editor=c.in_editor)
         for c in changes
         if c.operation != "delete"
     ]

@@ -1,4 +1,5 @@
-"""The shape every tool has: a name, a description, a pydantic ``Params`` model, ``run``.
+"""The shape every tool has: a name, a description, its kind and whether it changes files,
+a pydantic ``Params`` model, ``run``.
 
 The registry validates the model's arguments against ``Params`` (whose JSON schema is what
 the model sees) and calls ``run`` with a :class:`ToolRunContext`. Tools answer with a
@@ -18,6 +19,7 @@ import attrs
 from pydantic import BaseModel
 
 from lsp_agent.core.interfaces import Editor
+from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission import PermissionRequest, PermissionVerdict
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
 from lsp_agent.workspace.boundary import Outside, Resolved, WorkspaceBoundary
@@ -173,6 +175,18 @@ class Tool(Protocol[P]):
     @property
     def description(self) -> str:
         """What the model reads about the tool (``descriptions/<name>.md``)."""
+        ...
+
+    @property
+    def kind(self) -> ToolKind:
+        """What the tool does, as the editor shows its calls: read, edit, execute, fetch,
+        search, think or other."""
+        ...
+
+    @property
+    def mutates(self) -> bool:
+        """Whether a call may change files: a step that calls it is snapshotted (an undo
+        point). True for anything that can write, a shell command included."""
         ...
 
     @property

@@ -32,6 +32,7 @@ from typing import TypeVar
 import attrs
 from pydantic import BaseModel, ConfigDict, Field
 
+from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission import PermissionRequest
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.sandbox import CommandSandbox, Launch, SandboxUnavailable
@@ -175,6 +176,8 @@ class BashTool:
     """
 
     name = "bash"
+    kind: ToolKind = "execute"
+    mutates = True
     Params = BashParams
 
     def __init__(

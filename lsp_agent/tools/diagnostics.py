@@ -39,6 +39,7 @@ from lsp_agent.core.diagnostics import (
     severity_summary,
 )
 from lsp_agent.core.interfaces import Editor
+from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission import PermissionRequest
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
@@ -50,10 +51,10 @@ __all__ = [
     "NO_WATCH",
     "SETTLE_SECONDS",
     "WAIT_SECONDS",
-    "ChangedFile",
     "DiagnosticsParams",
     "DiagnosticsTool",
     "DiagnosticsWatch",
+    "WatchedFile",
     "watch_diagnostics",
     "with_report",
 ]
@@ -89,6 +90,8 @@ class DiagnosticsTool:
     """Implements ``Tool[DiagnosticsParams]``."""
 
     name = "diagnostics"
+    kind: ToolKind = "other"
+    mutates = False
     Params = DiagnosticsParams
 
     def __init__(self) -> None:
@@ -227,8 +230,9 @@ def _counts_metadata(counts: dict[int, int]) -> dict[str, int]:
 
 
 @attrs.frozen(kw_only=True)
-class ChangedFile:
-    """A file a tool is about to change (its final path, for a move)."""
+class WatchedFile:
+    """A file a tool is about to change, whose diagnostics are watched across the change
+    (its final path, for a move)."""
 
     path: str
     """Absolute, realpath-ed."""
@@ -237,7 +241,7 @@ class ChangedFile:
     """The change goes to an open editor document (not to the disk)."""
 
     @classmethod
-    def at(cls, where: Resolved, base: TextFile | None) -> ChangedFile:
+    def at(cls, where: Resolved, base: TextFile | None) -> WatchedFile:
         """``where``, changed from ``base`` (the text the change was made against)."""
         through_editor = base is not None and base.source == "editor"
         return cls(path=where.path, display=where.display, through_editor=through_editor)
@@ -245,7 +249,7 @@ class ChangedFile:
 
 @attrs.frozen(kw_only=True)
 class _Mark:
-    file: ChangedFile
+    file: WatchedFile
     generation: int
 
 
@@ -321,7 +325,7 @@ async def _wait_fresh(cache: DiagnosticsCache, mark: _Mark, deadline: float, set
             return True
 
 
-def watch_diagnostics(editor: Editor, files: Iterable[ChangedFile]) -> DiagnosticsWatch:
+def watch_diagnostics(editor: Editor, files: Iterable[WatchedFile]) -> DiagnosticsWatch:
     """Call before committing a change of ``files``; ``report()`` after it succeeded."""
     try:
         cache = editor.diagnostics

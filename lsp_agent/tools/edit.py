@@ -26,10 +26,11 @@ from bisect import bisect_left
 import attrs
 from pydantic import BaseModel, ConfigDict, Field
 
+from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.patch.edit_match import EditFailure, EditPlan, plan_edit
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
-from lsp_agent.tools.diagnostics import ChangedFile, watch_diagnostics, with_report
+from lsp_agent.tools.diagnostics import WatchedFile, watch_diagnostics, with_report
 from lsp_agent.workspace.boundary import Resolved
 from lsp_agent.workspace.files import (
     EditedFile,
@@ -94,6 +95,8 @@ class EditTool:
     """Implements ``Tool[EditParams]``. ``locks`` is shared with every tool that writes files."""
 
     name = "edit"
+    kind: ToolKind = "edit"
+    mutates = True
     Params = EditParams
 
     def __init__(self, locks: FileLocks) -> None:
@@ -128,7 +131,7 @@ class EditTool:
             change = await _prepare(params, where, ctx)
             if isinstance(change, str):
                 return _error(where, _changed(where, change))
-            watch = watch_diagnostics(ctx.editor, [ChangedFile.at(where, change.base)])
+            watch = watch_diagnostics(ctx.editor, [WatchedFile.at(where, change.base)])
             failed = await commit(
                 ctx.editor,
                 where.path,

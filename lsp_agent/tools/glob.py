@@ -11,6 +11,7 @@ import asyncio
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.search.globmatch import compile_glob
 from lsp_agent.search.order import newest_first
@@ -46,6 +47,8 @@ class GlobTool:
     """Implements ``Tool[GlobParams]``."""
 
     name = "glob"
+    kind: ToolKind = "search"
+    mutates = False
     Params = GlobParams
 
     def __init__(self) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import attrs
 from pydantic import BaseModel, ConfigDict, Field
 
+from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.search.globmatch import compile_glob
 from lsp_agent.search.order import newest_first
@@ -58,6 +59,8 @@ class GrepTool:
     """Implements ``Tool[GrepParams]``."""
 
     name = "grep"
+    kind: ToolKind = "search"
+    mutates = False
     Params = GrepParams
 
     def __init__(self) -> None:

@@ -13,6 +13,7 @@ from typing import TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.search.ripgrep import RgFailure, run_rg
 from lsp_agent.tools.base import ToolRunContext, load_description, resolve_search_root
@@ -53,6 +54,8 @@ class ListTool:
     """Implements ``Tool[ListParams]``."""
 
     name = "list"
+    kind: ToolKind = "search"
+    mutates = False
     Params = ListParams
 
     def __init__(self) -> None:

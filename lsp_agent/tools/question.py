@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
+from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission import PermissionRequest
 from lsp_agent.core.question import Question, QuestionOption, QuestionReply
 from lsp_agent.core.tooling import ToolOutcome
@@ -91,6 +92,8 @@ class QuestionTool:
     """Implements ``Tool[QuestionParams]``."""
 
     name = "question"
+    kind: ToolKind = "other"
+    mutates = False
     Params = QuestionParams
 
     def __init__(self) -> None:

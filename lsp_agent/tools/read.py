@@ -18,6 +18,7 @@ from typing import BinaryIO, Literal
 import attrs
 from pydantic import BaseModel, ConfigDict, Field
 
+from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission import PermissionRequest
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
@@ -78,6 +79,8 @@ class ReadTool:
     """Implements ``Tool[ReadParams]``."""
 
     name = "read"
+    kind: ToolKind = "read"
+    mutates = False
     Params = ReadParams
 
     def __init__(self) -> None:

@@ -1,7 +1,8 @@
 """The tool registry: the only list of tools, and the core's ``ToolExecutor``.
 
-It turns each tool's ``Params`` model into the schema the model sees, validates the model's
-arguments, and runs the tool. Every failure comes back as an error ``ToolOutcome`` the model
+It turns each tool into the :class:`ToolSpec` the core reads (``Params`` as the schema the model
+sees; the tool's kind and whether it changes files, which only the turn uses), validates the
+model's arguments, and runs the tool. Every failure comes back as an error ``ToolOutcome`` the model
 reads (the turn goes on); only cancellation propagates. Every outcome, errors included, then
 passes the central output limit: one too large is saved whole to a spill file in the session's
 spill folder and the model gets a head + tail preview naming that file (``truncation.py``).
@@ -137,7 +138,13 @@ class ToolRegistry:
         self._boundary_factory = boundary_factory
         # Built once, so the tool block of every request is byte-identical (prompt caching).
         self._specs = tuple(
-            ToolSpec(name=t.name, description=t.description, input_schema=tool_schema(t.Params))
+            ToolSpec(
+                name=t.name,
+                description=t.description,
+                input_schema=tool_schema(t.Params),
+                kind=t.kind,
+                mutates=t.mutates,
+            )
             for t in tools
         )
 

@@ -13,6 +13,7 @@ import asyncio
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission import PermissionRequest
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.skills.catalog import LoadedSkill, SkillCatalog, SkillProblem, load_skill
@@ -31,6 +32,8 @@ class SkillTool:
     """Implements ``Tool[SkillParams]`` over the skills found for this workspace."""
 
     name = "skill"
+    kind: ToolKind = "other"
+    mutates = False
     Params = SkillParams
 
     def __init__(self, catalog: SkillCatalog) -> None:

@@ -2,7 +2,7 @@
 
 ``explore`` is read-only (read, list, glob, grep); ``general`` may do what its parent may,
 except start further subagents. Neither is ever looser than its parent: the session service
-runs the child under its parent's limits (:func:`lsp_agent.core.permission.subagent_scope`),
+runs the child under its parent's limits (:func:`lsp_agent.core.modes.subagent_scope`),
 and under a plan-mode parent it is read-only. The child keeps its own event log; the parent
 sees its last answer and its session id.
 """
@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission import PermissionRequest
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
@@ -39,6 +40,8 @@ class TaskTool:
     """Implements ``Tool[TaskParams]``."""
 
     name = "task"
+    kind: ToolKind = "other"
+    mutates = True
     Params = TaskParams
 
     def __init__(self) -> None:

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission import PermissionRequest
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
@@ -53,6 +54,8 @@ class TodoWriteTool:
     """Implements ``Tool[TodoWriteParams]``."""
 
     name = "todowrite"
+    kind: ToolKind = "other"
+    mutates = False
     Params = TodoWriteParams
 
     def __init__(self) -> None:

@@ -25,6 +25,7 @@ import httpcore
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
+from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission import PermissionRequest
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
@@ -101,6 +102,8 @@ class WebfetchTool:
     """
 
     name = "webfetch"
+    kind: ToolKind = "fetch"
+    mutates = False
     Params = WebfetchParams
 
     def __init__(

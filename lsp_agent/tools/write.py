@@ -23,9 +23,10 @@ from __future__ import annotations
 import attrs
 from pydantic import BaseModel, ConfigDict, Field
 
+from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
-from lsp_agent.tools.diagnostics import ChangedFile, watch_diagnostics, with_report
+from lsp_agent.tools.diagnostics import WatchedFile, watch_diagnostics, with_report
 from lsp_agent.workspace.boundary import Resolved
 from lsp_agent.workspace.files import (
     BOM,
@@ -67,6 +68,8 @@ class WriteTool:
     """Implements ``Tool[WriteParams]``. ``locks`` is shared with every tool that writes files."""
 
     name = "write"
+    kind: ToolKind = "edit"
+    mutates = True
     Params = WriteParams
 
     def __init__(self, locks: FileLocks) -> None:
@@ -106,7 +109,7 @@ class WriteTool:
                     f"{where.display} changed after the write was approved; nothing was "
                     "written. Read it again, then write it.",
                 )
-            watch = watch_diagnostics(ctx.editor, [ChangedFile.at(where, now)])
+            watch = watch_diagnostics(ctx.editor, [WatchedFile.at(where, now)])
             failed = await commit(
                 ctx.editor, where.path, now, change.text, change.data, display=where.display
             )

@@ -8,11 +8,10 @@
   through the editor (``Editor.apply_document_edit``), so it lands in the user's buffer and
   undo history; a buffer that changed meanwhile, was closed, or an edit the editor refused is
   a conflict the model reads — never a disk write. Everything else is written to disk
-  atomically: a temporary file in the same folder (named and recorded by ``temp_files``, so
-  recovery removes it if the process is killed), ``fsync``, ``os.replace``. The existing
-  file's permission bits are kept; a new file gets the umask's. Parent folders are created.
-  (``os.replace`` gives the path a new inode, so hard links to the old one keep the old
-  content — the usual price of atomic writes.)
+  atomically (``system.atomic``: a synced temporary file in the same folder, ``os.replace``,
+  the folder synced), the temporary file named and recorded by ``temp_files``, so recovery
+  removes it if the process is killed. The existing file's permission bits are kept; a new
+  file gets the umask's. Parent folders are created.
 - **Locks**: :class:`FileLocks` serializes changes to one path. One instance is shared by all
   the file-changing tools, so ``edit`` and ``apply_patch`` on the same file also take turns.
 - **Diffs**: :func:`unified_diff` gives the patch shown in the permission dialog and the
@@ -35,7 +34,8 @@ import attrs
 from lsp_agent.core.documents import DocumentEditResult, FilePreview
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.permission import PermissionRequest
-from lsp_agent.workspace.temp_files import create_temp, fsync_folder
+from lsp_agent.system import atomic
+from lsp_agent.workspace.temp_files import create_temp
 
 __all__ = [
     "BOM",
@@ -202,44 +202,20 @@ async def save(path: str, data: bytes) -> str | None:
 
 
 def write_atomic(path: str, data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically (blocking: use a thread).
+    """Replace ``path`` with ``data`` atomically (``system.atomic``), its temporary file
+    journaled (blocking: use a thread).
 
-    Parent folders are created. Readers see the old bytes or the new bytes, never a mix, and
-    a failure leaves the old file and no temporary file behind. Raises ``OSError``.
+    Parent folders are created; the file's permission bits are kept (a new file gets the
+    umask's). Readers see the old bytes or the new bytes, never a mix, and a failure leaves
+    the old file and no temporary file behind. Raises ``OSError``.
     """
-    folder = os.path.dirname(path)
-    os.makedirs(folder, exist_ok=True)
-    try:
-        keep_mode: int | None = stat.S_IMODE(os.stat(path).st_mode)
-    except FileNotFoundError:
-        keep_mode = None
-    temp = write_temp(path, data, keep_mode)
-    try:
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-    fsync_folder(folder)
+    atomic.write_atomic(path, data, make=create_temp)
 
 
 def write_temp(final: str, data: bytes, mode: int | None) -> str:
     """``data``, synced, in a new temporary file beside ``final`` (same file system, so a
     rename onto ``final`` is atomic); recovery removes it if this process is killed."""
-    folder, name = os.path.split(final)
-    temp, fd = create_temp(folder, name)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            if mode is not None:
-                os.fchmod(f.fileno(), mode)
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-    return temp
+    return atomic.write_temp(final, data, mode=mode, make=create_temp)
 
 
 class FileLocks:

@@ -2,9 +2,9 @@
 
 Layout: ``<spill_root>/<session>/<tool call>.txt`` with ``spill_root`` =
 ``<data_dir>/tool-output``. Folders are ``0700`` (tightened if found looser) and files
-``0600``; a file appears whole or not at all (written to a temporary name, then linked into
-place). Ids become file names only when they are plainly safe; anything else is replaced by
-a safe name with a hash.
+``0600``; a file appears whole or not at all (written and synced under a temporary name,
+``system.atomic.write_temp``, then linked into place). Ids become file names only when they
+are plainly safe; anything else is replaced by a safe name with a hash.
 Each session may read its own folder (``ToolRunContext.extra_roots``); :func:`prune_spill_files`
 removes files older than a week at start-up.
 """
@@ -16,10 +16,10 @@ import hashlib
 import logging
 import os
 import re
-import tempfile
 from pathlib import Path
 
-from lsp_agent.core.private_files import private_folder
+from lsp_agent.system.atomic import write_temp
+from lsp_agent.system.private_files import private_folder
 
 __all__ = [
     "SPILL_MAX_AGE",
@@ -54,18 +54,16 @@ def write_spill(spill_root: Path, session_id: str, tool_call_id: str, data: byte
     folder = session_spill_dir(spill_root, session_id)
     stem = _file_name(tool_call_id)
 
-    def make_temp() -> tuple[int, str]:
+    def write_temp_file() -> str:
         private_folder(spill_root)  # tightened too, if an older version made it looser
         private_folder(folder)
-        return tempfile.mkstemp(dir=folder, prefix=f".{stem}.", suffix=".tmp")
+        return write_temp(str(folder / stem), data)  # created 0600
 
     try:
-        fd, temp = make_temp()
+        temp = write_temp_file()
     except FileNotFoundError:  # the folder was pruned (another process starting up) just now
-        fd, temp = make_temp()
+        temp = write_temp_file()
     try:
-        with os.fdopen(fd, "wb") as f:  # mkstemp creates it 0600
-            f.write(data)
         return _publish(temp, folder, stem)
     finally:
         _remove(temp)

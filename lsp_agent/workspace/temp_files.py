@@ -2,7 +2,7 @@
 killed process left behind — and nothing else.
 
 A file tool writes ``.<name>.lsp-agent-<pid>-<ticks>-<8 hex>.tmp`` beside the target, then
-renames it into place. ``pid`` and ``ticks`` (its start time, ``core.owner``) identify the
+renames it into place. ``pid`` and ``ticks`` (its start time, ``system.owner``) identify the
 writing process, so a live writer's file is never mistaken for a dead one's, and a user's
 own ``*.tmp`` never matches. Before the first temporary file in a folder, the folder is
 appended (and ``fsync``-ed) to this process's journal, ``<data>/temp-files/<pid>-<ticks>``,
@@ -24,8 +24,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lsp_agent.core.owner import owner_alive, start_ticks
-from lsp_agent.core.private_files import private_folder
+from lsp_agent.system.atomic import fsync_folder
+from lsp_agent.system.owner import owner_alive
+from lsp_agent.system.private_files import private_folder
+from lsp_agent.system.procfs import start_ticks
 
 __all__ = [
     "TempJournal",
@@ -176,21 +178,6 @@ def _remove_temps(journal: Path, pid: int, ticks: int) -> list[str]:
                 continue
             removed.append(path)
     return removed
-
-
-def fsync_folder(folder: str | Path) -> None:
-    """Make a folder's entries (a rename, a new file) durable; best effort (not every system
-    can open a folder)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 _current: TempJournal | None = None

@@ -18,12 +18,10 @@ OTHER_SECRET = "ghp_OTHER-TOKEN-must-be-redacted-4567"
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "a.py").write_text("print('hi')\n")
+def workspace(workspace: Path, tmp_path: Path) -> Path:
+    (workspace / "a.py").write_text("print('hi')\n")
     (tmp_path / "outside.txt").write_text("OUTSIDE-CONTENT\n")
-    return ws
+    return workspace
 
 
 def run_calls(

@@ -17,11 +17,12 @@ from typing import Any
 import pytest
 
 from lsp_agent.core.events import NewEvent
-from lsp_agent.core.owner import start_ticks
 from lsp_agent.storage.event_log import open_store
 from lsp_agent.storage.recovery import TURN_ERROR
+from lsp_agent.system.procfs import start_ticks
 from lsp_agent.testing.cli import run_cli as cli
 from lsp_agent.testing.fake_llm import FakeLLMServer, running_fake_llm
+from tests.support.provider_env import provider_env
 
 KEY = "sk-cancel-test-key"
 MODEL = "anthropic/claude-test"
@@ -37,10 +38,6 @@ def start_run(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.Popen[st
         stderr=subprocess.PIPE,
         text=True,
     )
-
-
-def env_for(server: FakeLLMServer) -> dict[str, str]:
-    return {"ANTHROPIC_BASE_URL": server.anthropic_base_url, "ANTHROPIC_API_KEY": KEY}
 
 
 def wait_for(condition: Callable[[], bool], what: str, timeout: float = 30) -> None:
@@ -98,15 +95,13 @@ def tool_parts(data: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
+def workspace(workspace: Path) -> Path:
     # The pids a command writes must be this machine's, not a sandbox's own PID namespace's
     # (tests/security/test_escaped_processes.py covers sandboxed commands).
     user_file = Path(os.environ["XDG_CONFIG_HOME"]) / "lsp-agent" / "config.json"
     user_file.parent.mkdir(parents=True, exist_ok=True)
     user_file.write_text('{"sandbox": "off"}')
-    return ws
+    return workspace
 
 
 # -- Ctrl-C -----------------------------------------------------------------------------------
@@ -132,7 +127,7 @@ def two_calls_then_sleep() -> Iterator[FakeLLMServer]:
 def test_ctrl_c_during_a_command_cancels_the_turn_and_kills_its_group(
     two_calls_then_sleep: FakeLLMServer, workspace: Path
 ) -> None:
-    env = env_for(two_calls_then_sleep)
+    env = provider_env(two_calls_then_sleep, KEY)
     proc = start_run("--yes", "run the tests", cwd=workspace, env=env)
     try:
         wait_for(lambda: len(pids_in(workspace / "pids.txt")) == 2, "the command's pids")
@@ -175,7 +170,7 @@ def test_ctrl_c_during_a_command_cancels_the_turn_and_kills_its_group(
 def test_a_late_second_ctrl_c_still_exits_130(workspace: Path) -> None:
     script = [{"tool_calls": [sleeper("sleep 30 & echo $$ $! > pids.txt; wait")]}]
     with running_fake_llm(script) as server:
-        proc = start_run("--yes", "go", cwd=workspace, env=env_for(server))
+        proc = start_run("--yes", "go", cwd=workspace, env=provider_env(server, KEY))
         try:
             wait_for(lambda: len(pids_in(workspace / "pids.txt")) == 2, "the command's pids")
             proc.send_signal(signal.SIGINT)
@@ -237,7 +232,7 @@ async def test_input_admitted_before_a_crash_is_promoted_when_the_session_resume
             ],
         )
     with running_fake_llm([{"text": "It greets."}]) as server:
-        env = env_for(server)
+        env = provider_env(server, KEY)
         listed = cli("sessions", "list", "--json", cwd=workspace, env=env)
         assert listed.returncode == 0, listed.stderr
         (info,) = json.loads(listed.stdout)["sessions"]
@@ -288,7 +283,7 @@ def test_sessions_commands_leave_a_live_owners_turn_alone(workspace: Path) -> No
         {"text": "finished"},
     ]
     with running_fake_llm(script) as server:
-        env = env_for(server)
+        env = provider_env(server, KEY)
         proc = start_run("--yes", "take your time", cwd=workspace, env=env)
         try:
             assert proc.stdout is not None

@@ -20,11 +20,9 @@ KEY = "sk-cli-conn-SECRET-7777"
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "a.py").write_text("x = 1\n")
-    return ws
+def workspace(workspace: Path) -> Path:
+    (workspace / "a.py").write_text("x = 1\n")
+    return workspace
 
 
 @pytest.fixture(autouse=True)

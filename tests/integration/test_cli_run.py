@@ -14,6 +14,7 @@ import pytest
 
 from lsp_agent.testing.cli import DEFAULT_TIMEOUT, run_cli
 from lsp_agent.testing.fake_llm import FakeLLMServer, running_fake_llm
+from tests.support.provider_env import provider_env
 
 KEY = "sk-cli-run-SECRET-4242"
 MODEL = ("--model", "anthropic/claude-test")
@@ -21,15 +22,9 @@ SUMMARY = re.compile(r"^session (ses_\w+) · [\d,]+ in, [\d,]+ out tokens", re.M
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "a.py").write_text("print('a')\n")
-    return ws
-
-
-def env_for(server: FakeLLMServer) -> dict[str, str]:
-    return {"ANTHROPIC_BASE_URL": server.anthropic_base_url, "ANTHROPIC_API_KEY": KEY}
+def workspace(workspace: Path) -> Path:
+    (workspace / "a.py").write_text("print('a')\n")
+    return workspace
 
 
 def run_with_stdin(
@@ -63,7 +58,9 @@ def test_a_command_gets_one_line_its_output_and_the_run_ends_with_the_session(
         {"text": "Counted to four."},
     ]
     with running_fake_llm(script) as server:
-        result = run_cli("run", *MODEL, "--yes", "count", cwd=workspace, env=env_for(server))
+        result = run_cli(
+            "run", *MODEL, "--yes", "count", cwd=workspace, env=provider_env(server, KEY)
+        )
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Counted to four.\n"  # stdout is the answer only
     lines = result.stderr.splitlines()
@@ -86,7 +83,7 @@ def test_a_refused_edit_without_a_terminal_exits_4_and_says_so_once(workspace: P
         {"text": "I could not write it."},
     ]
     with running_fake_llm(script) as server:
-        result = run_cli("run", *MODEL, "write b.txt", cwd=workspace, env=env_for(server))
+        result = run_cli("run", *MODEL, "write b.txt", cwd=workspace, env=provider_env(server, KEY))
     assert result.returncode == 4, result.stderr
     assert result.stderr.count("not approved: no terminal") == 1
     assert "1 permission ask was refused" in result.stderr
@@ -98,7 +95,7 @@ def test_the_prompt_can_come_from_stdin(workspace: Path) -> None:
     prompt = "explain this\nover two lines"
     with running_fake_llm([{"text": "ok"}]) as server:
         result = run_with_stdin(
-            "run", *MODEL, "-", cwd=workspace, env=env_for(server), stdin=prompt
+            "run", *MODEL, "-", cwd=workspace, env=provider_env(server, KEY), stdin=prompt
         )
         assert result.returncode == 0, result.stderr
         assert user_texts(server)[0] == prompt
@@ -123,7 +120,7 @@ def test_files_are_attached_as_delimited_blocks(workspace: Path) -> None:
             "src/b.py",
             "review these",
             cwd=workspace,
-            env=env_for(server),
+            env=provider_env(server, KEY),
         )
         assert result.returncode == 0, result.stderr
         texts = user_texts(server)
@@ -151,7 +148,9 @@ def test_a_file_that_cannot_be_attached_is_bad_usage(
     (workspace / "link.txt").symlink_to(outside)
     os.mkfifo(workspace / "pipe")
     with running_fake_llm([{"text": "unused"}]) as server:
-        result = run_cli("run", *MODEL, "--file", target, "hi", cwd=workspace, env=env_for(server))
+        result = run_cli(
+            "run", *MODEL, "--file", target, "hi", cwd=workspace, env=provider_env(server, KEY)
+        )
         assert result.returncode == 2, result.stderr
         assert f"--file {target}" in result.stderr
         assert server.model_bodies() == []

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from lsp_agent.core.events import NewEvent
-from lsp_agent.core.owner import current_owner
 from lsp_agent.storage.event_log import open_store
+from lsp_agent.system.owner import current_owner
 from lsp_agent.testing.cli import run_cli
 from lsp_agent.testing.fake_llm import running_fake_llm
 
@@ -23,11 +23,9 @@ HEADER = re.compile(r"^## (user|assistant) (msg_\w+) \((\w+)\)$", re.MULTILINE)
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "a.py").write_text("x = 1\n")
-    return ws
+def workspace(workspace: Path) -> Path:
+    (workspace / "a.py").write_text("x = 1\n")
+    return workspace
 
 
 def one_run(workspace: Path, script: list[dict[str, object]], *extra: str) -> str:

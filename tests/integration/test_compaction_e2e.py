@@ -12,6 +12,7 @@ import pytest
 
 from lsp_agent.testing.cli import run_cli as cli
 from lsp_agent.testing.fake_llm import FakeLLMServer, running_fake_llm
+from tests.support.provider_env import provider_env
 
 KEY = "sk-compaction-test"
 SECTIONS = [
@@ -39,11 +40,9 @@ HIDE = {
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
+def workspace(workspace: Path) -> Path:
     for name in ("big1.txt", "big2.txt", "big3.txt", "big4.txt", "big5.txt"):
-        (ws / name).write_text(
+        (workspace / name).write_text(
             "".join(f"{name} line {i} with some words to fill it\n" for i in range(110))
         )
     config = Path(os.environ["XDG_CONFIG_HOME"]) / "lsp-agent" / "config.json"
@@ -62,11 +61,7 @@ def workspace(tmp_path: Path) -> Path:
             }
         )
     )
-    return ws
-
-
-def env_for(server: FakeLLMServer) -> dict[str, str]:
-    return {"ANTHROPIC_BASE_URL": server.anthropic_base_url, "ANTHROPIC_API_KEY": KEY}
+    return workspace
 
 
 def read(name: str) -> dict[str, Any]:
@@ -110,7 +105,7 @@ def test_a_long_turn_compacts_and_keeps_going(workspace: Path) -> None:
             "anthropic/claude-test",
             "read them all",
             cwd=workspace,
-            env=env_for(server),
+            env=provider_env(server, KEY),
         )
         assert result.returncode == 0, result.stderr
         summaries = summary_requests(server)
@@ -143,7 +138,12 @@ def test_a_second_compaction_updates_the_first_summary(workspace: Path) -> None:
     script = [read(f"big{i}.txt") for i in (1, 2, 3, 4, 5, 1, 2, 3)] + [{"text": "done"}]
     with running_fake_llm(script) as server:
         result = cli(
-            "run", "--model", "anthropic/claude-test", "read", cwd=workspace, env=env_for(server)
+            "run",
+            "--model",
+            "anthropic/claude-test",
+            "read",
+            cwd=workspace,
+            env=provider_env(server, KEY),
         )
         assert result.returncode == 0, result.stderr
         summaries = summary_requests(server)
@@ -162,7 +162,12 @@ def test_an_overflow_compacts_once_and_retries(workspace: Path) -> None:
     ]
     with running_fake_llm(script) as server:
         result = cli(
-            "run", "--model", "anthropic/claude-test", "go", cwd=workspace, env=env_for(server)
+            "run",
+            "--model",
+            "anthropic/claude-test",
+            "go",
+            cwd=workspace,
+            env=provider_env(server, KEY),
         )
         assert result.returncode == 0, result.stderr
         assert "recovered" in result.stdout
@@ -179,7 +184,12 @@ def test_a_second_overflow_fails_clearly(workspace: Path) -> None:
     ]
     with running_fake_llm(script) as server:
         result = cli(
-            "run", "--model", "anthropic/claude-test", "go", cwd=workspace, env=env_for(server)
+            "run",
+            "--model",
+            "anthropic/claude-test",
+            "go",
+            cwd=workspace,
+            env=provider_env(server, KEY),
         )
     assert result.returncode == 1
     assert "still too long" in result.stderr
@@ -188,7 +198,7 @@ def test_a_second_overflow_fails_clearly(workspace: Path) -> None:
 def test_sessions_compact_compacts_an_idle_session(workspace: Path) -> None:
     script = [read("big1.txt"), {"text": "one"}, read("big2.txt"), {"text": "two"}]
     with running_fake_llm(script) as server:
-        env = env_for(server)
+        env = provider_env(server, KEY)
         assert (
             cli("run", "--model", "anthropic/claude-test", "a", cwd=workspace, env=env).returncode
             == 0

@@ -14,19 +14,22 @@ import pytest
 
 from lsp_agent.testing.cli import run_cli as cli
 from lsp_agent.testing.fake_llm import FakeLLMServer, running_fake_llm
+from tests.support.provider_env import provider_env
 
 KEY = "sk-context-test"
-
-
-def env_for(server: FakeLLMServer) -> dict[str, str]:
-    return {"ANTHROPIC_BASE_URL": server.anthropic_base_url, "ANTHROPIC_API_KEY": KEY}
 
 
 def run(
     server: FakeLLMServer, cwd: Path, prompt: str, *extra: str
 ) -> subprocess.CompletedProcess[str]:
     result = cli(
-        "run", *extra, "--model", "anthropic/claude-test", prompt, cwd=cwd, env=env_for(server)
+        "run",
+        *extra,
+        "--model",
+        "anthropic/claude-test",
+        prompt,
+        cwd=cwd,
+        env=provider_env(server, KEY),
     )
     assert result.returncode == 0, result.stderr
     return result
@@ -49,12 +52,10 @@ def without_cache_marks(value: Any) -> Any:
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "AGENTS.md").write_text("Always answer in haiku.\n")
-    (ws / "a.py").write_text("x = 1\n")
-    return ws
+def workspace(workspace: Path) -> Path:
+    (workspace / "AGENTS.md").write_text("Always answer in haiku.\n")
+    (workspace / "a.py").write_text("x = 1\n")
+    return workspace
 
 
 def test_the_prefix_stays_byte_identical_across_steps_turns_and_restarts(workspace: Path) -> None:
@@ -101,7 +102,7 @@ def test_unreadable_instructions_hold_the_input_back_until_they_can_be_read(
     # "What may be read"): a link to a file not there yet is what cannot be read.
     (workspace / "AGENTS.md").symlink_to("generated.md")
     with running_fake_llm([{"text": "finally"}]) as server:
-        env = env_for(server)
+        env = provider_env(server, KEY)
         failed = cli("run", "--model", "anthropic/claude-test", "hello", cwd=workspace, env=env)
         assert failed.returncode == 1
         assert "AGENTS.md" in failed.stderr

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, cast
@@ -226,12 +225,6 @@ def expected_messages(session_id: str) -> list[dict[str, Any]]:
             ],
         },
     ]
-
-
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[SqliteEventStore]:
-    async with await open_store(tmp_path / "data") as opened:
-        yield opened
 
 
 async def started_turn(store: SqliteEventStore, session_id: str = "ses_1") -> None:

@@ -12,25 +12,16 @@ import pytest
 
 from lsp_agent.testing.cli import run_cli
 from lsp_agent.testing.fake_llm import FakeLLMServer, running_fake_llm
+from tests.support.provider_env import provider_env
 
 API_KEY = "sk-test-7f3c9a1e-SECRET-value"
 A_PY = "import sys\n\nprint('hello from a.py')\n"
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "a.py").write_text(A_PY)
-    return ws
-
-
-def anthropic_env(server: FakeLLMServer) -> dict[str, str]:
-    return {"ANTHROPIC_BASE_URL": server.anthropic_base_url, "ANTHROPIC_API_KEY": API_KEY}
-
-
-def openai_env(server: FakeLLMServer) -> dict[str, str]:
-    return {"OPENAI_BASE_URL": server.openai_base_url, "OPENAI_API_KEY": API_KEY}
+def workspace(workspace: Path) -> Path:
+    (workspace / "a.py").write_text(A_PY)
+    return workspace
 
 
 def model_requests(server: FakeLLMServer) -> list[dict[str, Any]]:
@@ -64,7 +55,7 @@ def test_anthropic_turn_reads_a_file_and_answers(
         "anthropic/claude-test",
         "what does a.py do",
         cwd=workspace,
-        env=anthropic_env(read_then_answer),
+        env=provider_env(read_then_answer, API_KEY),
     )
     assert result.returncode == 0, result.stderr
     assert "It prints a greeting." in result.stdout
@@ -100,7 +91,7 @@ def test_openai_turn_reads_a_file_and_answers(
         "openai/gpt-test",
         "what does a.py do",
         cwd=workspace,
-        env=openai_env(read_then_answer),
+        env=provider_env(read_then_answer, API_KEY, "openai"),
     )
     assert result.returncode == 0, result.stderr
     assert "It prints a greeting." in result.stdout
@@ -123,7 +114,7 @@ def test_rate_limits_are_retried_then_the_turn_succeeds(workspace: Path) -> None
             "anthropic/claude-test",
             "hi",
             cwd=workspace,
-            env=anthropic_env(server),
+            env=provider_env(server, API_KEY),
         )
         assert result.returncode == 0, result.stderr
         assert "finally" in result.stdout
@@ -139,7 +130,7 @@ def test_a_rejected_key_fails_at_once_naming_the_variable(workspace: Path) -> No
             "anthropic/claude-test",
             "hi",
             cwd=workspace,
-            env=anthropic_env(server),
+            env=provider_env(server, API_KEY),
         )
         assert result.returncode == 1
         assert "ANTHROPIC_API_KEY" in result.stderr
@@ -180,7 +171,7 @@ def test_sessions_show_has_the_whole_turn_in_the_contract_shape(
         "anthropic/claude-test",
         "what does a.py do",
         cwd=workspace,
-        env=anthropic_env(read_then_answer),
+        env=provider_env(read_then_answer, API_KEY),
     )
     assert result.returncode == 0, result.stderr
     listing = json.loads(run_cli("sessions", "list", "--json", cwd=workspace).stdout)
@@ -229,7 +220,7 @@ def test_the_api_key_is_written_nowhere(read_then_answer: FakeLLMServer, workspa
         "anthropic/claude-test",
         "what does a.py do",
         cwd=workspace,
-        env=anthropic_env(read_then_answer),
+        env=provider_env(read_then_answer, API_KEY),
     )
     assert result.returncode == 0, result.stderr
     data_dir = Path(os.environ["LSP_AGENT_DATA_DIR"])
@@ -250,7 +241,7 @@ def test_run_json_prints_one_update_per_event_with_gapless_seq(
         "anthropic/claude-test",
         "what does a.py do",
         cwd=workspace,
-        env=anthropic_env(read_then_answer),
+        env=provider_env(read_then_answer, API_KEY),
     )
     assert result.returncode == 0, result.stderr
     updates = [json.loads(line) for line in result.stdout.splitlines()]
@@ -277,7 +268,7 @@ def test_reads_outside_the_workspace_are_refused(workspace: Path, target: str) -
             "anthropic/claude-test",
             "read it",
             cwd=workspace,
-            env=anthropic_env(server),
+            env=provider_env(server, API_KEY),
         )
         assert result.returncode == 4, result.stderr  # 4: the external_directory ask was refused
         second = model_requests(server)[1]
@@ -309,7 +300,7 @@ def test_the_step_limit_forces_a_final_answer_and_exits_3(workspace: Path) -> No
             "anthropic/claude-test",
             "loop",
             cwd=workspace,
-            env=anthropic_env(server),
+            env=provider_env(server, API_KEY),
         )
         assert result.returncode == 3, result.stderr
         first, last = model_requests(server)
@@ -321,7 +312,7 @@ def test_the_step_limit_forces_a_final_answer_and_exits_3(workspace: Path) -> No
 
 def test_run_continues_a_session(workspace: Path) -> None:
     with running_fake_llm([{"text": "first"}, {"text": "second"}]) as server:
-        env = anthropic_env(server)
+        env = provider_env(server, API_KEY)
         first = run_cli("run", "--model", "anthropic/claude-test", "one", cwd=workspace, env=env)
         assert first.returncode == 0, first.stderr
         session_id = session_id_of(workspace)
@@ -393,7 +384,7 @@ def test_searches_never_bring_outside_content_into_a_request(
             "anthropic/claude-test",
             "search",
             cwd=workspace,
-            env=anthropic_env(server),
+            env=provider_env(server, API_KEY),
         )
         assert result.returncode in (0, 4), result.stderr  # 4: an outside path was asked, refused
         bodies = json.dumps([r.body for r in server.requests])

@@ -18,15 +18,13 @@ ORIGINAL = "value = 1\n"
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "a.py").write_text(ORIGINAL)
+def workspace(workspace: Path, tmp_path: Path) -> Path:
+    (workspace / "a.py").write_text(ORIGINAL)
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "b.py").write_text(ORIGINAL)
-    (ws / "linked").symlink_to(outside, target_is_directory=True)
-    return ws
+    (workspace / "linked").symlink_to(outside, target_is_directory=True)
+    return workspace
 
 
 def run_one_call(

@@ -8,14 +8,13 @@ import os
 import signal
 import sqlite3
 import subprocess
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from lsp_agent.core.events import EventType, NewEvent
-from lsp_agent.core.owner import current_owner, start_ticks
 from lsp_agent.core.transcript import TextPartView, ToolCallView
 from lsp_agent.storage.db import DB_FILENAME, is_corruption
 from lsp_agent.storage.event_log import SqliteEventStore, open_store
@@ -27,6 +26,8 @@ from lsp_agent.storage.recovery import (
     group_members,
     recover,
 )
+from lsp_agent.system.owner import current_owner
+from lsp_agent.system.procfs import start_ticks
 
 T = "2025-03-01T12:00:00.000Z"
 
@@ -99,12 +100,6 @@ def a_turn_in_progress(owner: dict[str, Any]) -> list[NewEvent]:
         ev("state_changed", state="requires_action"),
         ev("user_message_admitted", messageId="msg_u2", content=text("and the docs")),
     ]
-
-
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[SqliteEventStore]:
-    async with await open_store(tmp_path / "data") as opened:
-        yield opened
 
 
 def rows(db: Path) -> dict[str, list[tuple[Any, ...]]]:

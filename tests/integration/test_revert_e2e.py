@@ -37,19 +37,17 @@ def git_dir_digest(root: Path) -> dict[str, str]:
 
 
 @pytest.fixture(params=["git", "plain"])
-def workspace(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
+def workspace(request: pytest.FixtureRequest, workspace: Path) -> Path:
     for name in ("a.txt", "b.txt", "c.txt", "d.txt"):
-        (ws / name).write_text(f"{name} original\nsecond line\n")
+        (workspace / name).write_text(f"{name} original\nsecond line\n")
     if request.param == "git":
-        subprocess.run([*GIT, "init", "-q"], cwd=ws, check=True)
-        subprocess.run([*GIT, "add", "-A"], cwd=ws, check=True)
-        subprocess.run([*GIT, "commit", "-qm", "init"], cwd=ws, check=True)
-        (ws / "a.txt").write_text("a.txt original\nsecond line\nuncommitted work\n")
-        subprocess.run([*GIT, "stash", "-q"], cwd=ws, check=True)
-        subprocess.run([*GIT, "stash", "pop", "-q"], cwd=ws, check=True)
-    return ws
+        subprocess.run([*GIT, "init", "-q"], cwd=workspace, check=True)
+        subprocess.run([*GIT, "add", "-A"], cwd=workspace, check=True)
+        subprocess.run([*GIT, "commit", "-qm", "init"], cwd=workspace, check=True)
+        (workspace / "a.txt").write_text("a.txt original\nsecond line\nuncommitted work\n")
+        subprocess.run([*GIT, "stash", "-q"], cwd=workspace, check=True)
+        subprocess.run([*GIT, "stash", "pop", "-q"], cwd=workspace, check=True)
+    return workspace
 
 
 PATCH = (

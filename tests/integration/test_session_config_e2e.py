@@ -41,11 +41,11 @@ async def test_a_session_switches_from_anthropic_to_openai(tmp_path: Path) -> No
             )
             sessions = app.sessions
             sid = await sessions.create(workspace_folder=str(workspace))
-            _, model = await sessions.config_options(sid)
-            refs = [o["value"] for o in model["options"]]
-            assert model["currentValue"] == "anthropic/claude-test"
+            choices = await sessions.config_options(sid)
+            refs = [c.ref for c in choices.models]
+            assert choices.model == "anthropic/claude-test"
             assert {"anthropic/claude-test", "openai/gpt-4o-mini"} <= set(refs)
-            assert KEY not in repr(model)
+            assert KEY not in repr(choices)
             await sessions.admit(sid, [{"type": "text", "text": "one"}])
             assert (await sessions.run_turn(sid)).stop_reason == "end_turn"
 

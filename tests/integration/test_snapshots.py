@@ -135,7 +135,7 @@ def make_project(root: Path, *, attributes: bool = True) -> Path:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> GitShadowSnapshots:
+def snapshots(tmp_path: Path) -> GitShadowSnapshots:
     return GitShadowSnapshots(tmp_path / "data")
 
 
@@ -153,18 +153,18 @@ def workspace(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path]:
 
 
 async def test_edit_create_delete_then_restore_both_ways(
-    store: GitShadowSnapshots, workspace: Path
+    snapshots: GitShadowSnapshots, workspace: Path
 ) -> None:
     before = state(workspace)
-    t0 = await store.track(workspace)
-    assert await store.track(workspace) == t0  # nothing changed: the same tree
+    t0 = await snapshots.track(workspace)
+    assert await snapshots.track(workspace) == t0  # nothing changed: the same tree
 
     agent_edits(workspace)
     after = state(workspace)
-    t1 = await store.track(workspace)
+    t1 = await snapshots.track(workspace)
     assert t1 != t0
 
-    changes = await store.diff(workspace, t0, t1)
+    changes = await snapshots.diff(workspace, t0, t1)
     assert changes == [
         FileChange(path="a.txt", status="modify", additions=2, deletions=0),
         FileChange(path="crlf.txt", status="modify", additions=2, deletions=1),
@@ -172,32 +172,32 @@ async def test_edit_create_delete_then_restore_both_ways(
         FileChange(path="new/e.txt", status="add", additions=3, deletions=0),
         FileChange(path="src/c.md", status="modify", additions=1, deletions=1),
     ]
-    patch = await store.patch(workspace, t0, t1)
+    patch = await snapshots.patch(workspace, t0, t1)
     assert "--- a/a.txt\n+++ b/a.txt\n" in patch
     assert "+added 2\n" in patch
     assert "deleted file mode 100644" in patch
     assert "+TWO\r\n" in patch  # bytes as they are on disk, no end-of-line conversion
-    assert await store.patch(workspace, t1, t1) == ""
+    assert await snapshots.patch(workspace, t1, t1) == ""
 
-    restored = await store.restore(workspace, t0)
+    restored = await snapshots.restore(workspace, t0)
     assert restored == ["a.txt", "crlf.txt", "gone.txt", "new/e.txt", "src/c.md"]
     assert state(workspace) == before
     assert not (workspace / "new").exists()  # the folder the agent made is gone too
-    assert await store.track(workspace) == t0
+    assert await snapshots.track(workspace) == t0
 
-    assert await store.restore(workspace, t1) == restored
+    assert await snapshots.restore(workspace, t1) == restored
     assert state(workspace) == after
-    assert await store.track(workspace) == t1
-    assert await store.restore(workspace, t1) == []
+    assert await snapshots.track(workspace) == t1
+    assert await snapshots.restore(workspace, t1) == []
 
 
-async def test_restore_only_the_given_paths(store: GitShadowSnapshots, workspace: Path) -> None:
-    t0 = await store.track(workspace)
+async def test_restore_only_the_given_paths(snapshots: GitShadowSnapshots, workspace: Path) -> None:
+    t0 = await snapshots.track(workspace)
     agent_edits(workspace)
-    await store.track(workspace)
+    await snapshots.track(workspace)
     edited = state(workspace)
 
-    assert await store.restore(workspace, t0, ["a.txt", "gone.txt", "new"]) == [
+    assert await snapshots.restore(workspace, t0, ["a.txt", "gone.txt", "new"]) == [
         "a.txt",
         "gone.txt",
         "new/e.txt",
@@ -211,105 +211,111 @@ async def test_restore_only_the_given_paths(store: GitShadowSnapshots, workspace
 
 
 async def test_type_and_mode_changes_are_restored(
-    store: GitShadowSnapshots, workspace: Path
+    snapshots: GitShadowSnapshots, workspace: Path
 ) -> None:
     before = state(workspace)
-    t0 = await store.track(workspace)
+    t0 = await snapshots.track(workspace)
     (workspace / "run.sh").chmod(0o644)
     (workspace / "link").unlink()
     write(workspace / "link", "now a file\n")
     (workspace / "data.bin").unlink()
     os.symlink("b.py", workspace / "data.bin")
-    t1 = await store.track(workspace)
-    assert {c.path for c in await store.diff(workspace, t0, t1)} == {"run.sh", "link", "data.bin"}
+    t1 = await snapshots.track(workspace)
+    assert {c.path for c in await snapshots.diff(workspace, t0, t1)} == {
+        "run.sh",
+        "link",
+        "data.bin",
+    }
 
-    await store.restore(workspace, t0)
+    await snapshots.restore(workspace, t0)
     assert state(workspace) == before
 
 
 async def test_a_file_becoming_a_folder_and_back(
-    store: GitShadowSnapshots, workspace: Path
+    snapshots: GitShadowSnapshots, workspace: Path
 ) -> None:
     before = state(workspace)
-    t0 = await store.track(workspace)
+    t0 = await snapshots.track(workspace)
     (workspace / "b.py").unlink()
     write(workspace / "b.py" / "inner.txt", "now a folder\n")
     (workspace / "src" / "deep" / "d.txt").unlink()
     (workspace / "src" / "deep").rmdir()
     write(workspace / "src" / "deep", "now a file\n")
     after = state(workspace)
-    t1 = await store.track(workspace)
-    assert [(c.path, c.status) for c in await store.diff(workspace, t0, t1)] == [
+    t1 = await snapshots.track(workspace)
+    assert [(c.path, c.status) for c in await snapshots.diff(workspace, t0, t1)] == [
         ("b.py", "delete"),
         ("b.py/inner.txt", "add"),
         ("src/deep", "add"),
         ("src/deep/d.txt", "delete"),
     ]
-    await store.restore(workspace, t0)
+    await snapshots.restore(workspace, t0)
     assert state(workspace) == before
-    await store.restore(workspace, t1)
+    await snapshots.restore(workspace, t1)
     assert state(workspace) == after
 
 
 async def test_ignored_files_are_never_recorded_nor_restored(
-    store: GitShadowSnapshots, workspace: Path
+    snapshots: GitShadowSnapshots, workspace: Path
 ) -> None:
-    t0 = await store.track(workspace)
+    t0 = await snapshots.track(workspace)
     write(workspace / "app.log", "the log changed\n")
     write(workspace / "build" / "new.o", b"new object")
     write(workspace / "b.py", "print('agent')\n")
-    t1 = await store.track(workspace)
-    assert [c.path for c in await store.diff(workspace, t0, t1)] == ["b.py"]
+    t1 = await snapshots.track(workspace)
+    assert [c.path for c in await snapshots.diff(workspace, t0, t1)] == ["b.py"]
 
-    assert await store.restore(workspace, t0) == ["b.py"]
+    assert await snapshots.restore(workspace, t0) == ["b.py"]
     assert (workspace / "app.log").read_text() == "the log changed\n"
     assert (workspace / "build" / "new.o").read_bytes() == b"new object"
     assert (workspace / "build" / "out.o").read_bytes() == b"\x00ignored"
 
 
 async def test_files_a_changed_gitignore_excludes_stop_being_recorded(
-    store: GitShadowSnapshots, workspace: Path
+    snapshots: GitShadowSnapshots, workspace: Path
 ) -> None:
     write(workspace / "gen" / "out.js", "generated\n")
-    t0 = await store.track(workspace)
+    t0 = await snapshots.track(workspace)
     append(workspace / ".gitignore", "gen/\n")
-    t1 = await store.track(workspace)
-    assert [(c.path, c.status) for c in await store.diff(workspace, t0, t1)] == [
+    t1 = await snapshots.track(workspace)
+    assert [(c.path, c.status) for c in await snapshots.diff(workspace, t0, t1)] == [
         (".gitignore", "modify"),
         ("gen/out.js", "delete"),  # no longer recorded (the file is still there)
     ]
     write(workspace / "gen" / "out.js", "generated again\n")
-    assert await store.track(workspace) == t1
-    await store.restore(workspace, t1)
+    assert await snapshots.track(workspace) == t1
+    await snapshots.restore(workspace, t1)
     assert (workspace / "gen" / "out.js").read_text() == "generated again\n"
 
 
-async def test_project_info_exclude_is_respected(store: GitShadowSnapshots, tmp_path: Path) -> None:
+async def test_project_info_exclude_is_respected(
+    snapshots: GitShadowSnapshots, tmp_path: Path
+) -> None:
     project = make_project(tmp_path / "project")
-    t0 = await store.track(project)
+    t0 = await snapshots.track(project)
     write(project / "secret.txt", "changed, still excluded\n")
     write(project / ".git" / "info" / "exclude", "secret.txt\nlater.txt\n")
     write(project / "later.txt", "excluded after the project's exclude file changed\n")
-    t1 = await store.track(project)
+    t1 = await snapshots.track(project)
     assert t1 == t0
 
 
 async def test_untracked_large_files_are_skipped(
-    store: GitShadowSnapshots, workspace: Path
+    snapshots: GitShadowSnapshots, workspace: Path
 ) -> None:
-    t0 = await store.track(workspace)
+    t0 = await snapshots.track(workspace)
     big = os.urandom(3 * 1024 * 1024)
     write(workspace / "big.dat", big)
     write(workspace / "small.txt", "small\n")
-    t1 = await store.track(workspace)
-    assert [c.path for c in await store.diff(workspace, t0, t1)] == ["small.txt"]
+    t1 = await snapshots.track(workspace)
+    assert [c.path for c in await snapshots.diff(workspace, t0, t1)] == ["small.txt"]
 
-    assert await store.restore(workspace, t0) == ["small.txt"]
+    assert await snapshots.restore(workspace, t0) == ["small.txt"]
     assert (workspace / "big.dat").read_bytes() == big  # not recorded, so never deleted
 
 
 async def test_large_files_the_project_tracks_are_recorded(
-    store: GitShadowSnapshots, tmp_path: Path
+    snapshots: GitShadowSnapshots, tmp_path: Path
 ) -> None:
     project = tmp_path / "project"
     project.mkdir()
@@ -318,18 +324,18 @@ async def test_large_files_the_project_tracks_are_recorded(
     write(project / "tracked.big", original)
     git(project, "add", "-A")
     git(project, "commit", "-q", "-m", "big")
-    t0 = await store.track(project)
+    t0 = await snapshots.track(project)
     write(project / "tracked.big", b"b" * (3 * 1024 * 1024))
-    t1 = await store.track(project)
-    assert [c.path for c in await store.diff(workspace=project, from_tree=t0, to_tree=t1)] == [
+    t1 = await snapshots.track(project)
+    assert [c.path for c in await snapshots.diff(workspace=project, from_tree=t0, to_tree=t1)] == [
         "tracked.big"
     ]
-    await store.restore(project, t0)
+    await snapshots.restore(project, t0)
     assert (project / "tracked.big").read_bytes() == original
 
 
 async def test_the_projects_git_dir_is_never_modified(
-    store: GitShadowSnapshots, tmp_path: Path
+    snapshots: GitShadowSnapshots, tmp_path: Path
 ) -> None:
     project = make_project(tmp_path / "project")
     git_dir = project / ".git"
@@ -339,30 +345,30 @@ async def test_the_projects_git_dir_is_never_modified(
         before
     )
 
-    t0 = await store.track(project)
+    t0 = await snapshots.track(project)
     agent_edits(project)
-    t1 = await store.track(project)
-    await store.diff(project, t0, t1)
-    await store.patch(project, t0, t1)
-    await store.changed_since(project, t1, ["a.txt"])
-    await store.restore(project, t0)
-    await store.restore(project, t1, ["a.txt"])
-    await store.prune()
+    t1 = await snapshots.track(project)
+    await snapshots.diff(project, t0, t1)
+    await snapshots.patch(project, t0, t1)
+    await snapshots.changed_since(project, t1, ["a.txt"])
+    await snapshots.restore(project, t0)
+    await snapshots.restore(project, t1, ["a.txt"])
+    await snapshots.prune()
 
     assert tree_hash(git_dir) == before
     agent_edits_undone = state(project)
     assert "new/e.txt" not in agent_edits_undone
     assert git(project, "stash", "list", read_only=True).count("stash@{") == 1
-    await store.restore(project, t0)
+    await snapshots.restore(project, t0)
     assert git(project, "status", "--porcelain", read_only=True) == status_before
     assert tree_hash(git_dir) == before
 
 
 async def test_objects_are_shared_with_the_project(
-    store: GitShadowSnapshots, tmp_path: Path
+    snapshots: GitShadowSnapshots, tmp_path: Path
 ) -> None:
     project = make_project(tmp_path / "project")
-    await store.track(project)
+    await snapshots.track(project)
     shadow = shadow_dir(tmp_path / "data", project.resolve())
     alternates = (shadow / "objects" / "info" / "alternates").read_text()
     assert alternates.strip() == str((project / ".git" / "objects").resolve())
@@ -371,7 +377,9 @@ async def test_objects_are_shared_with_the_project(
     assert len(own) < 10
 
 
-async def test_a_clean_projects_index_is_reused(store: GitShadowSnapshots, tmp_path: Path) -> None:
+async def test_a_clean_projects_index_is_reused(
+    snapshots: GitShadowSnapshots, tmp_path: Path
+) -> None:
     project = tmp_path / "project"
     project.mkdir()
     git(project, "init", "-q")
@@ -379,7 +387,7 @@ async def test_a_clean_projects_index_is_reused(store: GitShadowSnapshots, tmp_p
         write(project / f"dir{i % 5}" / f"f{i}.txt", f"{i}\n")
     git(project, "add", "-A")
     git(project, "commit", "-q", "-m", "first")
-    tree = await store.track(project)
+    tree = await snapshots.track(project)
     assert tree == git(project, "rev-parse", "HEAD^{tree}").strip()
     shadow = shadow_dir(tmp_path / "data", project.resolve())
     own = [p for p in (shadow / "objects").rglob("*") if p.is_file() and "info" not in p.parts]
@@ -408,43 +416,47 @@ def test_the_index_is_copied_only_when_no_conversion_applies(tmp_path: Path) -> 
 
 
 async def test_an_object_gone_from_the_project_rebuilds_the_index(
-    store: GitShadowSnapshots, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    snapshots: GitShadowSnapshots, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     project = make_project(tmp_path / "project", attributes=False)
-    t0 = await store.track(project)
+    t0 = await snapshots.track(project)
     blob = git(project, "rev-parse", "HEAD:a.txt").strip()
     (project / ".git" / "objects" / blob[:2] / blob[2:]).unlink()  # as if the project pruned it
     write(project / "b.py", "print('changed')\n")
-    t1 = await store.track(project)
+    t1 = await snapshots.track(project)
     assert "rebuilt" in caplog.text
-    assert [c.path for c in await store.diff(project, t0, t1)] == ["b.py"]
-    await store.restore(project, t1, ["a.txt"])
+    assert [c.path for c in await snapshots.diff(project, t0, t1)] == ["b.py"]
+    await snapshots.restore(project, t1, ["a.txt"])
     assert (project / "a.txt").read_text() == "".join(f"line {i}\n" for i in range(10))
 
 
 async def test_changed_since_reports_a_users_edit(
-    store: GitShadowSnapshots, workspace: Path
+    snapshots: GitShadowSnapshots, workspace: Path
 ) -> None:
-    await store.track(workspace)
+    await snapshots.track(workspace)
     write(workspace / "a.txt", "agent\n")
     write(workspace / "new.txt", "agent made this\n")
-    after_step = await store.track(workspace)
+    after_step = await snapshots.track(workspace)
     paths = ["a.txt", "b.py", "new.txt", "src"]
-    assert await store.changed_since(workspace, after_step, paths) == []
+    assert await snapshots.changed_since(workspace, after_step, paths) == []
 
     write(workspace / "a.txt", "the user's edit\n")
     (workspace / "new.txt").unlink()
     write(workspace / "src" / "c.md", "the user again\n")
-    assert await store.changed_since(workspace, after_step, paths) == ["a.txt", "new.txt", "src"]
+    assert await snapshots.changed_since(workspace, after_step, paths) == [
+        "a.txt",
+        "new.txt",
+        "src",
+    ]
 
     # With force, the restore brings the agent's state back over the user's edits.
-    await store.restore(workspace, after_step, ["a.txt"])
+    await snapshots.restore(workspace, after_step, ["a.txt"])
     assert (workspace / "a.txt").read_text() == "agent\n"
-    assert await store.changed_since(workspace, after_step, ["a.txt"]) == []
+    assert await snapshots.changed_since(workspace, after_step, ["a.txt"]) == []
 
 
 async def test_workspace_in_a_subfolder_of_a_repository(
-    store: GitShadowSnapshots, tmp_path: Path
+    snapshots: GitShadowSnapshots, tmp_path: Path
 ) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -457,49 +469,53 @@ async def test_workspace_in_a_subfolder_of_a_repository(
     git(repo, "commit", "-q", "-m", "first")
     workspace = repo / "pkg"
 
-    t0 = await store.track(workspace)
+    t0 = await snapshots.track(workspace)
     write(workspace / "inside.txt", "changed\n")
     write(workspace / "sub" / "added.txt", "added\n")
     write(workspace / "cache.tmp", "still ignored\n")
     write(repo / "outside.txt", "changed outside the workspace\n")
-    t1 = await store.track(workspace)
-    assert [(c.path, c.status) for c in await store.diff(workspace, t0, t1)] == [
+    t1 = await snapshots.track(workspace)
+    assert [(c.path, c.status) for c in await snapshots.diff(workspace, t0, t1)] == [
         ("inside.txt", "modify"),
         ("sub/added.txt", "add"),
     ]
-    await store.restore(workspace, t0)
+    await snapshots.restore(workspace, t0)
     assert (workspace / "inside.txt").read_text() == "inside\n"
     assert not (workspace / "sub").exists()
     assert (workspace / "cache.tmp").read_text() == "still ignored\n"
     assert (repo / "outside.txt").read_text() == "changed outside the workspace\n"
 
     write(workspace / "gen" / "x.js", "x\n")
-    t2 = await store.track(workspace)
+    t2 = await snapshots.track(workspace)
     write(workspace / ".gitignore", "gen/\n")
-    t3 = await store.track(workspace)
-    assert [(c.path, c.status) for c in await store.diff(workspace, t2, t3)] == [
+    t3 = await snapshots.track(workspace)
+    assert [(c.path, c.status) for c in await snapshots.diff(workspace, t2, t3)] == [
         (".gitignore", "add"),
         ("gen/x.js", "delete"),
     ]
 
 
-async def test_nested_repositories_are_left_out(store: GitShadowSnapshots, tmp_path: Path) -> None:
+async def test_nested_repositories_are_left_out(
+    snapshots: GitShadowSnapshots, tmp_path: Path
+) -> None:
     folder = tmp_path / "folder"
     write(folder / "a.txt", "a\n")
-    t0 = await store.track(folder)
+    t0 = await snapshots.track(folder)
     nested = folder / "vendor" / "lib"
     nested.mkdir(parents=True)
     git(nested, "init", "-q")  # no commit yet: git add would refuse it as a gitlink
     write(nested / "lib.txt", "lib\n")
     write(folder / "b.txt", "b\n")
-    t1 = await store.track(folder)
-    assert [c.path for c in await store.diff(folder, t0, t1)] == ["b.txt"]
-    await store.restore(folder, t0)
+    t1 = await snapshots.track(folder)
+    assert [c.path for c in await snapshots.diff(folder, t0, t1)] == ["b.txt"]
+    await snapshots.restore(folder, t0)
     assert (nested / "lib.txt").read_text() == "lib\n"
     assert not (folder / "b.txt").exists()
 
 
-async def test_a_first_snapshot_of_many_files(store: GitShadowSnapshots, tmp_path: Path) -> None:
+async def test_a_first_snapshot_of_many_files(
+    snapshots: GitShadowSnapshots, tmp_path: Path
+) -> None:
     folder = tmp_path / "folder"
     for i in range(600):
         write(folder / f"d{i % 7}" / f"f{i}.txt", f"{i}\n")
@@ -508,7 +524,7 @@ async def test_a_first_snapshot_of_many_files(store: GitShadowSnapshots, tmp_pat
     nested.mkdir(parents=True)
     git(nested, "init", "-q")
     write(nested / "lib.txt", "lib\n")
-    t0 = await store.track(folder)
+    t0 = await snapshots.track(folder)
     listed = git(folder, "--git-dir", str(shadow_dir(tmp_path / "data", folder.resolve())),
                  "ls-tree", "-r", "--name-only", t0)  # fmt: skip
     assert len(listed.splitlines()) == 600
@@ -517,12 +533,12 @@ async def test_a_first_snapshot_of_many_files(store: GitShadowSnapshots, tmp_pat
 
 
 async def test_a_data_dir_inside_the_workspace_is_left_out(tmp_path: Path, workspace: Path) -> None:
-    store = GitShadowSnapshots(workspace / ".lsp-agent")
-    t0 = await store.track(workspace)
+    snapshots = GitShadowSnapshots(workspace / ".lsp-agent")
+    t0 = await snapshots.track(workspace)
     write(workspace / "b.py", "print('changed')\n")
-    t1 = await store.track(workspace)
-    assert [c.path for c in await store.diff(workspace, t0, t1)] == ["b.py"]
-    assert await store.track(workspace) == t1
+    t1 = await snapshots.track(workspace)
+    assert [c.path for c in await snapshots.diff(workspace, t0, t1)] == ["b.py"]
+    assert await snapshots.track(workspace) == t1
 
 
 async def test_another_process_using_the_same_shadow(tmp_path: Path, workspace: Path) -> None:
@@ -536,11 +552,11 @@ async def test_another_process_using_the_same_shadow(tmp_path: Path, workspace: 
 
 
 async def test_snapshots_survive_git_init_and_removing_git(
-    store: GitShadowSnapshots, tmp_path: Path
+    snapshots: GitShadowSnapshots, tmp_path: Path
 ) -> None:
     folder = tmp_path / "folder"
     write(folder / "a.txt", "a\n")
-    plain = await store.track(folder)
+    plain = await snapshots.track(folder)
     git(folder, "init", "-q")
     git(folder, "add", "-A")
     git(folder, "commit", "-q", "-m", "first")
@@ -559,49 +575,51 @@ async def test_snapshots_survive_git_init_and_removing_git(
 
 
 async def test_concurrent_calls_on_one_workspace_are_serialized(
-    store: GitShadowSnapshots, workspace: Path
+    snapshots: GitShadowSnapshots, workspace: Path
 ) -> None:
-    trees = await asyncio.gather(*(store.track(workspace) for _ in range(5)))
+    trees = await asyncio.gather(*(snapshots.track(workspace) for _ in range(5)))
     assert len(set(trees)) == 1
 
 
-async def test_a_cancelled_track_still_finishes(store: GitShadowSnapshots, workspace: Path) -> None:
-    task = asyncio.create_task(store.track(workspace))
+async def test_a_cancelled_track_still_finishes(
+    snapshots: GitShadowSnapshots, workspace: Path
+) -> None:
+    task = asyncio.create_task(snapshots.track(workspace))
     await asyncio.sleep(0)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    tree = await store.track(workspace)  # the lock was released only after git finished
-    assert await store.diff(workspace, tree, tree) == []
+    tree = await snapshots.track(workspace)  # the lock was released only after git finished
+    assert await snapshots.diff(workspace, tree, tree) == []
 
 
-async def test_bad_input_is_refused(store: GitShadowSnapshots, workspace: Path) -> None:
-    tree = await store.track(workspace)
+async def test_bad_input_is_refused(snapshots: GitShadowSnapshots, workspace: Path) -> None:
+    tree = await snapshots.track(workspace)
     with pytest.raises(SnapshotError):
-        await store.diff(workspace, "--output=/tmp/x", tree)
+        await snapshots.diff(workspace, "--output=/tmp/x", tree)
     with pytest.raises(SnapshotError):
-        await store.restore(workspace, tree, ["../outside.txt"])
+        await snapshots.restore(workspace, tree, ["../outside.txt"])
     with pytest.raises(SnapshotError):
-        await store.restore(workspace, tree, ["/etc/passwd"])
+        await snapshots.restore(workspace, tree, ["/etc/passwd"])
     with pytest.raises(SnapshotError):
-        await store.changed_since(workspace, tree, [".git/config"])
+        await snapshots.changed_since(workspace, tree, [".git/config"])
     with pytest.raises(SnapshotError):
-        await store.track(workspace / "missing")
+        await snapshots.track(workspace / "missing")
     with pytest.raises(SnapshotError):
-        await store.diff(workspace, "0" * 40, tree)  # no such tree
+        await snapshots.diff(workspace, "0" * 40, tree)  # no such tree
 
 
 async def test_prune_runs_at_most_once_a_day(tmp_path: Path, workspace: Path) -> None:
     now = [1_000_000_000.0]
-    store = GitShadowSnapshots(tmp_path / "data", clock=lambda: now[0])
-    await store.track(workspace)
+    snapshots = GitShadowSnapshots(tmp_path / "data", clock=lambda: now[0])
+    await snapshots.track(workspace)
 
-    first = await store.prune()
+    first = await snapshots.prune()
     assert first == PruneReport(ran=True, collected=1)
     now[0] += DAY - 60
-    assert not (await store.prune()).ran
+    assert not (await snapshots.prune()).ran
     now[0] += 120
-    assert (await store.prune()).ran
+    assert (await snapshots.prune()).ran
     assert (snapshots_root(tmp_path / "data") / ".last-prune").is_file()
 
 
@@ -609,11 +627,11 @@ async def test_prune_drops_old_snapshots_and_unused_shadows(
     tmp_path: Path, workspace: Path
 ) -> None:
     data = tmp_path / "data"
-    store = GitShadowSnapshots(data)
-    old = await store.track(workspace)
+    snapshots = GitShadowSnapshots(data)
+    old = await snapshots.track(workspace)
     write(workspace / "a.txt", "only in the old snapshot's successor\n")
     write(workspace / "src" / "c.md", "x\n")
-    current = await store.track(workspace)
+    current = await snapshots.track(workspace)
     assert old != current
 
     # Everything written a week and a day ago; the old tree last recorded then too.
@@ -632,27 +650,27 @@ async def test_prune_drops_old_snapshots_and_unused_shadows(
 
     other = tmp_path / "other"
     write(other / "x.txt", "x\n")
-    await store.track(other)
+    await snapshots.track(other)
     other_shadow = shadow_dir(data, other.resolve())
     os.utime(other_shadow / TREES_LOG, (long_ago, long_ago))
 
-    report = await store.prune()
+    report = await snapshots.prune()
     assert report == PruneReport(ran=True, collected=1, removed=1)
     assert not other_shadow.exists()
-    assert await store.diff(workspace, current, current) == []  # kept: still in use
-    assert await store.track(workspace) == current
+    assert await snapshots.diff(workspace, current, current) == []  # kept: still in use
+    assert await snapshots.track(workspace) == current
     with pytest.raises(SnapshotError):
-        await store.diff(workspace, old, current)
+        await snapshots.diff(workspace, old, current)
 
 
 # -- open buffers (an overlay) ----------------------------------------------------------------
 
 
 async def test_an_overlay_records_open_buffers_instead_of_the_disk(
-    store: GitShadowSnapshots, workspace: Path, tmp_path: Path
+    snapshots: GitShadowSnapshots, workspace: Path, tmp_path: Path
 ) -> None:
     root = workspace.resolve()
-    t0 = await store.track(workspace)
+    t0 = await snapshots.track(workspace)
     on_disk = state(workspace)
     overlay = {
         str(root / "a.txt"): "the buffer's text\n",
@@ -663,73 +681,77 @@ async def test_an_overlay_records_open_buffers_instead_of_the_disk(
         str(tmp_path / "elsewhere.txt"): "outside the workspace\n",
         str(root / ".." / "escape.txt"): "outside too\n",
     }
-    t1 = await store.track(workspace, overlay)
-    assert [(c.path, c.status) for c in await store.diff(workspace, t0, t1)] == [
+    t1 = await snapshots.track(workspace, overlay)
+    assert [(c.path, c.status) for c in await snapshots.diff(workspace, t0, t1)] == [
         ("a.txt", "modify")
     ]
-    assert await store.read(workspace, t1, "a.txt") == "the buffer's text\n"
-    assert await store.read(workspace, t0, "a.txt") == "".join(f"line {i}\n" for i in range(10))
+    assert await snapshots.read(workspace, t1, "a.txt") == "the buffer's text\n"
+    assert await snapshots.read(workspace, t0, "a.txt") == "".join(f"line {i}\n" for i in range(10))
     assert state(workspace) == on_disk  # nothing written
-    assert await store.track(workspace) == t0  # the disk's own tree is unchanged
-    assert await store.track(workspace, overlay) == t1
-    assert await store.track(workspace, {str(root / "a.txt"): (root / "a.txt").read_text()}) == t0
+    assert await snapshots.track(workspace) == t0  # the disk's own tree is unchanged
+    assert await snapshots.track(workspace, overlay) == t1
+    assert (
+        await snapshots.track(workspace, {str(root / "a.txt"): (root / "a.txt").read_text()}) == t0
+    )
     log = (shadow_dir(tmp_path / "data", root) / TREES_LOG).read_text()
     assert t1 in log  # pruning keeps it like any snapshot
 
     # Restoring the disk to the overlay's tree writes the buffer's text.
-    await store.restore(workspace, t1, ["a.txt"])
+    await snapshots.restore(workspace, t1, ["a.txt"])
     assert (workspace / "a.txt").read_text() == "the buffer's text\n"
 
 
 async def test_read_answers_a_files_text_in_a_tree(
-    store: GitShadowSnapshots, workspace: Path
+    snapshots: GitShadowSnapshots, workspace: Path
 ) -> None:
-    tree = await store.track(workspace)
-    assert await store.read(workspace, tree, "b.py") == "print('b')\n"
-    assert await store.read(workspace, tree, "crlf.txt") == "one\r\ntwo\r\n"
-    assert await store.read(workspace, tree, "name with spaces ü.txt") == "unicode\n"
-    data = await store.read(workspace, tree, "data.bin")
+    tree = await snapshots.track(workspace)
+    assert await snapshots.read(workspace, tree, "b.py") == "print('b')\n"
+    assert await snapshots.read(workspace, tree, "crlf.txt") == "one\r\ntwo\r\n"
+    assert await snapshots.read(workspace, tree, "name with spaces ü.txt") == "unicode\n"
+    data = await snapshots.read(workspace, tree, "data.bin")
     assert data is not None
     assert data.encode("utf-8", errors="surrogateescape") == bytes(range(256)) * 4
     for absent in ("missing.txt", "src", "link", "app.log", "src/nope/x.txt"):
-        assert await store.read(workspace, tree, absent) is None, absent
+        assert await snapshots.read(workspace, tree, absent) is None, absent
     with pytest.raises(SnapshotError):
-        await store.read(workspace, tree, "../outside.txt")
+        await snapshots.read(workspace, tree, "../outside.txt")
 
 
 async def test_changed_since_compares_open_buffers(
-    store: GitShadowSnapshots, workspace: Path
+    snapshots: GitShadowSnapshots, workspace: Path
 ) -> None:
     a = str(workspace.resolve() / "a.txt")
     agent = {a: "the agent's edit\n"}
-    after_step = await store.track(workspace, agent)
-    assert await store.changed_since(workspace, after_step, ["a.txt"], agent) == []
-    assert await store.changed_since(workspace, after_step, ["a.txt", "b.py"]) == ["a.txt"]
+    after_step = await snapshots.track(workspace, agent)
+    assert await snapshots.changed_since(workspace, after_step, ["a.txt"], agent) == []
+    assert await snapshots.changed_since(workspace, after_step, ["a.txt", "b.py"]) == ["a.txt"]
     typed = {a: "the agent's edit\nthe user typed\n"}
-    assert await store.changed_since(workspace, after_step, ["a.txt", "src"], typed) == ["a.txt"]
+    assert await snapshots.changed_since(workspace, after_step, ["a.txt", "src"], typed) == [
+        "a.txt"
+    ]
 
 
 async def test_an_overlay_keeps_the_disks_bom_and_bytes_that_are_not_utf8(
-    store: GitShadowSnapshots, tmp_path: Path
+    snapshots: GitShadowSnapshots, tmp_path: Path
 ) -> None:
     folder = tmp_path / "folder"
     write(folder / "bom.txt", b"\xef\xbb\xbfbom\n")
     write(folder / "latin1.txt", b"caf\xe9\n")
     root = folder.resolve()
-    t0 = await store.track(folder)
+    t0 = await snapshots.track(folder)
     same = {
         str(root / "bom.txt"): "bom\n",  # editors keep the BOM out of the buffer
         str(root / "latin1.txt"): b"caf\xe9\n".decode("utf-8", errors="surrogateescape"),
     }
-    assert await store.track(folder, same) == t0
-    t1 = await store.track(folder, {str(root / "bom.txt"): "bom edited\n"})
-    assert await store.read(folder, t1, "bom.txt") == "\ufeffbom edited\n"
-    t2 = await store.track(folder, {str(root / "bom.txt"): "\ufeffwith its own\n"})
-    assert await store.read(folder, t2, "bom.txt") == "\ufeffwith its own\n"
+    assert await snapshots.track(folder, same) == t0
+    t1 = await snapshots.track(folder, {str(root / "bom.txt"): "bom edited\n"})
+    assert await snapshots.read(folder, t1, "bom.txt") == "\ufeffbom edited\n"
+    t2 = await snapshots.track(folder, {str(root / "bom.txt"): "\ufeffwith its own\n"})
+    assert await snapshots.read(folder, t2, "bom.txt") == "\ufeffwith its own\n"
 
 
 async def test_an_overlay_in_a_subfolder_of_a_repository(
-    store: GitShadowSnapshots, tmp_path: Path
+    snapshots: GitShadowSnapshots, tmp_path: Path
 ) -> None:
     repo = tmp_path / "repo"
     write(repo / "top.txt", "top\n")
@@ -741,16 +763,16 @@ async def test_an_overlay_in_a_subfolder_of_a_repository(
     git(repo, "commit", "-q", "-m", "first")
     workspace = repo / "pkg"
     root = workspace.resolve()
-    t0 = await store.track(workspace)
-    t1 = await store.track(
+    t0 = await snapshots.track(workspace)
+    t1 = await snapshots.track(
         workspace,
         {
             str(root / "deep" / "x.txt"): "buffer\n",
             str(repo.resolve() / "top.txt"): "outside the workspace\n",
         },
     )
-    assert [c.path for c in await store.diff(workspace, t0, t1)] == ["deep/x.txt"]
-    assert await store.read(workspace, t1, "deep/x.txt") == "buffer\n"
-    assert await store.read(workspace, t1, "inside.txt") == "inside\n"
-    assert await store.read(workspace, t1, "top.txt") is None  # not in the workspace
+    assert [c.path for c in await snapshots.diff(workspace, t0, t1)] == ["deep/x.txt"]
+    assert await snapshots.read(workspace, t1, "deep/x.txt") == "buffer\n"
+    assert await snapshots.read(workspace, t1, "inside.txt") == "inside\n"
+    assert await snapshots.read(workspace, t1, "top.txt") is None  # not in the workspace
     assert (workspace / "deep" / "x.txt").read_text() == "x\n"

@@ -17,16 +17,11 @@ import pytest
 from lsp_agent.core.events import NewEvent
 from lsp_agent.storage.event_log import open_store
 from lsp_agent.testing.cli import run_cli as cli
-from lsp_agent.testing.fake_llm import FakeLLMServer, running_fake_llm
+from lsp_agent.testing.fake_llm import running_fake_llm
+from tests.support.provider_env import provider_env
 
 KEY = "sk-history-test-key"
 PROJECTIONS = ("sessions", "messages", "parts", "tool_calls", "inbox")
-
-
-def env_for(server: FakeLLMServer, provider: str) -> dict[str, str]:
-    if provider == "anthropic":
-        return {"ANTHROPIC_BASE_URL": server.anthropic_base_url, "ANTHROPIC_API_KEY": KEY}
-    return {"OPENAI_BASE_URL": server.openai_base_url, "OPENAI_API_KEY": KEY}
 
 
 MODELS = {"anthropic": "anthropic/claude-test", "openai": "openai/gpt-test"}
@@ -52,7 +47,12 @@ def test_a_stream_dropped_mid_text_is_retried_once(tmp_path: Path, provider: str
     ]
     with running_fake_llm(script) as server:
         result = cli(
-            "run", "--model", MODELS[provider], "hi", cwd=tmp_path, env=env_for(server, provider)
+            "run",
+            "--model",
+            MODELS[provider],
+            "hi",
+            cwd=tmp_path,
+            env=provider_env(server, KEY, provider),
         )
         assert result.returncode == 0, result.stderr
         bodies = [r.body for r in server.requests if r.turn != "side"]
@@ -77,7 +77,7 @@ def test_a_stream_dropped_twice_fails_with_a_clear_message(tmp_path: Path) -> No
             MODELS["anthropic"],
             "hi",
             cwd=tmp_path,
-            env=env_for(server, "anthropic"),
+            env=provider_env(server, KEY),
         )
     assert result.returncode == 1
     assert "broke off twice" in result.stderr
@@ -89,7 +89,7 @@ def test_sigint_during_a_slow_stream_ends_consistently_and_resumes(tmp_path: Pat
     # the stream holds after a few words until released: the interrupt never races its end
     script = [{"text": words, "hold_after": 8}, {"text": "continued"}]
     with running_fake_llm(script) as server:
-        env = {**os.environ, **env_for(server, "anthropic")}
+        env = {**os.environ, **provider_env(server, KEY)}
         proc = subprocess.Popen(
             [
                 sys.executable,
@@ -136,7 +136,7 @@ def test_sigint_during_a_slow_stream_ends_consistently_and_resumes(tmp_path: Pat
             MODELS["anthropic"],
             "go on",
             cwd=tmp_path,
-            env=env_for(server, "anthropic"),
+            env=provider_env(server, KEY),
         )
         assert again.returncode == 0, again.stderr
         assert "continued" in again.stdout
@@ -163,7 +163,7 @@ def run_with_a_tool(tmp_path: Path) -> str:
             MODELS["anthropic"],
             "what is a.py",
             cwd=tmp_path,
-            env=env_for(server, "anthropic"),
+            env=provider_env(server, KEY),
         )
         assert result.returncode == 0, result.stderr
     return only_session(tmp_path)

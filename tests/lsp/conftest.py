@@ -1,9 +1,9 @@
-"""Fixtures for end-to-end tests of ``lsp-agent serve``: a workspace, the fake LLM, the env."""
+"""Fixtures for end-to-end tests of ``lsp-agent serve``: the server's environment (the workspace
+and the fake LLM come from ``tests/conftest.py``)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -11,19 +11,6 @@ import pytest
 from lsp_agent.testing.fake_llm import FakeLLMServer
 
 KEY = "sk-lsp-test"
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    return ws
-
-
-@pytest.fixture
-async def fake_llm() -> AsyncIterator[FakeLLMServer]:
-    async with FakeLLMServer({"turns": []}) as server:
-        yield server
 
 
 @pytest.fixture

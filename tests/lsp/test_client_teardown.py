@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from lsp_agent.testing.lsp_client import agent_client
+from tests.support.lsp_client import agent_client
 
 # Answers `initialize`, then sends a body that is not JSON-RPC (a fatal client error), ignores
 # SIGTERM and stays until its input ends, as a stuck server would.

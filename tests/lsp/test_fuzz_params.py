@@ -18,7 +18,7 @@ from pygls.exceptions import JsonRpcException
 
 from lsp_agent.lsp.protocol import COMMAND_TYPES, METHODS
 from lsp_agent.testing.fake_llm import FakeLLMServer
-from lsp_agent.testing.lsp_client import AgentClient, agent_client
+from tests.support.lsp_client import AgentClient, agent_client
 
 T = TypeVar("T")
 

@@ -13,7 +13,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
 from lsp_agent.testing.fake_llm import FakeLLMServer
-from lsp_agent.testing.lsp_client import Document, agent_client, allow_once
+from tests.support.lsp_client import Document, agent_client, allow_once
 
 ERROR = {
     "range": {"start": {"line": 0, "character": 4}, "end": {"line": 0, "character": 9}},

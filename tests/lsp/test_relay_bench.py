@@ -5,28 +5,15 @@ It checks the measurement, not the speed: a benchmark reports, it does not asser
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "relay.py"
-
-
-def _load_bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_relay", BENCH)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from bench import relay
 
 
 def test_the_relay_bench_measures_every_delta(capsys: pytest.CaptureFixture[str]) -> None:
-    bench = _load_bench()
-    assert bench.main(["--rates", "1000,2000", "--deltas", "40", "--timeout", "30"]) == 0
+    assert relay.main(["--rates", "1000,2000", "--deltas", "40", "--timeout", "30"]) == 0
     out = capsys.readouterr().out
     report = json.loads(out.strip().splitlines()[-1])
     assert [r["target_rate"] for r in report["results"]] == [1000, 2000]

@@ -12,7 +12,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
 from lsp_agent.testing.fake_llm import FakeLLMServer
-from lsp_agent.testing.lsp_client import (
+from tests.support.lsp_client import (
     HOLD,
     AgentClient,
     agent_client,

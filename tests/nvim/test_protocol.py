@@ -18,7 +18,7 @@ from lsp_agent.lsp.schema import SESSION_UPDATES, protocol_schema
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "nvim-plugin"
 LUA_FILES = sorted(PLUGIN.rglob("*.lua"))
-TAP = Path(__file__).with_name("lsp_tap.py")
+TAP = Path(__file__).parents[1] / "support" / "lsp_tap.py"
 SCHEMA = protocol_schema()
 SCHEMA_FILE = json.loads((ROOT / "docs" / "protocol.schema.json").read_text())
 

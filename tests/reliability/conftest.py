@@ -20,6 +20,7 @@ import pytest
 
 from lsp_agent.testing.cli import run_cli
 from lsp_agent.testing.fake_llm import FakeLLMServer
+from tests.support.provider_env import provider_env
 
 KEY = "sk-reliability-test-key"
 MODELS = {"anthropic": "anthropic/claude-test", "openai": "openai/gpt-test"}
@@ -27,12 +28,6 @@ IDLE_TIMEOUT = 1.0
 """The stream idle timeout the suite runs with (the default is 300 s)."""
 RUN_TIMEOUT = 60.0
 """No run of the suite gets near this: reaching it means the agent hung."""
-
-
-def provider_env(server: FakeLLMServer, provider: str) -> dict[str, str]:
-    if provider == "anthropic":
-        return {"ANTHROPIC_BASE_URL": server.anthropic_base_url, "ANTHROPIC_API_KEY": KEY}
-    return {"OPENAI_BASE_URL": server.openai_base_url, "OPENAI_API_KEY": KEY}
 
 
 def write_user_config(home: Path, config: dict[str, Any]) -> None:
@@ -87,7 +82,7 @@ class Agent:
             *args,
             prompt,
             cwd=self.workspace,
-            env=provider_env(server, provider),
+            env=provider_env(server, KEY, provider),
             timeout=RUN_TIMEOUT,
         )
 
@@ -100,7 +95,7 @@ class Agent:
         result = subprocess.run(
             [*command, MODELS[provider], *args, prompt],
             cwd=self.workspace,
-            env={**os.environ, **provider_env(server, provider)},
+            env={**os.environ, **provider_env(server, KEY, provider)},
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,

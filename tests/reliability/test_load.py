@@ -8,31 +8,20 @@ never asserted (regenerate the documented ones with ``python bench/reliability.p
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
-from types import ModuleType
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "load.py"
+from bench import load
+
 SESSIONS = 20
 STEPS = 20
-
-
-def _load_bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_load", BENCH)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 async def test_twenty_sessions_of_twenty_steps_complete_in_order_and_replay_exactly(
     tmp_path: Path,
 ) -> None:
-    bench = _load_bench()
-    result = await bench.run(SESSIONS, STEPS, timeout=240.0)
+    result = await load.run(SESSIONS, STEPS, timeout=240.0)
     assert len(result.sessions) == SESSIONS
     assert result.model_requests == SESSIONS * STEPS
     for run in result.sessions:
@@ -54,6 +43,6 @@ async def test_twenty_sessions_of_twenty_steps_complete_in_order_and_replay_exac
         assert tokens == list(range(STEPS - 1)), run.session_id  # the steps, in order
         assert text.endswith("done")
     assert result.missing == 0
-    figures = bench.figures(result, SESSIONS, STEPS)
+    figures = load.figures(result, SESSIONS, STEPS)
     (tmp_path / "load.json").write_text(json.dumps(figures))
     print(json.dumps(figures))

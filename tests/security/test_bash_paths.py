@@ -21,21 +21,24 @@ KEY = "sk-ant-bash-paths-test"
 
 
 @pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    folder = tmp_path / "ws"
-    (folder / "sub").mkdir(parents=True)
-    (folder / "a.txt").write_text("a\n")
-    return folder
+def workspace(workspace: Path) -> Path:
+    (workspace / "sub").mkdir()
+    (workspace / "a.txt").write_text("a\n")
+    return workspace
 
 
 def plan(
-    ws: Path, command: str, *, env: dict[str, str] | None = None, hidden: tuple[str, ...] = ()
+    workspace: Path,
+    command: str,
+    *,
+    env: dict[str, str] | None = None,
+    hidden: tuple[str, ...] = (),
 ) -> PermissionPlan:
     return plan_permissions(
         command,
-        workdir=str(ws),
-        boundary=WorkspaceBoundary([ws], hidden=hidden),
-        home=str(ws.parent / "home"),
+        workdir=str(workspace),
+        boundary=WorkspaceBoundary([workspace], hidden=hidden),
+        home=str(workspace.parent / "home"),
         env=env or {},
     )
 
@@ -79,8 +82,10 @@ OUTSIDE = [
 
 
 @pytest.mark.parametrize("command", OUTSIDE)
-def test_paths_outside_the_workspace_are_found_after_resolution(ws: Path, command: str) -> None:
-    result = plan(ws, command)
+def test_paths_outside_the_workspace_are_found_after_resolution(
+    workspace: Path, command: str
+) -> None:
+    result = plan(workspace, command)
     assert result.outside, result
 
 
@@ -123,16 +128,18 @@ UNJUDGEABLE = [
 
 
 @pytest.mark.parametrize("command", UNJUDGEABLE)
-def test_what_cannot_be_judged_before_it_runs_is_listed_for_an_ask(ws: Path, command: str) -> None:
-    result = plan(ws, command)
+def test_what_cannot_be_judged_before_it_runs_is_listed_for_an_ask(
+    workspace: Path, command: str
+) -> None:
+    result = plan(workspace, command)
     assert result.unknown or result.outside, result
 
 
-def test_cdpath_makes_a_relative_cd_unjudgeable(ws: Path) -> None:
-    assert plan(ws, "cd sub && touch x").unknown == ()
-    assert plan(ws, "cd sub && touch x", env={"CDPATH": str(ws.parent)}).unknown
-    assert plan(ws, "CDPATH=.. ; cd sub").unknown
-    assert plan(ws, "export CDPATH=/; cd sub && touch x").unknown
+def test_cdpath_makes_a_relative_cd_unjudgeable(workspace: Path) -> None:
+    assert plan(workspace, "cd sub && touch x").unknown == ()
+    assert plan(workspace, "cd sub && touch x", env={"CDPATH": str(workspace.parent)}).unknown
+    assert plan(workspace, "CDPATH=.. ; cd sub").unknown
+    assert plan(workspace, "export CDPATH=/; cd sub && touch x").unknown
 
 
 @pytest.mark.parametrize(
@@ -157,40 +164,40 @@ def test_cdpath_makes_a_relative_cd_unjudgeable(ws: Path) -> None:
         "ls *.txt",
     ],
 )
-def test_paths_inside_the_workspace_ask_nothing_extra(ws: Path, command: str) -> None:
-    result = plan(ws, command)
+def test_paths_inside_the_workspace_ask_nothing_extra(workspace: Path, command: str) -> None:
+    result = plan(workspace, command)
     assert (result.outside, result.unknown) == ((), ()), result
 
 
-def test_env_and_git_directory_options_move_the_command(ws: Path) -> None:
-    assert plan(ws, "env -C sub rm ../a.txt").outside == ()
-    assert plan(ws, "env -C sub rm ../../x").outside == (str(ws.parent),)
-    assert plan(ws, "git -C sub add ../a.txt").outside == ()
+def test_env_and_git_directory_options_move_the_command(workspace: Path) -> None:
+    assert plan(workspace, "env -C sub rm ../a.txt").outside == ()
+    assert plan(workspace, "env -C sub rm ../../x").outside == (str(workspace.parent),)
+    assert plan(workspace, "git -C sub add ../a.txt").outside == ()
 
 
 # --- the data folder -----------------------------------------------------------------
 
 
-def test_the_data_folder_inside_a_workspace_is_outside_for_every_path(ws: Path) -> None:
-    data = ws / "data"
+def test_the_data_folder_inside_a_workspace_is_outside_for_every_path(workspace: Path) -> None:
+    data = workspace / "data"
     (data / "tool-output" / "ses_1").mkdir(parents=True)
-    boundary = WorkspaceBoundary([ws], hidden=(data,))
+    boundary = WorkspaceBoundary([workspace], hidden=(data,))
     where = boundary.resolve("data/lsp-agent.db")
     assert isinstance(where, Outside)
     assert where.hidden
     spill = data / "tool-output" / "ses_1"
     assert not isinstance(boundary.resolve(str(spill / "x"), extra_roots=(spill,)), Outside)
-    assert isinstance(boundary.resolve("data/x", extra_roots=(ws,)), Outside)
-    assert hidden_search_globs(str(ws), (str(data),)) == ["--glob=!/data"]
+    assert isinstance(boundary.resolve("data/x", extra_roots=(workspace,)), Outside)
+    assert hidden_search_globs(str(workspace), (str(data),)) == ["--glob=!/data"]
     for command in ("cat data/lsp-agent.db", "grep -r KEY data", "cd data && cat x", "ls ."):
-        result = plan(ws, command, hidden=(str(data),))
+        result = plan(workspace, command, hidden=(str(data),))
         if command == "ls .":
             assert result.hidden == ()
         else:
             assert result.hidden, command
 
 
-def test_the_default_hidden_folder_is_the_configured_data_folder(ws: Path) -> None:
+def test_the_default_hidden_folder_is_the_configured_data_folder(workspace: Path) -> None:
     data = Path(os.environ["LSP_AGENT_DATA_DIR"])
     boundary = WorkspaceBoundary([data.parent])
     where = boundary.resolve(str(data / "lsp-agent.db"))
@@ -202,7 +209,7 @@ def test_the_default_hidden_folder_is_the_configured_data_folder(ws: Path) -> No
 
 
 def run_calls(
-    ws: Path, calls: list[tuple[str, dict[str, Any]]], env: dict[str, str] | None = None
+    workspace: Path, calls: list[tuple[str, dict[str, Any]]], env: dict[str, str] | None = None
 ) -> tuple[subprocess.CompletedProcess[str], list[Any]]:
     script: list[dict[str, Any]] = [
         {"tool_calls": [{"name": name, "input": args}]} for name, args in calls
@@ -211,7 +218,9 @@ def run_calls(
     with running_fake_llm(script) as server:
         full = {"ANTHROPIC_BASE_URL": server.anthropic_base_url, "ANTHROPIC_API_KEY": KEY}
         full.update(env or {})
-        result = run_cli("run", "--yes", "--model", "anthropic/claude-test", "go", cwd=ws, env=full)
+        result = run_cli(
+            "run", "--yes", "--model", "anthropic/claude-test", "go", cwd=workspace, env=full
+        )
         bodies = [r.body for r in server.requests if r.turn != "side"]
     return result, bodies
 
@@ -248,16 +257,16 @@ E2E_OUTSIDE = [
 ]
 
 
-def test_nothing_is_written_outside_by_any_spelling_with_yes(ws: Path) -> None:
+def test_nothing_is_written_outside_by_any_spelling_with_yes(workspace: Path) -> None:
     allow_bash()
     calls: list[tuple[str, dict[str, Any]]] = []
     for command in E2E_OUTSIDE:  # a success between attacks: the breaker never withholds bash
         calls += [("bash", {"command": command}), ("bash", {"command": "true"})]
 
-    result, bodies = run_calls(ws, calls)
+    result, bodies = run_calls(workspace, calls)
 
     assert result.returncode in (0, 4), result.stderr
-    written = sorted(p.name for p in ws.parent.iterdir() if p.name.startswith("leak"))
+    written = sorted(p.name for p in workspace.parent.iterdir() if p.name.startswith("leak"))
     assert written == []
     blocks = results(bodies)
     assert len(blocks) == len(calls)
@@ -267,20 +276,20 @@ def test_nothing_is_written_outside_by_any_spelling_with_yes(ws: Path) -> None:
     assert not any(block.get("is_error") for block in blocks[1::2])
 
 
-def test_find_delete_outside_deletes_nothing(ws: Path) -> None:
+def test_find_delete_outside_deletes_nothing(workspace: Path) -> None:
     allow_bash()
-    victim = ws.parent / "victim.txt"
+    victim = workspace.parent / "victim.txt"
     victim.write_text("keep\n")
 
-    result, _ = run_calls(ws, [("bash", {"command": "find .. -name victim.txt -delete"})])
+    result, _ = run_calls(workspace, [("bash", {"command": "find .. -name victim.txt -delete"})])
 
     assert result.returncode in (0, 4), result.stderr
     assert victim.exists()
 
 
-def test_no_tool_reads_the_data_folder_inside_the_workspace(ws: Path) -> None:
+def test_no_tool_reads_the_data_folder_inside_the_workspace(workspace: Path) -> None:
     allow_bash()
-    data = ws / "agent-data"
+    data = workspace / "agent-data"
     calls: list[tuple[str, dict[str, Any]]] = [
         ("grep", {"pattern": "session_created"}),
         ("grep", {"pattern": "session_created", "path": "agent-data"}),
@@ -291,7 +300,7 @@ def test_no_tool_reads_the_data_folder_inside_the_workspace(ws: Path) -> None:
         ("bash", {"command": "cat agent-data/lsp-agent.db"}),
     ]
 
-    result, bodies = run_calls(ws, calls, env={"LSP_AGENT_DATA_DIR": str(data)})
+    result, bodies = run_calls(workspace, calls, env={"LSP_AGENT_DATA_DIR": str(data)})
 
     assert result.returncode in (0, 4), result.stderr
     assert (data / "lsp-agent.db").exists()

@@ -62,8 +62,8 @@ def ancestors(bodies: list[Any]) -> list[tuple[int, str, str]]:
     return found
 
 
-def run_probe(ws: Path, home: Path, mode: str) -> tuple[Any, list[tuple[int, str, str]]]:
-    (ws / "probe.py").write_text(PROBE)
+def run_probe(workspace: Path, home: Path, mode: str) -> tuple[Any, list[tuple[int, str, str]]]:
+    (workspace / "probe.py").write_text(PROBE)
     config = home / ".config" / "lsp-agent" / "config.json"
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text(json.dumps({"sandbox": mode}))
@@ -75,7 +75,7 @@ def run_probe(ws: Path, home: Path, mode: str) -> tuple[Any, list[tuple[int, str
             "--model",
             "anthropic/claude-test",
             "go",
-            cwd=ws,
+            cwd=workspace,
             env={"ANTHROPIC_BASE_URL": server.anthropic_base_url, "ANTHROPIC_API_KEY": KEY},
         )
         bodies = [r.body for r in server.requests]
@@ -84,15 +84,8 @@ def run_probe(ws: Path, home: Path, mode: str) -> tuple[Any, list[tuple[int, str
     return result, ancestors(bodies)
 
 
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    folder = tmp_path / "ws"
-    folder.mkdir()
-    return folder
-
-
-def test_with_the_sandbox_off_the_agent_is_unreadable(ws: Path, isolated_home: Path) -> None:
-    _result, seen = run_probe(ws, isolated_home, "off")
+def test_with_the_sandbox_off_the_agent_is_unreadable(workspace: Path, isolated_home: Path) -> None:
+    _result, seen = run_probe(workspace, isolated_home, "off")
 
     names = [name for _pid, name, _env in seen]
     assert "python" in names[0] or "python3" in names[0]  # the supervisor
@@ -104,8 +97,10 @@ def test_with_the_sandbox_off_the_agent_is_unreadable(ws: Path, isolated_home: P
 
 
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
-def test_in_the_sandbox_no_process_of_the_agent_is_visible(ws: Path, isolated_home: Path) -> None:
-    _result, seen = run_probe(ws, isolated_home, "required")
+def test_in_the_sandbox_no_process_of_the_agent_is_visible(
+    workspace: Path, isolated_home: Path
+) -> None:
+    _result, seen = run_probe(workspace, isolated_home, "required")
 
     assert [(pid, name) for pid, name, _env in seen] == [(1, "bwrap")]
     (env,) = [env for _pid, _name, env in seen]

@@ -30,13 +30,6 @@ HANG_TIMEOUT = 30.0
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    return ws
-
-
-@pytest.fixture
 def private_key(isolated_home: Path) -> Path:
     ssh = isolated_home / ".ssh"
     ssh.mkdir()

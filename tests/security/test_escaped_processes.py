@@ -72,8 +72,8 @@ def wait_until(predicate: Any, seconds: float) -> bool:
     return predicate()
 
 
-def prepare(ws: Path, home: Path, mode: str, token: str) -> None:
-    (ws / "probe.py").write_text(ESCAPES.format(token=token))
+def prepare(workspace: Path, home: Path, mode: str, token: str) -> None:
+    (workspace / "probe.py").write_text(ESCAPES.format(token=token))
     config = home / ".config" / "lsp-agent" / "config.json"
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text(json.dumps({"sandbox": mode}))
@@ -84,17 +84,10 @@ def script(seconds: float) -> list[dict[str, Any]]:
     return [{"tool_calls": [{"name": "bash", "input": command}]}, {"text": "done"}]
 
 
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    folder = tmp_path / "ws"
-    folder.mkdir()
-    return folder
-
-
 @pytest.mark.parametrize("mode", MODES)
-def test_nothing_outlives_a_run(ws: Path, isolated_home: Path, mode: str) -> None:
+def test_nothing_outlives_a_run(workspace: Path, isolated_home: Path, mode: str) -> None:
     token = f"7{len(mode)}31"
-    prepare(ws, isolated_home, mode, token)
+    prepare(workspace, isolated_home, mode, token)
     with running_fake_llm(script(0)) as server:
         result = run_cli(
             "run",
@@ -102,7 +95,7 @@ def test_nothing_outlives_a_run(ws: Path, isolated_home: Path, mode: str) -> Non
             "--model",
             "anthropic/claude-test",
             "go",
-            cwd=ws,
+            cwd=workspace,
             env={"ANTHROPIC_BASE_URL": server.anthropic_base_url, "ANTHROPIC_API_KEY": "k"},
         )
         sent = json.dumps([r.body for r in server.requests])
@@ -114,10 +107,10 @@ def test_nothing_outlives_a_run(ws: Path, isolated_home: Path, mode: str) -> Non
 
 @pytest.mark.parametrize("mode", MODES)
 def test_nothing_outlives_an_agent_killed_mid_command_and_recovery_closes_it(
-    ws: Path, isolated_home: Path, mode: str
+    workspace: Path, isolated_home: Path, mode: str
 ) -> None:
     token = f"6{len(mode)}42"
-    prepare(ws, isolated_home, mode, token)
+    prepare(workspace, isolated_home, mode, token)
     with running_fake_llm(script(1000)) as server:
         agent = subprocess.Popen(
             [
@@ -130,7 +123,7 @@ def test_nothing_outlives_an_agent_killed_mid_command_and_recovery_closes_it(
                 "anthropic/claude-test",
                 "go",
             ],
-            cwd=ws,
+            cwd=workspace,
             env={
                 **os.environ,
                 "ANTHROPIC_BASE_URL": server.anthropic_base_url,
@@ -147,8 +140,8 @@ def test_nothing_outlives_an_agent_killed_mid_command_and_recovery_closes_it(
             agent.wait()
         assert wait_until(lambda: running_with(token) == [], 15), running_with(token)
 
-    listing = run_cli("sessions", "list", "--json", cwd=ws)  # opening the store recovers
+    listing = run_cli("sessions", "list", "--json", cwd=workspace)  # opening the store recovers
     (session,) = json.loads(listing.stdout)["sessions"]
-    history = run_cli("sessions", "history", session["sessionId"], "--json", cwd=ws)
+    history = run_cli("sessions", "history", session["sessionId"], "--json", cwd=workspace)
     types = [event["type"] for event in json.loads(history.stdout)["events"]]
     assert types.count("process_started") == types.count("process_ended") == 1

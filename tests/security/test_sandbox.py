@@ -54,7 +54,7 @@ def piped(code: str) -> str:
 
 
 async def run(
-    ws: Path,
+    workspace: Path,
     command: str,
     *,
     sandbox: CommandSandbox,
@@ -63,15 +63,8 @@ async def run(
     **params: object,
 ) -> ToolOutcome:
     tool = BashTool(hidden_env=hidden_env, sandbox=sandbox)
-    ctx = tool_context(ws, ask=ask or allow_all)
+    ctx = tool_context(workspace, ask=ask or allow_all)
     return await tool.run(BashParams.model_validate({"command": command, **params}), ctx)
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    folder = tmp_path / "ws"
-    folder.mkdir()
-    return folder
 
 
 @pytest.fixture
@@ -92,7 +85,7 @@ def sandboxed(**kwargs: object) -> CommandSandbox:
 
 @needs_bwrap
 async def test_a_hidden_program_writes_the_workspace_but_nothing_outside(
-    ws: Path, tmp_path: Path, visible_outside: Path
+    workspace: Path, tmp_path: Path, visible_outside: Path
 ) -> None:
     code = f"""
 import pathlib
@@ -105,19 +98,21 @@ for target in ({str(visible_outside / "new.txt")!r}, {str(tmp_path / "sibling.tx
         print("REFUSED", type(error).__name__)
 print(open({str(visible_outside / "existing.txt")!r}).read().strip())
 """
-    outcome = await run(ws, piped(code), sandbox=sandboxed())
+    outcome = await run(workspace, piped(code), sandbox=sandboxed())
 
     assert outcome.metadata["sandboxed"] is True
     assert f"WROTE {visible_outside}" not in outcome.output  # read-only there
     assert "REFUSED OSError" in outcome.output  # /tmp is its own: that write went nowhere
     assert "OUTSIDE-CONTENT" in outcome.output  # the rest of the system stays readable
-    assert (ws / "inside.txt").read_text() == "ok"
+    assert (workspace / "inside.txt").read_text() == "ok"
     assert not (visible_outside / "new.txt").exists()
     assert not (tmp_path / "sibling.txt").exists()
 
 
 @needs_bwrap
-async def test_home_is_hidden_except_what_allow_read_lists(ws: Path, isolated_home: Path) -> None:
+async def test_home_is_hidden_except_what_allow_read_lists(
+    workspace: Path, isolated_home: Path
+) -> None:
     (isolated_home / ".ssh").mkdir()
     (isolated_home / ".ssh" / "id_rsa").write_text("PRIVATE-KEY-BODY\n")
     (isolated_home / ".gitconfig").write_text("[user]\n\tname = Listed Reader\n")
@@ -130,7 +125,7 @@ for name in (".ssh/id_rsa", ".gitconfig"):
     except OSError as error:
         print(name, "HIDDEN", type(error).__name__)
 """
-    outcome = await run(ws, piped(code), sandbox=sandboxed(allow_read=["~/.gitconfig"]))
+    outcome = await run(workspace, piped(code), sandbox=sandboxed(allow_read=["~/.gitconfig"]))
 
     assert "PRIVATE-KEY-BODY" not in outcome.output
     assert ".ssh/id_rsa HIDDEN" in outcome.output
@@ -139,7 +134,7 @@ for name in (".ssh/id_rsa", ".gitconfig"):
 
 @needs_bwrap
 async def test_by_default_toolchains_in_home_run_and_credentials_stay_hidden(
-    ws: Path, isolated_home: Path
+    workspace: Path, isolated_home: Path
 ) -> None:
     """A workspace's tools often live under $HOME (pyenv, cargo): the default allow_read
     shows those, never the files beside them that hold credentials."""
@@ -152,11 +147,13 @@ async def test_by_default_toolchains_in_home_run_and_credentials_stay_hidden(
     )
     tool.chmod(0o755)
     (isolated_home / ".cargo" / "credentials.toml").write_text('token = "CARGO-TOKEN"\n')
-    default = load_settings(workspace=ws, env={"HOME": str(isolated_home)}).sandbox.allow_read
+    default = load_settings(
+        workspace=workspace, env={"HOME": str(isolated_home)}
+    ).sandbox.allow_read
     # named through $HOME, so no approved path argument opens its folder to the command
     command = '"$HOME/.cargo/bin/hometool"'
 
-    outcome = await run(ws, command, sandbox=sandboxed(allow_read=default))
+    outcome = await run(workspace, command, sandbox=sandboxed(allow_read=default))
 
     assert "HOME-TOOL-RAN" in outcome.output
     assert "CARGO-TOKEN" not in outcome.output
@@ -166,9 +163,9 @@ async def test_by_default_toolchains_in_home_run_and_credentials_stay_hidden(
 @needs_bwrap
 @pytest.mark.parametrize("where", ["workspace", "home", "elsewhere"])
 async def test_the_data_folder_is_invisible_wherever_it_is(
-    ws: Path, isolated_home: Path, visible_outside: Path, where: str
+    workspace: Path, isolated_home: Path, visible_outside: Path, where: str
 ) -> None:
-    parent = {"workspace": ws, "home": isolated_home, "elsewhere": visible_outside}[where]
+    parent = {"workspace": workspace, "home": isolated_home, "elsewhere": visible_outside}[where]
     data = parent / "agent-data"
     data.mkdir()
     (data / "lsp-agent.db").write_text("TRANSCRIPTS")
@@ -182,7 +179,7 @@ except OSError as error:
     print("REFUSED", type(error).__name__)
 """
     outcome = await run(
-        ws, piped(code), sandbox=sandboxed(allow_read=[str(parent)], hidden=[str(data)])
+        workspace, piped(code), sandbox=sandboxed(allow_read=[str(parent)], hidden=[str(data)])
     )
 
     assert "ENTRIES []" in outcome.output
@@ -216,20 +213,20 @@ except OSError as error:
 
 
 @needs_bwrap
-async def test_no_network_without_the_flag(ws: Path, listener: int) -> None:
+async def test_no_network_without_the_flag(workspace: Path, listener: int) -> None:
     ask = RecordingAsk()
 
-    outcome = await run(ws, connect(listener), sandbox=sandboxed(), ask=ask)
+    outcome = await run(workspace, connect(listener), sandbox=sandboxed(), ask=ask)
 
     assert "NO NETWORK" in outcome.output
     assert "bash_network" not in ask.permissions()
 
 
 @needs_bwrap
-async def test_the_flag_asks_bash_network_and_then_connects(ws: Path, listener: int) -> None:
+async def test_the_flag_asks_bash_network_and_then_connects(workspace: Path, listener: int) -> None:
     ask = RecordingAsk()
 
-    outcome = await run(ws, connect(listener), sandbox=sandboxed(), ask=ask, network=True)
+    outcome = await run(workspace, connect(listener), sandbox=sandboxed(), ask=ask, network=True)
 
     assert "CONNECTED" in outcome.output
     assert ask.permissions()[-1] == "bash_network"
@@ -237,17 +234,17 @@ async def test_the_flag_asks_bash_network_and_then_connects(ws: Path, listener: 
     assert request.patterns == next(r for r in ask.requests if r.permission == "bash").patterns
 
 
-async def test_a_refused_bash_network_runs_nothing(ws: Path) -> None:
+async def test_a_refused_bash_network_runs_nothing(workspace: Path) -> None:
     def refuse(request: PermissionRequest) -> PermissionVerdict:
         return deny("no network") if request.permission == "bash_network" else ALLOWED
 
     outcome = await run(
-        ws, "touch marker", sandbox=sandboxed(), ask=RecordingAsk(refuse), network=True
+        workspace, "touch marker", sandbox=sandboxed(), ask=RecordingAsk(refuse), network=True
     )
 
     assert outcome.is_error
     assert "bash_network" in outcome.output
-    assert not (ws / "marker").exists()
+    assert not (workspace / "marker").exists()
 
 
 # --- nothing outlives the command, the agent is out of reach ---------------------------
@@ -279,12 +276,12 @@ def running_with(token: str) -> list[int]:
 
 
 @pytest.mark.parametrize("mode", ["required", "off"])
-async def test_nothing_a_command_starts_survives_it(ws: Path, mode: str) -> None:
+async def test_nothing_a_command_starts_survives_it(workspace: Path, mode: str) -> None:
     if mode == "required" and shutil.which("bwrap") is None:
         pytest.skip("bubblewrap is not installed (CI installs it)")
     token = f"98{len(mode)}7654"
 
-    outcome = await run(ws, piped(ESCAPES.format(token=token)), sandbox=CommandSandbox(mode))  # type: ignore[arg-type]
+    outcome = await run(workspace, piped(ESCAPES.format(token=token)), sandbox=CommandSandbox(mode))  # type: ignore[arg-type]
 
     assert "STARTED" in outcome.output
     assert outcome.metadata["sandboxed"] is (mode == "required")
@@ -293,7 +290,7 @@ async def test_nothing_a_command_starts_survives_it(ws: Path, mode: str) -> None
 
 @needs_bwrap
 async def test_the_agents_environment_is_out_of_reach(
-    ws: Path, monkeypatch: pytest.MonkeyPatch
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     key = "sk-ant-SANDBOX-KEY-0123456789"
     monkeypatch.setenv("ANTHROPIC_API_KEY", key)
@@ -308,7 +305,9 @@ for pid in os.listdir("/proc"):
             pass
 print(len(seen), base64.b64encode(b"|".join(seen)).decode())
 """
-    outcome = await run(ws, piped(code), sandbox=sandboxed(), hidden_env=("ANTHROPIC_API_KEY",))
+    outcome = await run(
+        workspace, piped(code), sandbox=sandboxed(), hidden_env=("ANTHROPIC_API_KEY",)
+    )
 
     count, encoded = outcome.output.split("\n")[0].split(" ")
     assert int(count) >= 1  # it did read environments: its own processes'
@@ -320,22 +319,22 @@ print(len(seen), base64.b64encode(b"|".join(seen)).decode())
 UNAVAILABLE = Availability(works=False, reason="bwrap is not installed: install bubblewrap")
 
 
-async def test_required_refuses_to_run_where_bubblewrap_does_not_work(ws: Path) -> None:
+async def test_required_refuses_to_run_where_bubblewrap_does_not_work(workspace: Path) -> None:
     sandbox = CommandSandbox("required", check=lambda env: UNAVAILABLE)
 
-    outcome = await run(ws, "touch marker", sandbox=sandbox)
+    outcome = await run(workspace, "touch marker", sandbox=sandbox)
 
     assert outcome.is_error
     assert "sandbox is required" in outcome.output
     assert "bwrap is not installed" in outcome.output
-    assert not (ws / "marker").exists()
+    assert not (workspace / "marker").exists()
 
 
 async def test_auto_runs_unsandboxed_with_a_notice_once_per_session(
-    ws: Path, caplog: pytest.LogCaptureFixture
+    workspace: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     tool = BashTool(hidden_env=(), sandbox=CommandSandbox("auto", check=lambda env: UNAVAILABLE))
-    ctx = tool_context(ws, ask=allow_all)
+    ctx = tool_context(workspace, ask=allow_all)
     with caplog.at_level(logging.WARNING):
         first = await tool.run(BashParams(command="echo one"), ctx)
         second = await tool.run(BashParams(command="echo two"), ctx)
@@ -440,7 +439,7 @@ except OSError as error:
 
 
 def agent_run(
-    ws: Path, home: Path, config: dict[str, object], call: dict[str, object], **env: str
+    workspace: Path, home: Path, config: dict[str, object], call: dict[str, object], **env: str
 ) -> tuple[str, str]:
     """One `lsp-agent run --yes` making one bash call: (its tool result, stderr)."""
     import json
@@ -459,7 +458,7 @@ def agent_run(
             "--model",
             "anthropic/claude-test",
             "go",
-            cwd=ws,
+            cwd=workspace,
             env={"ANTHROPIC_BASE_URL": server.anthropic_base_url, "ANTHROPIC_API_KEY": "k", **env},
         )
         last = server.requests[-1].body
@@ -478,16 +477,16 @@ def agent_run(
 @needs_bwrap
 @pytest.mark.parametrize("network", [False, True])
 def test_a_sandboxed_run_keeps_a_hidden_program_in(
-    ws: Path, isolated_home: Path, visible_outside: Path, listener: int, network: bool
+    workspace: Path, isolated_home: Path, visible_outside: Path, listener: int, network: bool
 ) -> None:
     (isolated_home / ".ssh").mkdir()
     (isolated_home / ".ssh" / "id_rsa").write_text("PRIVATE-KEY-BODY\n")
-    (ws / "probe.py").write_text(E2E_PROBE)
+    (workspace / "probe.py").write_text(E2E_PROBE)
     target = visible_outside / "escaped.txt"
-    (ws / "target.txt").write_text(str(target))  # out of the argument checks' sight
+    (workspace / "target.txt").write_text(str(target))  # out of the argument checks' sight
     call = {"command": f"python3 probe.py {listener}", "network": network}
 
-    text, _stderr = agent_run(ws, isolated_home, {"sandbox": "required"}, call)
+    text, _stderr = agent_run(workspace, isolated_home, {"sandbox": "required"}, call)
 
     assert "SSH HIDDEN" in text
     assert "PRIVATE-KEY-BODY" not in text
@@ -498,25 +497,35 @@ def test_a_sandboxed_run_keeps_a_hidden_program_in(
 
 
 def test_a_run_where_the_sandbox_is_required_but_missing_runs_nothing(
-    ws: Path, isolated_home: Path
+    workspace: Path, isolated_home: Path
 ) -> None:
     call = {"command": "touch marker"}
 
     text, _ = agent_run(
-        ws, isolated_home, {"sandbox": "required"}, call, LSP_AGENT_BWRAP="/nonexistent/bwrap"
+        workspace,
+        isolated_home,
+        {"sandbox": "required"},
+        call,
+        LSP_AGENT_BWRAP="/nonexistent/bwrap",
     )
 
     assert "sandbox is required" in text
     assert "not found" in text
-    assert not (ws / "marker").exists()
+    assert not (workspace / "marker").exists()
 
 
-def test_a_run_in_auto_mode_without_bubblewrap_says_so(ws: Path, isolated_home: Path) -> None:
+def test_a_run_in_auto_mode_without_bubblewrap_says_so(
+    workspace: Path, isolated_home: Path
+) -> None:
     text, stderr = agent_run(
-        ws, isolated_home, {}, {"command": "touch marker"}, LSP_AGENT_BWRAP="/nonexistent/bwrap"
+        workspace,
+        isolated_home,
+        {},
+        {"command": "touch marker"},
+        LSP_AGENT_BWRAP="/nonexistent/bwrap",
     )
 
-    assert (ws / "marker").exists()
+    assert (workspace / "marker").exists()
     assert "Not sandboxed: /nonexistent/bwrap (LSP_AGENT_BWRAP) was not found" in text
     assert "commands run without the sandbox" in stderr
 

@@ -217,13 +217,6 @@ def test_streamed_output_never_shows_the_start_of_a_secret(secret_text: str) -> 
 # -- end to end: what the model sees -----------------------------------------------------
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    return ws
-
-
 def run_calls(
     workspace: Path, calls: list[tuple[str, dict[str, Any]]], env: dict[str, str]
 ) -> tuple[subprocess.CompletedProcess[str], list[str]]:

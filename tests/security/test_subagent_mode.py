@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -18,16 +17,19 @@ import pytest
 
 from lsp_agent.core.messages import ToolCallPart, ToolSpec
 from lsp_agent.core.models import ModelInfo
-from lsp_agent.core.permission import Rule, decide, hidden, mode_rules, subagent_scope
-from lsp_agent.core.session import AgentOptions, SessionService
-from lsp_agent.core.stream import Finished, StreamEvent, TextDelta, ToolCallEnded
+from lsp_agent.core.modes import mode_rules, subagent_scope
+from lsp_agent.core.options import AgentOptions
+from lsp_agent.core.permission import Rule, decide, hidden
+from lsp_agent.core.session import SessionService
+from lsp_agent.core.stream_events import Finished, StreamEvent, TextDelta, ToolCallEnded
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
-from lsp_agent.storage.event_log import SqliteEventStore, open_store
+from lsp_agent.storage.event_log import SqliteEventStore
 from lsp_agent.testing.cli import run_cli
 from lsp_agent.testing.clock import FakeClock, SequentialIds
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.fake_llm import running_fake_llm
 from lsp_agent.testing.provider import ScriptedProvider
+from lsp_agent.testing.tools import tool_spec
 
 KEY = "sk-ant-subagent-mode-test"
 ALLOW_BASH = Rule(permission="bash", pattern="*", action="allow", source="config")
@@ -88,10 +90,11 @@ class Tools:
         self.runs: list[str] = []
 
     def specs(self) -> tuple[ToolSpec, ...]:
-        schema = {"type": "object"}
-        return tuple(
-            ToolSpec(name=n, description=n, input_schema=schema)
-            for n in ("read", "write", "bash", "task")
+        return (
+            tool_spec("read", kind="read"),
+            tool_spec("write", kind="edit", mutates=True),
+            tool_spec("bash", kind="execute", mutates=True),
+            tool_spec("task", mutates=True),
         )
 
     async def execute(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolOutcome:
@@ -108,13 +111,6 @@ def call(name: str, call_id: str) -> list[StreamEvent]:
 
 def text(answer: str) -> list[StreamEvent]:
     return [TextDelta(text=answer), Finished(reason="end_turn")]
-
-
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[SqliteEventStore]:
-    s = await open_store(tmp_path / "data")
-    yield s
-    await s.close()
 
 
 async def test_a_plan_mode_parent_gives_its_subagent_no_edits_and_no_commands(

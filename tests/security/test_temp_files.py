@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from lsp_agent.core.owner import start_ticks
+from lsp_agent.system.procfs import start_ticks
 from lsp_agent.testing.cli import run_cli
 from lsp_agent.testing.fake_llm import running_fake_llm
 from lsp_agent.workspace.temp_files import TempJournal, create_temp, parse_temp_name, use_journal
@@ -47,13 +47,6 @@ sys.argv[0] = "lsp-agent"
 from lsp_agent.cli import main
 raise SystemExit(main())
 """
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    return ws
 
 
 @pytest.fixture

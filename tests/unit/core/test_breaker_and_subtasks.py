@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 
 import pytest
 
 from lsp_agent.core.messages import ToolCallPart, ToolSpec
 from lsp_agent.core.models import ModelInfo
-from lsp_agent.core.session import AgentOptions, SessionService
-from lsp_agent.core.stream import Finished, StreamEvent, TextDelta, ToolCallEnded
+from lsp_agent.core.options import AgentOptions
+from lsp_agent.core.session import SessionService
+from lsp_agent.core.stream_events import Finished, StreamEvent, TextDelta, ToolCallEnded
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
-from lsp_agent.storage.event_log import SqliteEventStore, open_store
+from lsp_agent.storage.event_log import SqliteEventStore
 from lsp_agent.testing.clock import FakeClock, SequentialIds
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.provider import ScriptedProvider, Step
+from lsp_agent.testing.tools import tool_spec
 
 MODEL = ModelInfo(provider="scripted", model="m")
 
@@ -27,10 +28,11 @@ class Tools:
         self.runs: list[str] = []
 
     def specs(self) -> tuple[ToolSpec, ...]:
-        schema = {"type": "object"}
-        return tuple(
-            ToolSpec(name=n, description=n, input_schema=schema)
-            for n in ("flaky", "read", "write", "task")
+        return (
+            tool_spec("flaky"),
+            tool_spec("read", kind="read"),
+            tool_spec("write", kind="edit", mutates=True),
+            tool_spec("task", mutates=True),
         )
 
     async def execute(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolOutcome:
@@ -53,13 +55,6 @@ def call(name: str, **args: str) -> list[StreamEvent]:
 
 def text(answer: str) -> list[StreamEvent]:
     return [TextDelta(text=answer), Finished(reason="end_turn")]
-
-
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[SqliteEventStore]:
-    s = await open_store(tmp_path / "data")
-    yield s
-    await s.close()
 
 
 def service(

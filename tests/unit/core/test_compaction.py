@@ -1,14 +1,9 @@
-"""Choosing what stays verbatim, and what the model sees after a checkpoint."""
+"""Choosing what stays verbatim, and what the model sees after a compaction point."""
 
 from __future__ import annotations
 
-from lsp_agent.core.compaction import (
-    SECTIONS,
-    Checkpoint,
-    model_messages,
-    split_for_compaction,
-    summary_prompt,
-)
+from lsp_agent.core.compaction import CompactionPoint, model_messages, split_for_compaction
+from lsp_agent.core.compaction_summary import SECTIONS, summary_prompt
 from lsp_agent.core.history import fold
 from lsp_agent.core.messages import TextPart
 from lsp_agent.core.transcript import TextPartView, ToolCallView, TranscriptMessage
@@ -44,10 +39,10 @@ def test_at_least_the_newest_message_stays_verbatim() -> None:
     assert [m.message_id for m in tail] == ["a2"]
 
 
-def test_after_a_checkpoint_the_model_sees_the_summary_then_the_kept_messages() -> None:
-    checkpoint = Checkpoint(summary="## Objective\nread", first_kept="a2", compacted_seq=10)
+def test_after_a_compaction_point_the_model_sees_the_summary_then_the_kept_messages() -> None:
+    point = CompactionPoint(summary="## Objective\nread", first_kept="a2", compacted_seq=10)
     later = user("u2", "more", 11)
-    messages = model_messages([*VIEW, later], checkpoint)
+    messages = model_messages([*VIEW, later], point)
     first = messages[0].parts[0]
     assert isinstance(first, TextPart)
     assert first.text.startswith("<conversation-checkpoint>")

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -12,9 +11,10 @@ import pytest
 from lsp_agent.core.documents import FilePreview
 from lsp_agent.core.messages import ToolCallPart, ToolSpec, Usage
 from lsp_agent.core.models import ModelInfo
+from lsp_agent.core.options import AgentOptions
 from lsp_agent.core.permission import PermissionReply, PermissionRequest, Rule, permission_key
-from lsp_agent.core.session import AgentOptions, SessionService
-from lsp_agent.core.stream import (
+from lsp_agent.core.session import SessionService
+from lsp_agent.core.stream_events import (
     Finished,
     StreamEvent,
     TextDelta,
@@ -22,10 +22,11 @@ from lsp_agent.core.stream import (
     UsageReported,
 )
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
-from lsp_agent.storage.event_log import SqliteEventStore, open_store
+from lsp_agent.storage.event_log import SqliteEventStore
 from lsp_agent.testing.clock import FakeClock, SequentialIds
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.provider import ScriptedProvider, Step
+from lsp_agent.testing.tools import tool_spec
 
 MODEL = ModelInfo(provider="scripted", model="m")
 
@@ -37,11 +38,7 @@ class AskingTools:
         self.ran: list[str] = []
 
     def specs(self) -> tuple[ToolSpec, ...]:
-        schema = {"type": "object"}
-        return (
-            ToolSpec(name="read", description="read", input_schema=schema),
-            ToolSpec(name="write", description="write", input_schema=schema),
-        )
+        return (tool_spec("read", kind="read"), tool_spec("write", kind="edit", mutates=True))
 
     async def execute(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolOutcome:
         path = str(call.input.get("file_path", "x"))
@@ -102,13 +99,6 @@ class Gate:
         sid = session_id or await self.service.create(workspace_folder=folder)
         await self.service.admit(sid, [{"type": "text", "text": "go"}])
         return sid, await self.service.run_turn(sid)
-
-
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[SqliteEventStore]:
-    s = await open_store(tmp_path / "data")
-    yield s
-    await s.close()
 
 
 ALLOW_READ = [Rule(permission="read", pattern="*", action="allow")]

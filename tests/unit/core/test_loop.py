@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Sequence
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,9 +18,10 @@ from lsp_agent.core.messages import (
     Usage,
 )
 from lsp_agent.core.models import ModelInfo
+from lsp_agent.core.options import AgentOptions
 from lsp_agent.core.retry import RetryPolicy
-from lsp_agent.core.session import AgentOptions, SessionService
-from lsp_agent.core.stream import (
+from lsp_agent.core.session import SessionService
+from lsp_agent.core.stream_events import (
     Finished,
     StreamEvent,
     TextDelta,
@@ -30,10 +30,11 @@ from lsp_agent.core.stream import (
     UsageReported,
 )
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
-from lsp_agent.storage.event_log import SqliteEventStore, open_store
+from lsp_agent.storage.event_log import SqliteEventStore
 from lsp_agent.testing.clock import FakeClock, SequentialIds
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.provider import ScriptedProvider, Step
+from lsp_agent.testing.tools import tool_spec
 
 MODEL = ModelInfo(
     provider="scripted", model="m", context_window=1000, input_price=1.0, output_price=2.0
@@ -45,7 +46,7 @@ class EchoTools:
         self.calls: list[ToolCallPart] = []
 
     def specs(self) -> tuple[ToolSpec, ...]:
-        return (ToolSpec(name="read", description="read", input_schema={"type": "object"}),)
+        return (tool_spec("read", kind="read"),)
 
     async def execute(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolOutcome:
         self.calls.append(call)
@@ -73,7 +74,10 @@ def tool_call(call_id: str, **args: Any) -> list[StreamEvent]:
 
 
 class Harness:
-    def __init__(self, store: SqliteEventStore, steps: Sequence[Step], **options: Any) -> None:
+    def __init__(
+        self, store: SqliteEventStore, steps: Sequence[Step], provider: Any = None, **options: Any
+    ) -> None:
+        """``provider`` replaces the one that plays ``steps``."""
         self.store = store
         self.provider = ScriptedProvider(steps)
         self.editor = RecordingEditor()
@@ -81,7 +85,7 @@ class Harness:
         self.clock = FakeClock()
         self.service = SessionService(
             store=store,
-            provider=self.provider,
+            provider=provider or self.provider,
             tools=self.tools,
             editor=self.editor,
             clock=self.clock,
@@ -95,13 +99,6 @@ class Harness:
         outcome = await self.service.run_turn(sid, **kw)
         await self.service.drain(timeout=5)
         return sid, outcome
-
-
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[SqliteEventStore]:
-    s = await open_store(tmp_path / "data")
-    yield s
-    await s.close()
 
 
 async def test_a_text_turn_is_recorded_and_ends_idle(store: SqliteEventStore) -> None:
@@ -240,9 +237,8 @@ class SlowProvider:
 
 
 async def test_cancelling_a_turn_leaves_a_consistent_log(store: SqliteEventStore) -> None:
-    h = Harness(store, [])
     slow = SlowProvider()
-    h.service._provider = slow
+    h = Harness(store, [], provider=slow)
     sid = await h.service.create(workspace_folder="/ws")
     await h.service.admit(sid, [{"type": "text", "text": "hi"}])
     task = asyncio.create_task(h.service.run_turn(sid))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lsp_agent.core.documents import FilePreview
+from lsp_agent.core.modes import mode_rules
 from lsp_agent.core.permission import (
     Action,
     PermissionRequest,
@@ -12,7 +13,6 @@ from lsp_agent.core.permission import (
     decide,
     evaluate,
     hidden,
-    mode_rules,
     permission_key,
     wildcard_match,
 )

@@ -14,14 +14,22 @@ from lsp_agent.core.checkpoints import open_in
 from lsp_agent.core.documents import DocumentEditResult
 from lsp_agent.core.messages import ToolCallPart, ToolSpec, Usage
 from lsp_agent.core.models import ModelInfo
-from lsp_agent.core.session import AgentOptions, SessionService
-from lsp_agent.core.stream import Finished, StreamEvent, TextDelta, ToolCallEnded, UsageReported
+from lsp_agent.core.options import AgentOptions
+from lsp_agent.core.session import SessionService
+from lsp_agent.core.stream_events import (
+    Finished,
+    StreamEvent,
+    TextDelta,
+    ToolCallEnded,
+    UsageReported,
+)
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
 from lsp_agent.snapshots import GitShadowSnapshots
-from lsp_agent.storage.event_log import SqliteEventStore, open_store
+from lsp_agent.storage.event_log import SqliteEventStore
 from lsp_agent.testing.clock import FakeClock, SequentialIds
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.provider import ScriptedProvider
+from lsp_agent.testing.tools import tool_spec
 
 MODEL = ModelInfo(provider="alpha", model="a1")
 
@@ -50,10 +58,9 @@ class WriteTools:
         self._editor = editor
 
     def specs(self) -> tuple[ToolSpec, ...]:
-        schema = {"type": "object"}
         return (
-            ToolSpec(name="write", description="write", input_schema=schema),
-            ToolSpec(name="bash", description="delete", input_schema=schema),
+            tool_spec("write", kind="edit", mutates=True),
+            tool_spec("bash", kind="execute", mutates=True),
         )
 
     async def execute(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolOutcome:
@@ -91,19 +98,10 @@ def done() -> list[StreamEvent]:
 
 
 @pytest.fixture
-async def store(tmp_path: Path) -> Any:
-    opened = await open_store(tmp_path / "log")
-    yield opened
-    await opened.close()
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "a.py").write_text("a = 1\n")
-    (root / "b.py").write_text("b = 1\n")
-    return root.resolve()
+def ws(ws: Path) -> Path:
+    (ws / "a.py").write_text("a = 1\n")
+    (ws / "b.py").write_text("b = 1\n")
+    return ws
 
 
 class Setup:

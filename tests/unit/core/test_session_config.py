@@ -3,8 +3,9 @@ at its next step (never during a tool call)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from pathlib import Path
+import gc
+import weakref
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import pytest
@@ -15,16 +16,24 @@ from lsp_agent.core.errors import InvalidConfigValue, SessionNotFound
 from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.messages import ToolCallPart, ToolSpec, Usage
 from lsp_agent.core.models import ModelInfo
+from lsp_agent.core.options import AgentOptions
 from lsp_agent.core.permission import PermissionReply, PermissionRequest, Rule, permission_key
-from lsp_agent.core.session import AgentOptions, SessionService
-from lsp_agent.core.stream import Finished, StreamEvent, TextDelta, ToolCallEnded, UsageReported
+from lsp_agent.core.session import SessionService
+from lsp_agent.core.stream_events import (
+    Finished,
+    StreamEvent,
+    TextDelta,
+    ToolCallEnded,
+    UsageReported,
+)
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
-from lsp_agent.core.updates import to_update
-from lsp_agent.storage.event_log import SqliteEventStore, open_store
+from lsp_agent.storage.event_log import SqliteEventStore
 from lsp_agent.testing.clock import FakeClock, SequentialIds
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.models import FakeModels
 from lsp_agent.testing.provider import ScriptedProvider, Step
+from lsp_agent.testing.tools import tool_spec
+from lsp_agent.wire.updates import to_update
 
 MODEL_A = ModelInfo(provider="alpha", model="a1", input_price=1.0, output_price=1.0)
 MODEL_B = ModelInfo(provider="beta", model="b1", context_window=50_000, max_output=1000)
@@ -42,11 +51,7 @@ class HookTools:
         self.during: Callable[[], Awaitable[None]] | None = None
 
     def specs(self) -> tuple[ToolSpec, ...]:
-        schema = {"type": "object"}
-        return (
-            ToolSpec(name="read", description="read", input_schema=schema),
-            ToolSpec(name="write", description="write", input_schema=schema),
-        )
+        return (tool_spec("read", kind="read"), tool_spec("write", kind="edit", mutates=True))
 
     async def execute(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolOutcome:
         if self.during is not None:
@@ -120,13 +125,6 @@ class Setup:
         return self.editor.of_type("config_changed")
 
 
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[SqliteEventStore]:
-    s = await open_store(tmp_path / "data")
-    yield s
-    await s.close()
-
-
 def by_id(options: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {o["configId"]: o for o in options}
 
@@ -137,7 +135,7 @@ def by_id(options: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 async def test_config_options_have_the_protocol_shape(store: SqliteEventStore) -> None:
     s = Setup(store, [])
     sid = await s.service.create(workspace_folder="/ws")
-    options = await s.service.config_options(sid)
+    options = (await s.service.config_options(sid)).to_json()
     assert [o["configId"] for o in options] == ["mode", "model"]
     mode, model = options
     assert {k: v for k, v in mode.items() if k != "options"} == {
@@ -166,7 +164,7 @@ async def test_the_model_list_is_the_catalog_plus_the_current_model(
 ) -> None:
     s = Setup(store, [], b_steps=[])
     sid = await s.service.create(workspace_folder="/ws", model="beta/c1")
-    model = by_id(await s.service.config_options(sid))["model"]
+    model = by_id((await s.service.config_options(sid)).to_json())["model"]
     assert model["currentValue"] == "beta/c1"
     assert [o["value"] for o in model["options"]] == ["alpha/a1", "beta/b1", "beta/c1"]
     assert model["options"][0] == {
@@ -179,7 +177,7 @@ async def test_the_model_list_is_the_catalog_plus_the_current_model(
 async def test_an_unknown_session_is_not_found(store: SqliteEventStore) -> None:
     s = Setup(store, [])
     with pytest.raises(SessionNotFound):
-        await s.service.config_options("ses_nope")
+        (await s.service.config_options("ses_nope")).to_json()
     with pytest.raises(SessionNotFound):
         await s.service.set_config("ses_nope", "mode", "plan")
 
@@ -202,10 +200,10 @@ async def test_invalid_values_are_refused_and_change_nothing(
 ) -> None:
     s = Setup(store, [], b_steps=[])
     sid = await s.service.create(workspace_folder="/ws")
-    before = await s.service.config_options(sid)
+    before = (await s.service.config_options(sid)).to_json()
     with pytest.raises(InvalidConfigValue, match=message):
         await s.service.set_config(sid, config_id, value)
-    assert await s.service.config_options(sid) == before
+    assert (await s.service.config_options(sid)).to_json() == before
     assert s.config_events() == []
 
 
@@ -240,9 +238,9 @@ async def test_a_change_is_an_event_the_projection_and_the_update_follow(
 ) -> None:
     s = Setup(store, [], b_steps=[])
     sid = await s.service.create(workspace_folder="/ws")
-    options = await s.service.set_config(sid, "mode", "plan")
+    options = (await s.service.set_config(sid, "mode", "plan")).to_json()
     assert by_id(options)["mode"]["currentValue"] == "plan"
-    assert options == await s.service.config_options(sid)
+    assert options == (await s.service.config_options(sid)).to_json()
     (event,) = s.config_events()
     assert event.data == {"configId": "mode", "value": "plan", "configOptions": options}
     assert to_update(event) == {
@@ -250,7 +248,7 @@ async def test_a_change_is_an_event_the_projection_and_the_update_follow(
         "seq": event.seq,
         "update": {"sessionUpdate": "config_option_update", "configOptions": options},
     }
-    options = await s.service.set_config(sid, "model", "beta/b1")
+    options = (await s.service.set_config(sid, "model", "beta/b1")).to_json()
     assert by_id(options)["model"]["currentValue"] == "beta/b1"
     assert by_id(options)["mode"]["currentValue"] == "plan"
     info = await store.session(sid)
@@ -261,8 +259,8 @@ async def test_a_change_is_an_event_the_projection_and_the_update_follow(
 async def test_setting_the_current_value_again_records_nothing(store: SqliteEventStore) -> None:
     s = Setup(store, [], b_steps=[])
     sid = await s.service.create(workspace_folder="/ws")
-    options = await s.service.set_config(sid, "mode", "build")
-    assert options == await s.service.config_options(sid)
+    options = (await s.service.set_config(sid, "mode", "build")).to_json()
+    assert options == (await s.service.config_options(sid)).to_json()
     await s.service.set_config(sid, "model", "alpha/a1")
     assert s.config_events() == []
 
@@ -438,7 +436,7 @@ async def test_a_subtask_runs_on_the_parents_current_model(store: SqliteEventSto
 
     class SubtaskTools(HookTools):
         def specs(self) -> tuple[ToolSpec, ...]:
-            return (ToolSpec(name="task", description="task", input_schema={"type": "object"}),)
+            return (tool_spec("task", mutates=True),)
 
         async def execute(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolOutcome:
             result = await ctx.events.run_subtask(
@@ -458,6 +456,19 @@ async def test_a_subtask_runs_on_the_parents_current_model(store: SqliteEventSto
     assert [r.model for r in s.b.side_requests] == ["b1"]
     children = [x for x in await store.list_sessions() if x.session_id != sid]
     assert [(c.model, c.mode) for c in children] == [("beta/b1", "explore")]
-    mode = by_id(await s.service.config_options(children[0].session_id))["mode"]
+    mode = by_id((await s.service.config_options(children[0].session_id)).to_json())["mode"]
     assert mode["currentValue"] == "explore"
     assert [o["value"] for o in mode["options"]] == ["build", "plan", "explore"]
+
+
+async def test_the_service_is_freed_without_the_cycle_collector(store: SqliteEventStore) -> None:
+    """Its parts hold no reference back to it: dropped, it goes at once, and with it the
+    providers' connections (a cycle would leave them to the collector, after the loop)."""
+    s = Setup(store, [])
+    service = weakref.ref(s.service)
+    gc.disable()
+    try:
+        del s
+        assert service() is None
+    finally:
+        gc.enable()

@@ -9,7 +9,7 @@
   actions' commands against theirs;
 - the capabilities example advertises exactly the commands of ``COMMAND_TYPES``;
 - docs/protocol.schema.json is what ``python -m lsp_agent.lsp.schema`` prints;
-- ``SESSION_UPDATES`` holds every ``sessionUpdate`` that ``core.updates.to_update`` produces.
+- ``SESSION_UPDATES`` holds every ``sessionUpdate`` that ``wire.updates.to_update`` produces.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from lsp_agent.core.events import EventType, StoredEvent
-from lsp_agent.core.updates import to_update
 from lsp_agent.lsp import protocol as p
 from lsp_agent.lsp.errors import describe_validation_error
 from lsp_agent.lsp.schema import SESSION_UPDATES, main, protocol_schema, render
+from lsp_agent.wire.updates import to_update
 
 ROOT = Path(__file__).resolve().parents[3]
 DOC = ROOT / "docs" / "protocol.md"

@@ -27,7 +27,7 @@ from lsp_agent.core.messages import (
     ToolSpec,
     Usage,
 )
-from lsp_agent.core.stream import (
+from lsp_agent.core.stream_events import (
     Finished,
     FinishReason,
     ReasoningDelta,
@@ -289,8 +289,20 @@ async def test_invalid_tool_json_is_reported_not_raised(server: FakeAnthropic) -
 async def test_request_body_shape(server: FakeAnthropic) -> None:
     server.replies.append(sse("anthropic_text.txt"))
     tools = (
-        ToolSpec(name="read", description="Read a file", input_schema={"type": "object"}),
-        ToolSpec(name="bash", description="Run a command", input_schema={"type": "object"}),
+        ToolSpec(
+            name="read",
+            description="Read a file",
+            input_schema={"type": "object"},
+            kind="read",
+            mutates=False,
+        ),
+        ToolSpec(
+            name="bash",
+            description="Run a command",
+            input_schema={"type": "object"},
+            kind="execute",
+            mutates=True,
+        ),
     )
     messages = (
         Message(role="user", parts=(TextPart(text="fix it"),)),
@@ -376,7 +388,15 @@ async def test_request_body_shape(server: FakeAnthropic) -> None:
 async def test_at_most_four_cache_breakpoints(server: FakeAnthropic) -> None:
     server.replies.append(sse("anthropic_text.txt"))
     system = tuple(SystemBlock(text=f"block {i}", cache=True) for i in range(5))
-    tools = (ToolSpec(name="read", description="Read", input_schema={"type": "object"}),)
+    tools = (
+        ToolSpec(
+            name="read",
+            description="Read",
+            input_schema={"type": "object"},
+            kind="read",
+            mutates=False,
+        ),
+    )
     await collect(server.provider(), request(system=system, tools=tools))
     body = server.body()
     assert json.dumps(body).count('"cache_control"') == 4
@@ -393,7 +413,15 @@ async def test_at_most_four_cache_breakpoints(server: FakeAnthropic) -> None:
 
 async def test_tool_choice_auto_and_no_tools(server: FakeAnthropic) -> None:
     server.replies += [sse("anthropic_text.txt"), sse("anthropic_text.txt")]
-    tools = (ToolSpec(name="read", description="Read", input_schema={"type": "object"}),)
+    tools = (
+        ToolSpec(
+            name="read",
+            description="Read",
+            input_schema={"type": "object"},
+            kind="read",
+            mutates=False,
+        ),
+    )
     provider = server.provider()
     await collect(provider, request(tools=tools))
     assert server.body()["tool_choice"] == {"type": "auto"}

@@ -24,7 +24,7 @@ from lsp_agent.core.messages import (
     ToolSpec,
     Usage,
 )
-from lsp_agent.core.stream import (
+from lsp_agent.core.stream_events import (
     Finished,
     ReasoningDelta,
     StreamEvent,
@@ -290,7 +290,15 @@ def _conversation() -> tuple[Message, ...]:
 
 async def test_request_body_shape(server: FakeOpenAI) -> None:
     server.replies.append(sse("openai_text.txt"))
-    tools = (ToolSpec(name="read", description="Read a file", input_schema={"type": "object"}),)
+    tools = (
+        ToolSpec(
+            name="read",
+            description="Read a file",
+            input_schema={"type": "object"},
+            kind="read",
+            mutates=False,
+        ),
+    )
     req = request(
         system=(SystemBlock(text="mode prompt", cache=True), SystemBlock(text="baseline")),
         messages=_conversation(),

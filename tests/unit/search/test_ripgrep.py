@@ -20,13 +20,6 @@ from lsp_agent.search.ripgrep import (
 )
 
 
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    root = Path(os.path.realpath(tmp_path)) / "ws"
-    root.mkdir()
-    return root
-
-
 def script(path: Path, body: str) -> str:
     path.write_text("#!/bin/sh\n" + body)
     path.chmod(path.stat().st_mode | stat.S_IXUSR)

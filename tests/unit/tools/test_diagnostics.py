@@ -18,7 +18,8 @@ from lsp_agent.core.diagnostics import (
     Diagnostic,
     DiagnosticsCache,
 )
-from lsp_agent.core.permission import Rule, decide, hidden, mode_rules
+from lsp_agent.core.modes import mode_rules
+from lsp_agent.core.permission import Rule, decide, hidden
 from lsp_agent.core.tooling import AskPermission, ToolOutcome
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.permissions import RecordingAsk, allow_all, deny
@@ -26,9 +27,9 @@ from lsp_agent.testing.tools import tool_context
 from lsp_agent.tools import diagnostics as post_edit
 from lsp_agent.tools.apply_patch import ApplyPatchParams, ApplyPatchTool
 from lsp_agent.tools.diagnostics import (
-    ChangedFile,
     DiagnosticsParams,
     DiagnosticsTool,
+    WatchedFile,
     watch_diagnostics,
 )
 from lsp_agent.tools.edit import EditParams, EditTool
@@ -369,7 +370,7 @@ async def test_apply_patch_waits_for_every_changed_file_together(ws: Path) -> No
 
 async def test_the_files_are_awaited_together_and_stale_errors_are_marked() -> None:
     cache = LanguageServer()  # no report ever comes
-    files = [ChangedFile(path=f"/ws/{n}.py", display=f"{n}.py", through_editor=True) for n in "ab"]
+    files = [WatchedFile(path=f"/ws/{n}.py", display=f"{n}.py", through_editor=True) for n in "ab"]
     for f in files:
         cache.update(f.path, [diag(0)])
     watch = watch_diagnostics(editor_with(cache), files)
@@ -393,7 +394,7 @@ async def test_reports_that_follow_closely_are_taken_too() -> None:
     path = "/ws/a.py"
     cache.update(path, [])
     watch = watch_diagnostics(
-        editor_with(cache), [ChangedFile(path=path, display="a.py", through_editor=True)]
+        editor_with(cache), [WatchedFile(path=path, display="a.py", through_editor=True)]
     )
     loop = asyncio.get_running_loop()
     loop.call_later(0.01, cache.update, path, [])  # the fast linter: clean

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from lsp_agent.core.messages import ToolCallPart
+from lsp_agent.core.messages import ToolCallPart, ToolKind
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.tools import call_context
@@ -29,6 +28,8 @@ class EchoParams(BaseModel):
 class EchoTool:
     name = "echo"
     description = "Says the text back."
+    kind: ToolKind = "other"
+    mutates = False
     Params = EchoParams
 
     def __init__(self) -> None:
@@ -42,6 +43,8 @@ class EchoTool:
 class BoomTool:
     name = "boom"
     description = "Always fails."
+    kind: ToolKind = "other"
+    mutates = False
     Params = EchoParams
 
     def __init__(self, error: BaseException) -> None:
@@ -54,6 +57,8 @@ class BoomTool:
 class WaitTool:
     name = "wait"
     description = "Waits until cancelled."
+    kind: ToolKind = "other"
+    mutates = False
     Params = EchoParams
 
     def __init__(self) -> None:
@@ -67,11 +72,6 @@ class WaitTool:
 
 def call(name: str, **arguments: Any) -> ToolCallPart:
     return ToolCallPart(tool_call_id="call_1", name=name, input=arguments)
-
-
-@pytest.fixture
-def spill_root(tmp_path: Path) -> Path:
-    return tmp_path / "data" / "tool-output"
 
 
 def registry_of(*tools: Any, spill_root: Path, **options: Any) -> ToolRegistry:
@@ -144,6 +144,39 @@ def spec_description(spec: Any, name: str) -> str:
     return description
 
 
+def test_each_builtin_tool_declares_its_kind_and_whether_it_changes_files(
+    spill_root: Path,
+) -> None:
+    specs = builtin(spill_root).specs()
+
+    assert {s.name: (s.kind, s.mutates) for s in specs} == {
+        "read": ("read", False),
+        "list": ("search", False),
+        "glob": ("search", False),
+        "grep": ("search", False),
+        "write": ("edit", True),
+        "edit": ("edit", True),
+        "apply_patch": ("edit", True),
+        "bash": ("execute", True),
+        "webfetch": ("fetch", False),
+        "todowrite": ("other", False),
+        "question": ("other", False),
+        "skill": ("other", False),
+        "task": ("other", True),
+    }
+
+
+def test_a_tools_declared_kind_and_mutates_are_on_its_spec(spill_root: Path) -> None:
+    class FetchTool(EchoTool):
+        name = "fetcher"
+        kind: ToolKind = "fetch"
+        mutates = True
+
+    (spec,) = registry_of(FetchTool(), spill_root=spill_root).specs()
+
+    assert (spec.kind, spec.mutates) == ("fetch", True)
+
+
 def test_specs_are_built_once_and_stay_identical(spill_root: Path) -> None:
     registry = builtin(spill_root)
 
@@ -186,11 +219,6 @@ def test_tool_schema_refuses_recursive_models() -> None:
 def test_two_tools_with_one_name_are_refused(spill_root: Path) -> None:
     with pytest.raises(ValueError, match="echo"):
         registry_of(EchoTool(), EchoTool(), spill_root=spill_root)
-
-
-@pytest.fixture
-def real_tmp(tmp_path: Path) -> Path:
-    return Path(os.path.realpath(tmp_path))
 
 
 async def test_a_valid_call_runs_the_tool_with_boundary_and_editor(

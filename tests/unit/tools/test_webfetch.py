@@ -29,22 +29,13 @@ from lsp_agent.tools.webfetch import (
     WebfetchParams,
     WebfetchTool,
 )
-from lsp_agent.web import netguard
 
 PUBLIC_IP = "93.184.216.34"
 """A public address the fake network routes to the local server; never contacted."""
 
 TOO_LARGE = "Response too large (exceeds 5 MB limit)"
 
-
-@pytest.fixture(autouse=True)
-def no_system_dns(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tests never ask the machine's resolver (it is not on loopback)."""
-
-    async def refuse(host: str, port: int) -> list[str]:
-        raise AssertionError(f"the system resolver was asked for {host}:{port}")
-
-    monkeypatch.setattr(netguard, "system_resolver", refuse)
+pytestmark = pytest.mark.usefixtures("no_system_dns")  # tests/unit/conftest.py
 
 
 # --- the local server -------------------------------------------------------------------

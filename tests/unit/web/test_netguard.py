@@ -24,7 +24,6 @@ import httpcore
 import httpx
 import pytest
 
-from lsp_agent.web import netguard
 from lsp_agent.web.netguard import (
     AllowedHost,
     Blocked,
@@ -39,15 +38,7 @@ from lsp_agent.web.netguard import (
 
 REPO = Path(__file__).resolve().parents[3]
 
-
-@pytest.fixture(autouse=True)
-def no_system_dns(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tests never ask the machine's resolver (it is not on loopback)."""
-
-    async def refuse(host: str, port: int) -> list[str]:
-        raise AssertionError(f"the system resolver was asked for {host}:{port}")
-
-    monkeypatch.setattr(netguard, "system_resolver", refuse)
+pytestmark = pytest.mark.usefixtures("no_system_dns")  # tests/unit/conftest.py
 
 
 class FakeDns:

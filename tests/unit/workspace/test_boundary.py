@@ -11,25 +11,10 @@ from lsp_agent.workspace.boundary import Outside, Resolved, WorkspaceBoundary
 
 
 @pytest.fixture
-def real_tmp(tmp_path: Path) -> Path:
-    """tmp_path without symlinks in it (macOS /var), so expected paths compare equal."""
-    return Path(os.path.realpath(tmp_path))
-
-
-@pytest.fixture
-def ws(real_tmp: Path) -> Path:
-    root = real_tmp / "ws"
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "main.py").write_text("print('hi')\n")
-    return root
-
-
-@pytest.fixture
-def outside(real_tmp: Path) -> Path:
-    folder = real_tmp / "outside"
-    folder.mkdir()
-    (folder / "secret.txt").write_text("top secret\n")
-    return folder
+def ws(ws: Path) -> Path:
+    (ws / "src").mkdir()
+    (ws / "src" / "main.py").write_text("print('hi')\n")
+    return ws
 
 
 def inside(result: Resolved | Outside) -> Resolved:

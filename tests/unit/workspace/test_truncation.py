@@ -48,6 +48,8 @@ class EmitTool:
 
     name = "emit"
     description = "Emits a prepared output."
+    kind = "other"
+    mutates = False
     Params = NoParams
 
     def __init__(self, outcome: ToolOutcome | BaseException) -> None:
@@ -57,11 +59,6 @@ class EmitTool:
         if isinstance(self.outcome, BaseException):
             raise self.outcome
         return self.outcome
-
-
-@pytest.fixture
-def spill_root(ws: Path) -> Path:
-    return ws.parent / "data" / "tool-output"
 
 
 def registry(

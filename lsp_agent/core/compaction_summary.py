@@ -1,15 +1,18 @@
-"""Runs a compaction: one summary request, recorded as events, then a new context epoch."""
+"""Makes a compaction: one summary request (its prompt is here), recorded as events, then a
+new context epoch. What stays verbatim and when to compact is ``compaction``'s."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import attrs
 
 from lsp_agent.core import prompts
 from lsp_agent.core.compaction import (
-    Checkpoint,
+    CompactionPoint,
     current_view,
+    render_part,
     split_for_compaction,
-    summary_prompt,
 )
 from lsp_agent.core.context import ContextSources, Epoch, build_baseline, local_date
 from lsp_agent.core.errors import ProviderError
@@ -18,14 +21,26 @@ from lsp_agent.core.interfaces import Clock, EventStore, Provider
 from lsp_agent.core.messages import Message, ModelRequest, SystemBlock, TextPart
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.recorder import Recorder
-from lsp_agent.core.stream import TextDelta
+from lsp_agent.core.stream_events import TextDelta
 
 SUMMARY_MAX_TOKENS = 4096
+TOOL_OUTPUT_CHARS = 2000
+"""Each tool output is cut to this for the summary request."""
+SECTIONS = (
+    "## Objective",
+    "## Important Details",
+    "## Work State",
+    "### Completed",
+    "### Active",
+    "### Blocked",
+    "## Next Move",
+    "## Relevant Files",
+)
 
 
 @attrs.frozen(kw_only=True)
 class Compacted:
-    checkpoint: Checkpoint
+    point: CompactionPoint
     epoch: Epoch | None
     """The new epoch's baseline (None if its sources could not be read: keep the old)."""
 
@@ -55,17 +70,17 @@ class Compactor:
         self._roots = workspace_roots
 
     async def run(
-        self, checkpoint: Checkpoint | None, epoch_number: int, *, auto: bool, reason: str
+        self, point: CompactionPoint | None, epoch_number: int, *, auto: bool, reason: str
     ) -> Compacted | None:
         """Summarize what is older than the newest ``keep_recent_tokens``; None if nothing
         could be compacted (too little history, or the summary request failed)."""
         await self._rec.emit("compaction_started", {"auto": auto, "reason": reason})
-        view = current_view(await self._store.transcript(self._session_id), checkpoint)
+        view = current_view(await self._store.transcript(self._session_id), point)
         head, tail = split_for_compaction(view, self._keep)
         if not head:
             await self._ended(auto, error="nothing old enough to compact")
             return None
-        previous = checkpoint.summary if checkpoint is not None else None
+        previous = point.summary if point is not None else None
         try:
             summary = await self._summarize(fold(head), previous)
         except ProviderError as error:
@@ -79,8 +94,10 @@ class Compactor:
             "compaction_ended",
             {"auto": auto, "summary": summary, "firstKeptMessageId": first_kept},
         )
-        compacted = Checkpoint(summary=summary, first_kept=first_kept, compacted_seq=stored.seq)
-        return Compacted(checkpoint=compacted, epoch=await self._new_epoch(epoch_number + 1))
+        compacted = CompactionPoint(
+            summary=summary, first_kept=first_kept, compacted_seq=stored.seq
+        )
+        return Compacted(point=compacted, epoch=await self._new_epoch(epoch_number + 1))
 
     async def _summarize(self, head: list[Message], previous: str | None) -> str:
         request = ModelRequest(
@@ -107,3 +124,29 @@ class Compactor:
 
     async def _ended(self, auto: bool, *, error: str) -> None:
         await self._rec.emit("compaction_ended", {"auto": auto, "error": error})
+
+
+def summary_prompt(head: Sequence[Message], previous: str | None) -> str:
+    """The single user message of a summary request."""
+    lines = ["<conversation>"]
+    for message in head:
+        for part in message.parts:
+            lines.append(render_part(part, limit=TOOL_OUTPUT_CHARS, role=message.role))
+    lines.append("</conversation>")
+    if previous:
+        opening = (
+            "Update the summary below with the conversation above. Keep what is still true, "
+            "drop what is stale, merge in the new facts.\n"
+            f"<previous-summary>\n{previous.strip()}\n</previous-summary>"
+        )
+    else:
+        opening = "Write a summary of the conversation above."
+    rules = (
+        "Answer with exactly this Markdown structure, every heading present and in this "
+        "order (write (none) under an empty one):\n"
+        + "\n".join(SECTIONS)
+        + "\nUse terse bullets; numbered steps under Next Move. Keep file paths, function "
+        "and symbol names, commands, error messages and URLs verbatim. Do not mention "
+        "that this is a summary."
+    )
+    return "\n".join(lines) + "\n\n" + opening + "\n\n" + rules

@@ -11,11 +11,20 @@ import sys
 from collections.abc import Callable
 from typing import Final
 
-__all__ = ["PR_GET_DUMPABLE", "PR_SET_DUMPABLE", "PR_SET_PDEATHSIG", "prctl_function"]
+__all__ = [
+    "PR_CAPBSET_DROP",
+    "PR_GET_DUMPABLE",
+    "PR_SET_CHILD_SUBREAPER",
+    "PR_SET_DUMPABLE",
+    "PR_SET_PDEATHSIG",
+    "prctl_function",
+]
 
 PR_SET_PDEATHSIG: Final = 1
 PR_GET_DUMPABLE: Final = 3
 PR_SET_DUMPABLE: Final = 4
+PR_CAPBSET_DROP: Final = 24
+PR_SET_CHILD_SUBREAPER: Final = 36
 
 
 @functools.cache

@@ -1,0 +1,122 @@
+"""A session's options, its mode and its model: the choices a client may pick, and a change.
+
+``ConfigChanges.set`` records a ``config_changed`` event and counts it, so a running turn
+re-reads its session only when something changed (one query per step saved) and takes the
+change up at its next step.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from lsp_agent.core.errors import InvalidConfigValue
+from lsp_agent.core.event_writer import EventWriter
+from lsp_agent.core.models import ModelCatalog, ModelChoice
+from lsp_agent.core.modes import CLIENT_MODES, MODES, check_client_mode
+from lsp_agent.core.transcript import SessionInfo
+
+CONFIG_IDS = ("mode", "model")
+
+
+@attrs.frozen(kw_only=True)
+class ModeChoice:
+    value: str
+    name: str
+    description: str = ""
+    """Empty for a mode shown but not offered (a subagent's session)."""
+
+    def to_json(self) -> dict[str, Any]:
+        option: dict[str, Any] = {"value": self.value, "name": self.name}
+        if self.description:
+            option["description"] = self.description
+        return option
+
+
+@attrs.frozen(kw_only=True)
+class ConfigChoices:
+    """A session's current mode and model, and what it may switch to."""
+
+    mode: str
+    modes: tuple[ModeChoice, ...]
+    model: str
+    models: tuple[ModelChoice, ...]
+
+    def to_json(self) -> list[dict[str, Any]]:
+        """The ``configOptions`` a ``config_changed`` event records (docs/events.md): the
+        protocol's shape (protocol.md §1), so the update forwards it as recorded."""
+        return [
+            {
+                "configId": "mode",
+                "name": "Mode",
+                "category": "mode",
+                "type": "select",
+                "currentValue": self.mode,
+                "options": [choice.to_json() for choice in self.modes],
+            },
+            {
+                "configId": "model",
+                "name": "Model",
+                "category": "model",
+                "type": "select",
+                "currentValue": self.model,
+                "options": [choice.to_json() for choice in self.models],
+            },
+        ]
+
+
+def check_model_ref(ref: str) -> None:
+    provider, sep, model = ref.partition("/")
+    if not sep or not provider or not model:
+        raise InvalidConfigValue(
+            f"invalid model {ref!r}: expected 'provider/model', e.g. 'anthropic/claude-sonnet-4-5'"
+        )
+
+
+class ConfigChanges:
+    def __init__(self, *, catalog: ModelCatalog, events: EventWriter) -> None:
+        self._catalog = catalog
+        self._events = events
+        self._counts: dict[str, int] = {}
+
+    def count(self, session_id: str) -> int:
+        """How many changes ``set`` recorded for the session (in this process)."""
+        return self._counts.get(session_id, 0)
+
+    def choices(self, mode: str, model: str) -> ConfigChoices:
+        """The client's modes and the catalog's models, each list with the current value."""
+        modes = [
+            ModeChoice(value=name, name=MODES[name].title, description=MODES[name].description)
+            for name in CLIENT_MODES
+        ]
+        if mode not in CLIENT_MODES:  # a subagent's session
+            modes.append(ModeChoice(value=mode, name=mode.capitalize()))
+        models = self._catalog.offered()
+        if model not in {c.ref for c in models}:
+            models.append(ModelChoice(ref=model, name=model))
+        return ConfigChoices(mode=mode, modes=tuple(modes), model=model, models=tuple(models))
+
+    async def set(self, info: SessionInfo, config_id: str, value: str) -> ConfigChoices:
+        """Set the session's mode (build, plan) or model (a ``provider/model`` the catalog
+        resolves); the current value again is accepted and records nothing. Anything else
+        raises ``InvalidConfigValue``."""
+        if config_id not in CONFIG_IDS:
+            raise InvalidConfigValue(f"configId must be 'mode' or 'model', not {config_id!r}")
+        if not isinstance(value, str):
+            raise InvalidConfigValue(f"the value of {config_id} must be a string")
+        mode, model = info.mode, info.model
+        if config_id == "mode":
+            check_client_mode(value)
+            mode = value
+        else:
+            check_model_ref(value)
+            if value != info.model:
+                self._catalog.resolve(value)
+            model = value
+        choices = self.choices(mode, model)
+        if (mode, model) != (info.mode, info.model):
+            data = {"configId": config_id, "value": value, "configOptions": choices.to_json()}
+            await self._events.emit(info.session_id, "config_changed", data)
+            self._counts[info.session_id] = self.count(info.session_id) + 1
+        return choices

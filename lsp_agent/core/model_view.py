@@ -1,0 +1,148 @@
+"""What the model sees of a session, step after step: the mode's prompt and the context
+epoch's baseline as the system prompt, then the history after the latest compaction point,
+without the messages a revert hides.
+
+Before each request, what changed in the context sources becomes a note (``context``); a
+compaction moves the point and starts a new epoch (``compaction``, ``compaction_summary``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from lsp_agent.core.checkpoints import hidden_messages
+from lsp_agent.core.compaction import (
+    CompactionPoint,
+    current_view,
+    latest_compaction_point,
+    model_messages,
+)
+from lsp_agent.core.compaction_summary import Compactor
+from lsp_agent.core.context import (
+    ContextSources,
+    Epoch,
+    build_baseline,
+    changes,
+    current_epoch,
+    local_date,
+)
+from lsp_agent.core.errors import ContextUnavailable
+from lsp_agent.core.events import StoredEvent
+from lsp_agent.core.interfaces import Clock, EventStore, IdFactory, Provider
+from lsp_agent.core.messages import Message, SystemBlock
+from lsp_agent.core.models import ModelInfo
+from lsp_agent.core.recorder import Recorder
+from lsp_agent.core.transcript import TranscriptMessage
+
+
+class ModelView:
+    """One turn's view; :meth:`open` it from the session's events first."""
+
+    def __init__(
+        self,
+        *,
+        session_id: str,
+        store: EventStore,
+        sources: ContextSources,
+        recorder: Recorder,
+        clock: Clock,
+        ids: IdFactory,
+    ) -> None:
+        self._session_id = session_id
+        self._store = store
+        self._sources = sources
+        self._rec = recorder
+        self._clock = clock
+        self._ids = ids
+        self._epoch = Epoch(number=0, baseline="", date="", instructions={}, skills="")
+        self._fresh_epoch = False
+        self._point: CompactionPoint | None = None
+        self._hidden: frozenset[str] = frozenset()
+
+    @property
+    def hidden(self) -> frozenset[str]:
+        """Messages a staged revert hides or a committed one dropped: never sent."""
+        return self._hidden
+
+    async def open(self, events: Sequence[StoredEvent], roots: tuple[str, ...]) -> None:
+        """The session's compaction point, hidden messages and epoch; the epoch is built now
+        if this is the session's first model call.
+
+        Raises :class:`ContextUnavailable` when a source cannot be read for the first
+        baseline (the input then stays queued and is sent once the source can be read).
+        """
+        self._point = latest_compaction_point(events)
+        self._hidden = hidden_messages(events)
+        epoch = current_epoch(events)
+        if epoch is not None:
+            self._epoch, self._fresh_epoch = epoch, False
+            return
+        snapshot = await self._sources.collect(roots, full=True)
+        unreadable = snapshot.unreadable()
+        if unreadable:
+            what = "; ".join(f"{s.path}: {s.error}" for s in unreadable)
+            raise ContextUnavailable(
+                f"cannot read the project instructions ({what}); the message stays queued "
+                "and is sent once they can be read"
+            )
+        self._epoch = build_baseline(snapshot, local_date(self._clock.now()))
+        await self._rec.emit("context_built", self._epoch.to_json())
+        self._fresh_epoch = True
+
+    async def note_changes(self, roots: tuple[str, ...]) -> None:
+        """Before a model call: what changed since the epoch's snapshot becomes a note."""
+        if self._fresh_epoch:  # just built from these very sources
+            self._fresh_epoch = False
+            return
+        snapshot = await self._sources.collect(roots, full=False)
+        found = changes(self._epoch, snapshot, local_date(self._clock.now()))
+        if found is None:
+            return
+        note, self._epoch = found
+        data = self._epoch.to_json()
+        del data["baseline"], data["epoch"]
+        await self._rec.emit(
+            "context_noted", {"messageId": self._ids.new("msg"), "text": note, **data}
+        )
+
+    def system(self, prompt: str) -> tuple[SystemBlock, ...]:
+        """The mode's ``prompt``, then the epoch's baseline: the same bytes all epoch long."""
+        return (SystemBlock(text=prompt), SystemBlock(text=self._epoch.baseline, cache=True))
+
+    def messages(self, transcript: Sequence[TranscriptMessage]) -> list[Message]:
+        """The history the model is sent: the summary, then the visible messages after it."""
+        visible = [m for m in transcript if m.message_id not in self._hidden]
+        return model_messages(visible, self._point)
+
+    def verbatim(self, transcript: Sequence[TranscriptMessage]) -> list[TranscriptMessage]:
+        """The transcript messages after the compaction point (what compacting would fold)."""
+        return current_view(transcript, self._point)
+
+    async def compact(
+        self,
+        provider: Provider,
+        *,
+        model: ModelInfo,
+        keep_recent_tokens: int,
+        roots: tuple[str, ...],
+        reason: str,
+    ) -> bool:
+        """An automatic compaction now; False when nothing could be compacted."""
+        compactor = Compactor(
+            session_id=self._session_id,
+            store=self._store,
+            provider=provider,
+            recorder=self._rec,
+            clock=self._clock,
+            sources=self._sources,
+            model=model,
+            keep_recent_tokens=keep_recent_tokens,
+            workspace_roots=roots,
+        )
+        done = await compactor.run(self._point, self._epoch.number, auto=True, reason=reason)
+        if done is None:
+            return False
+        self._point = done.point
+        if done.epoch is not None:
+            self._epoch, self._fresh_epoch = done.epoch, True
+        return True

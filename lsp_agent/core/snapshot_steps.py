@@ -1,0 +1,106 @@
+"""A turn's undo points: the workspace tree is taken while the first request is in flight,
+and after each step whose tools may have changed files what changed is recorded as a
+checkpoint (``checkpoint_recorded``, see ``checkpoints``).
+
+Documents open in the editor are recorded as their buffers hold them (an edit made through the
+editor is in the buffer, not on disk yet). A snapshot problem never stops the agent's work; it
+only loses that undo point.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from lsp_agent.core.checkpoints import SnapshotChange, SnapshotStore, open_in
+from lsp_agent.core.errors import LspAgentError
+from lsp_agent.core.interfaces import Editor, IdFactory
+from lsp_agent.core.recorder import Recorder
+
+_log = logging.getLogger(__name__)
+
+MAX_PATCH_CHARS = 100_000
+
+
+class SnapshotSteps:
+    """Without a snapshot store (or a workspace folder) it records nothing."""
+
+    def __init__(
+        self,
+        *,
+        snapshots: SnapshotStore | None,
+        editor: Editor,
+        recorder: Recorder,
+        ids: IdFactory,
+    ) -> None:
+        self._snapshots = snapshots
+        self._editor = editor
+        self._rec = recorder
+        self._ids = ids
+        self._tree: str | None = None
+        self._first: asyncio.Task[str | None] | None = None
+        self.turn_message: str | None = None
+        """The user message the turn answers: its checkpoints are filed under it."""
+
+    def start(self, roots: tuple[str, ...]) -> None:
+        """Take the tree before the first step, in the background."""
+        self._first = asyncio.create_task(self._track(roots))
+
+    async def before_tools(self) -> None:
+        """Tools are about to run: the tree before them must be taken by now."""
+        if self._first is not None:
+            self._tree, self._first = await self._first, None
+
+    def stop(self) -> None:
+        if self._first is not None and not self._first.done():
+            self._first.cancel()
+
+    async def after_step(self, step_message_id: str, roots: tuple[str, ...]) -> None:
+        """After a step whose tools may have changed files: what changed, as a checkpoint."""
+        before = self._tree
+        after = await self._track(roots)
+        self._tree = after
+        if self._snapshots is None or before is None or after is None or before == after:
+            return
+        root = Path(roots[0])
+        try:
+            changed = await self._snapshots.diff(root, before, after)
+            patch = await self._snapshots.patch(root, before, after)
+        except (LspAgentError, OSError):
+            _log.warning("could not diff the step's snapshots", exc_info=True)
+            return
+        await self._rec.emit(
+            "checkpoint_recorded",
+            {
+                "checkpointId": self._ids.new("chk"),
+                "messageId": self.turn_message or step_message_id,
+                "stepMessageId": step_message_id,
+                "before": before,
+                "after": after,
+                "files": _files_json(changed),
+                "patch": patch[:MAX_PATCH_CHARS],
+            },
+        )
+
+    async def _track(self, roots: tuple[str, ...]) -> str | None:
+        """The first workspace folder's tree now, open documents as their buffers hold them;
+        None without snapshots or when taking it failed."""
+        if self._snapshots is None or not roots:
+            return None
+        root = roots[0]
+        try:
+            overlay = open_in(await self._editor.open_documents(), root)
+            return await self._snapshots.track(Path(root), overlay)
+        except (LspAgentError, OSError):
+            _log.warning("snapshot failed; this step cannot be reverted", exc_info=True)
+            return None
+
+
+def _files_json(changes: Sequence[SnapshotChange]) -> list[dict[str, Any]]:
+    return [
+        {"path": c.path, "status": c.status, "additions": c.additions, "deletions": c.deletions}
+        for c in changes
+    ]

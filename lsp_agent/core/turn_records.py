@@ -1,0 +1,122 @@
+"""What a turn has open in the log — its assistant message, its tool calls — and the usage it
+adds up.
+
+Every change of a tool call goes through :meth:`TurnRecords.tool_update`, so the records know
+which calls are still pending or running; when the turn fails or is cancelled they are closed
+(interrupted or cancelled, with the reason), and the log never keeps a message or a call that
+looks as if it were still running.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from lsp_agent.core.errors import LspAgentError
+from lsp_agent.core.messages import ToolKind, Usage
+from lsp_agent.core.models import ModelInfo
+from lsp_agent.core.recorder import Recorder
+from lsp_agent.core.transcript import SessionUsage
+
+
+class TurnRecords:
+    """``kinds``: each tool's kind (a call of a tool not in it is ``other``)."""
+
+    def __init__(self, *, recorder: Recorder, kinds: Mapping[str, ToolKind]) -> None:
+        self._rec = recorder
+        self._kinds = kinds
+        self._open_message: str | None = None
+        self._open_tools: dict[str, dict[str, Any]] = {}  # call id → its latest update
+        self.usage = SessionUsage()
+        """The session's usage so far (the turn starts from the stored one)."""
+
+    def kind(self, name: str) -> ToolKind:
+        return self._kinds.get(name, "other")
+
+    async def message_started(self, message_id: str, *, model: str, step: int) -> None:
+        self._open_message = message_id
+        await self._rec.emit(
+            "assistant_message_started", {"messageId": message_id, "model": model, "step": step}
+        )
+
+    async def message_ended(self, message_id: str, *, status: str, **fields: Any) -> None:
+        await self._rec.emit(
+            "assistant_message_ended", {"messageId": message_id, "status": status, **fields}
+        )
+        self._open_message = None
+
+    async def tool_update(
+        self, message_id: str, call_id: str, name: str, *, status: str, **fields: Any
+    ) -> None:
+        data = {"toolCallId": call_id, "messageId": message_id, "toolName": name, "status": status}
+        data["kind"] = self.kind(name)
+        data.update(fields)
+        if status in ("pending", "in_progress"):
+            self._open_tools[call_id] = data
+        else:
+            self._open_tools.pop(call_id, None)
+        await self._rec.emit("tool_call_updated", data)
+
+    def open_calls(self, message_id: str) -> list[tuple[str, str]]:
+        """(call id, tool name) of each call of ``message_id`` that has not ended."""
+        return [
+            (call_id, data["toolName"])
+            for call_id, data in self._open_tools.items()
+            if data["messageId"] == message_id
+        ]
+
+    async def add_usage(self, usage: Usage, model: ModelInfo) -> None:
+        """One response's usage (and cost, where the model has prices) added up."""
+        before = self.usage
+        step_cost = model.cost(usage)
+        cost = before.cost
+        if step_cost is not None:
+            cost = (cost or 0.0) + step_cost
+        self.usage = SessionUsage(
+            input_tokens=before.input_tokens + usage.input_tokens,
+            output_tokens=before.output_tokens + usage.output_tokens,
+            cache_read_tokens=before.cache_read_tokens + usage.cache_read_tokens,
+            cache_write_tokens=before.cache_write_tokens + usage.cache_write_tokens,
+            context_used=usage.context_tokens,
+            context_size=model.context_window,
+            cost=cost,
+        )
+        await self._rec.emit("usage_updated", self.usage.to_json())
+
+    async def failed(self, error: LspAgentError) -> None:
+        """Like a cancel, but the turn failed: nothing is left open in the log."""
+        await self._rec.close()
+        if self._open_message is not None:
+            await self.message_ended(self._open_message, status="failed", error=str(error))
+        for data in list(self._open_tools.values()):
+            was_running = data["status"] == "in_progress"
+            status = "interrupted" if was_running else "cancelled"
+            await self._rec.emit(
+                "tool_call_updated", {**data, "status": status, "error": str(error)}
+            )
+        self._open_tools.clear()
+        await self._rec.emit(
+            "state_changed",
+            {
+                "state": "idle",
+                "stopReason": "error",
+                "error": {"message": str(error), "retryable": False},
+            },
+        )
+
+    async def cancelled(self, asking: Collection[str]) -> None:
+        """Leave the log consistent: the open message interrupted, running tools interrupted,
+        the others (``asking``: waiting for a permission answer) cancelled before they ran."""
+        await self._rec.close()
+        if self._open_message is not None:
+            await self._rec.emit(
+                "assistant_message_ended",
+                {"messageId": self._open_message, "status": "interrupted"},
+            )
+        for data in list(self._open_tools.values()):
+            was_running = data["status"] == "in_progress" and data["toolCallId"] not in asking
+            status = "interrupted" if was_running else "cancelled"
+            note = "interrupted by the user" if was_running else "cancelled before it ran"
+            await self._rec.emit("tool_call_updated", {**data, "status": status, "error": note})
+        self._open_tools.clear()
+        await self._rec.emit("state_changed", {"state": "idle", "stopReason": "cancelled"})

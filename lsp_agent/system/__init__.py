@@ -1,0 +1,15 @@
+"""Operating-system facts and primitives, each in one place (standard library only).
+
+- :mod:`~lsp_agent.system.procfs`: ``/proc/<pid>/stat`` read and parsed — state, parent,
+  process group and start time of a process;
+- :mod:`~lsp_agent.system.owner`: a process named across pid reuse (pid and start time),
+  and whether it still runs;
+- :mod:`~lsp_agent.system.atomic`: a file replaced whole or not at all (a synced temporary
+  file beside it, ``os.replace``, the folder synced);
+- :mod:`~lsp_agent.system.private_files`: folders ``0700`` and files ``0600``, whatever the
+  umask;
+- :mod:`~lsp_agent.system.prctl`: ``prctl(2)`` through ctypes.
+
+Nothing here imports the rest of the agent, and this file imports nothing: the command
+supervisor (``sandbox/supervisor.py``, a standalone script) uses ``procfs`` and ``prctl``.
+"""
