@@ -28,15 +28,15 @@ from lsp_agent.config.settings import (
 )
 from lsp_agent.context_sources import FileContextSources
 from lsp_agent.core.clock import SystemClock, UlidIds
-from lsp_agent.core.compaction import CompactionPolicy
+from lsp_agent.core.compaction.policy import CompactionPolicy
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.messages import ThinkingConfig
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.options import AgentOptions
-from lsp_agent.core.permission import Rule
-from lsp_agent.core.retry import RetryPolicy
-from lsp_agent.core.secrets import SecretFilter
-from lsp_agent.core.session import SessionService
+from lsp_agent.core.permission.rules import Rule
+from lsp_agent.core.secrets.filter import SecretFilter
+from lsp_agent.core.session.service import SessionService
+from lsp_agent.core.turn.retry import RetryPolicy
 from lsp_agent.providers import make_provider
 from lsp_agent.sandbox import CommandSandbox
 from lsp_agent.skills.catalog import discover_skills

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from lsp_agent.core.errors import LspAgentError
-from lsp_agent.core.secrets import SecretFilter
+from lsp_agent.core.secrets.filter import SecretFilter
 from lsp_agent.workspace.boundary import Outside, WorkspaceBoundary
 from lsp_agent.workspace.context_read import Refused, Unreadable, read_confined
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import attrs
 
 from lsp_agent.core.context import InstructionSource, SourcesSnapshot
-from lsp_agent.core.secrets import NO_SECRETS, SecretFilter
+from lsp_agent.core.secrets.filter import NO_SECRETS, SecretFilter
 from lsp_agent.skills.catalog import SkillCatalog
 from lsp_agent.workspace.context_read import FileBytes, Refused, read_confined
 

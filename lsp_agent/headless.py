@@ -26,7 +26,7 @@ from lsp_agent.core.diagnostics import DiagnosticsCache
 from lsp_agent.core.documents import NOT_OPEN, DocumentEditResult
 from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.modes import yes_approves
-from lsp_agent.core.permission import OptionKind, PermissionAsk, PermissionReply
+from lsp_agent.core.permission.rules import OptionKind, PermissionAsk, PermissionReply
 from lsp_agent.core.question import Answer, Question, QuestionAsk, QuestionReply
 from lsp_agent.core.transcript import SessionInfo
 from lsp_agent.display import block, one_line

@@ -16,7 +16,7 @@ from typing import Literal, Protocol
 
 from lsp_agent.auth.store import KeyStore
 from lsp_agent.config.settings import BUILTIN_PROVIDERS, DEFAULT_API_KEY_ENV, Settings
-from lsp_agent.core.secrets import SecretFilter
+from lsp_agent.core.secrets.filter import SecretFilter
 
 __all__ = ["KEYRING_TTL", "KeyReader", "KeySource", "ProviderKeys", "key_owners", "preload"]
 

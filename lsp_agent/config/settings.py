@@ -43,6 +43,7 @@ from lsp_agent.config import catalog
 from lsp_agent.core.errors import ConfigError
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.modes import CLIENT_MODES, DEFAULT_MODE
+from lsp_agent.providers import PROVIDER_KINDS, ProviderType
 
 __all__ = [
     "APP_NAME",
@@ -89,31 +90,20 @@ CLI_SOURCE: Final = "command line"
 BUILTIN_SOURCE: Final = "built-in"
 
 Action = Literal["allow", "ask", "deny"]
-ProviderType = Literal["anthropic", "openai", "openai-compatible"]
 
 _ACTIONS: Final[tuple[Action, ...]] = ("allow", "ask", "deny")
 
 #: Provider names that need no ``providers`` entry, and their (fixed) type.
 BUILTIN_PROVIDERS: Final[Mapping[str, ProviderType]] = {
-    "anthropic": "anthropic",
-    "openai": "openai",
+    kind: kind for kind, facts in PROVIDER_KINDS.items() if facts.builtin
 }
 #: The variable holding the key when a provider names no ``api_key_env``.
 DEFAULT_API_KEY_ENV: Final[Mapping[ProviderType, str | None]] = {
-    "anthropic": "ANTHROPIC_API_KEY",
-    "openai": "OPENAI_API_KEY",
-    "openai-compatible": None,
+    kind: facts.key_env for kind, facts in PROVIDER_KINDS.items()
 }
 #: The variable giving the endpoint when a provider has no ``base_url``.
 BASE_URL_ENV: Final[Mapping[ProviderType, str]] = {
-    "anthropic": "ANTHROPIC_BASE_URL",
-    "openai": "OPENAI_BASE_URL",
-    "openai-compatible": "OPENAI_BASE_URL",
-}
-_CATALOG_PROVIDER: Final[Mapping[ProviderType, str | None]] = {
-    "anthropic": "anthropic",
-    "openai": "openai",
-    "openai-compatible": None,
+    kind: facts.base_url_env for kind, facts in PROVIDER_KINDS.items()
 }
 
 
@@ -432,7 +422,7 @@ def resolve_model(settings: Settings, ref: str | None = None) -> ResolvedModel:
         provider_type = config.type
 
     info: ModelInfo | None = None
-    catalog_provider = _CATALOG_PROVIDER[provider_type]
+    catalog_provider = PROVIDER_KINDS[provider_type].catalog
     if catalog_provider is not None:
         info = catalog.lookup(catalog_provider, model)
     if info is None:
@@ -451,9 +441,9 @@ def resolve_model(settings: Settings, ref: str | None = None) -> ResolvedModel:
     base_url = config.base_url if config is not None else None
     if base_url is None:
         base_url = settings.env_base_urls.get(BASE_URL_ENV[provider_type])
-    if base_url is None and provider_type == "openai-compatible":
+    if base_url is None and PROVIDER_KINDS[provider_type].needs_base_url:
         raise ConfigError(
-            f"provider {provider!r} (openai-compatible) has no endpoint: "
+            f"provider {provider!r} ({provider_type}) has no endpoint: "
             f"set providers.{provider}.base_url"
         )
     api_key_env = config.api_key_env if config is not None else None

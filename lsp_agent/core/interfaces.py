@@ -14,7 +14,7 @@ from lsp_agent.core.diagnostics import DiagnosticsCache
 from lsp_agent.core.documents import DocumentEditResult
 from lsp_agent.core.events import NewEvent, StoredEvent
 from lsp_agent.core.messages import ModelRequest, ToolCallPart, ToolSpec
-from lsp_agent.core.permission import PermissionAsk, PermissionReply, Rule
+from lsp_agent.core.permission.rules import PermissionAsk, PermissionReply, Rule
 from lsp_agent.core.question import QuestionAsk, QuestionReply
 from lsp_agent.core.stream_events import StreamEvent
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome

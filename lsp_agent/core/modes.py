@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from lsp_agent.core.errors import InvalidConfigValue
-from lsp_agent.core.permission import Action, Rule
+from lsp_agent.core.permission.rules import Action, Rule
 
 
 @attrs.frozen(kw_only=True)

@@ -6,13 +6,13 @@ from collections.abc import Callable
 
 import attrs
 
-from lsp_agent.core.compaction import CompactionPolicy
+from lsp_agent.core.compaction.policy import CompactionPolicy
 from lsp_agent.core.messages import ThinkingConfig
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.modes import DEFAULT_MODE
-from lsp_agent.core.permission import Rule
-from lsp_agent.core.retry import RetryPolicy
-from lsp_agent.core.secrets import NO_SECRETS, SecretFilter
+from lsp_agent.core.permission.rules import Rule
+from lsp_agent.core.secrets.filter import NO_SECRETS, SecretFilter
+from lsp_agent.core.turn.retry import RetryPolicy
 
 
 @attrs.frozen(kw_only=True)

@@ -7,7 +7,7 @@ from typing import Any, Protocol
 
 import attrs
 
-from lsp_agent.core.permission import PermissionRequest, PermissionVerdict
+from lsp_agent.core.permission.rules import PermissionRequest, PermissionVerdict
 from lsp_agent.core.question import Question, QuestionReply
 
 AskPermission = Callable[[PermissionRequest], Awaitable[PermissionVerdict]]

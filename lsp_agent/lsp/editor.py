@@ -27,7 +27,7 @@ from pygls.workspace import TextDocument
 from lsp_agent.core.diagnostics import Diagnostic, DiagnosticsCache
 from lsp_agent.core.documents import APPLIED, NOT_OPEN, DocumentEditResult, FilePreview
 from lsp_agent.core.events import StoredEvent
-from lsp_agent.core.permission import PermissionAsk, PermissionOption, PermissionReply
+from lsp_agent.core.permission.rules import PermissionAsk, PermissionOption, PermissionReply
 from lsp_agent.core.question import Answer, QuestionAsk, QuestionReply
 from lsp_agent.core.uris import path_of_uri
 from lsp_agent.lsp import protocol as p

@@ -8,16 +8,59 @@ provider type it builds. Endpoints come from the configuration or the SDKs' own 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Literal
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Final, Literal
+
+import attrs
 
 from lsp_agent.core.interfaces import Provider
 
 if TYPE_CHECKING:
     import httpx2
 
-__all__ = ["ProviderType", "StoredKey", "make_provider"]
+__all__ = ["PROVIDER_KINDS", "ProviderKind", "ProviderType", "StoredKey", "make_provider"]
 
 ProviderType = Literal["anthropic", "openai", "openai-compatible"]
+
+
+@attrs.frozen(kw_only=True)
+class ProviderKind:
+    """What the configuration needs to know about a provider type (config/settings.py reads
+    these; adding a provider type is its module, an entry here and a branch in
+    :func:`make_provider`)."""
+
+    key_env: str | None
+    """The variable holding the key when the configuration names no ``api_key_env``."""
+    base_url_env: str
+    """The variable giving the endpoint when the configuration has no ``base_url``."""
+    catalog: str | None
+    """Whose models the built-in catalog describes (None: every model is unknown to it)."""
+    builtin: bool
+    """A provider of this name needs no ``providers`` entry (its type is fixed)."""
+    needs_base_url: bool = False
+    """An endpoint is required (a local or third-party server)."""
+
+
+PROVIDER_KINDS: Final[Mapping[ProviderType, ProviderKind]] = MappingProxyType(
+    {
+        "anthropic": ProviderKind(
+            key_env="ANTHROPIC_API_KEY",
+            base_url_env="ANTHROPIC_BASE_URL",
+            catalog="anthropic",
+            builtin=True,
+        ),
+        "openai": ProviderKind(
+            key_env="OPENAI_API_KEY", base_url_env="OPENAI_BASE_URL", catalog="openai", builtin=True
+        ),
+        "openai-compatible": ProviderKind(
+            key_env=None,
+            base_url_env="OPENAI_BASE_URL",
+            catalog=None,
+            builtin=False,
+            needs_base_url=True,
+        ),
+    }
+)
 StoredKey = Callable[[str, str], "str | None"]
 """(provider name, key variable) → the key stored outside the environment (the keyring)."""
 

@@ -33,7 +33,7 @@ import aiosqlite
 import attrs
 
 from lsp_agent.core.events import NewEvent, StoredEvent
-from lsp_agent.core.permission import Rule
+from lsp_agent.core.permission.rules import Rule
 from lsp_agent.core.transcript import (
     PartView,
     SessionInfo,

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from lsp_agent.core.diagnostics import DiagnosticsCache
 from lsp_agent.core.documents import NOT_OPEN, DocumentEditResult
 from lsp_agent.core.events import StoredEvent
-from lsp_agent.core.permission import PermissionAsk, PermissionReply
+from lsp_agent.core.permission.rules import PermissionAsk, PermissionReply
 from lsp_agent.core.question import QuestionAsk, QuestionReply
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from lsp_agent.core.permission import ALLOWED, PermissionRequest, PermissionVerdict
+from lsp_agent.core.permission.rules import ALLOWED, PermissionRequest, PermissionVerdict
 
 
 async def allow_all(request: PermissionRequest) -> PermissionVerdict:

@@ -46,7 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from lsp_agent.core.documents import FilePreview
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.messages import ToolKind
-from lsp_agent.core.permission import PermissionRequest
+from lsp_agent.core.permission.rules import PermissionRequest
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.patch.apply import HunkError, apply_hunks
 from lsp_agent.patch.parse import (

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.messages import ToolKind
-from lsp_agent.core.permission import PermissionRequest, PermissionVerdict
+from lsp_agent.core.permission.rules import PermissionRequest, PermissionVerdict
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
 from lsp_agent.workspace.boundary import Outside, Resolved, WorkspaceBoundary
 

@@ -33,7 +33,7 @@ import attrs
 from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.messages import ToolKind
-from lsp_agent.core.permission import PermissionRequest
+from lsp_agent.core.permission.rules import PermissionRequest
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.sandbox import CommandSandbox, Launch, SandboxUnavailable
 from lsp_agent.shell.plan import PermissionPlan, plan_permissions

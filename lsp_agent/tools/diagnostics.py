@@ -40,7 +40,7 @@ from lsp_agent.core.diagnostics import (
 )
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.messages import ToolKind
-from lsp_agent.core.permission import PermissionRequest
+from lsp_agent.core.permission.rules import PermissionRequest
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
 from lsp_agent.workspace.boundary import Resolved, WorkspaceBoundary

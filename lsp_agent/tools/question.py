@@ -13,7 +13,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from lsp_agent.core.messages import ToolKind
-from lsp_agent.core.permission import PermissionRequest
+from lsp_agent.core.permission.rules import PermissionRequest
 from lsp_agent.core.question import Question, QuestionOption, QuestionReply
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal

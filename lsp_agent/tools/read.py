@@ -19,7 +19,7 @@ import attrs
 from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.messages import ToolKind
-from lsp_agent.core.permission import PermissionRequest
+from lsp_agent.core.permission.rules import PermissionRequest
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
 from lsp_agent.workspace.boundary import Outside, Resolved, WorkspaceBoundary

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.messages import ToolCallPart, ToolSpec
-from lsp_agent.core.secrets import NO_SECRETS, SecretFilter
+from lsp_agent.core.secrets.filter import NO_SECRETS, SecretFilter
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
 from lsp_agent.sandbox import CommandSandbox
 from lsp_agent.skills.catalog import SkillCatalog

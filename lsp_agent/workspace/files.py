@@ -33,7 +33,7 @@ import attrs
 
 from lsp_agent.core.documents import DocumentEditResult, FilePreview
 from lsp_agent.core.interfaces import Editor
-from lsp_agent.core.permission import PermissionRequest
+from lsp_agent.core.permission.rules import PermissionRequest
 from lsp_agent.system import atomic
 from lsp_agent.workspace.temp_files import create_temp
 

@@ -15,7 +15,7 @@ import pytest
 
 from lsp_agent.auth.keys import ProviderKeys
 from lsp_agent.auth.store import KeyStore, StoreResult
-from lsp_agent.core.secrets import SecretFilter
+from lsp_agent.core.secrets.filter import SecretFilter
 from lsp_agent.testing.cli import run_cli as cli
 from lsp_agent.testing.fake_llm import running_fake_llm
 from lsp_agent.testing.file_keyring import BACKEND, FILE_ENV

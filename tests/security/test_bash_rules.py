@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from lsp_agent.core.permission import Decision, Rule, decide
+from lsp_agent.core.permission.rules import Decision, Rule, decide
 from lsp_agent.shell.plan import PermissionPlan, plan_permissions
 from lsp_agent.testing.cli import run_cli
 from lsp_agent.testing.fake_llm import running_fake_llm

@@ -18,7 +18,7 @@ import pytest
 
 from lsp_agent.context_sources import MAX_INSTRUCTIONS_BYTES, FileContextSources
 from lsp_agent.core.context import SourcesSnapshot
-from lsp_agent.core.secrets import SecretFilter
+from lsp_agent.core.secrets.filter import SecretFilter
 from lsp_agent.testing.cli import run_cli
 from lsp_agent.testing.fake_llm import FakeLLMServer, running_fake_llm
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from lsp_agent.config.settings import InvalidConfig, load_settings
-from lsp_agent.core.permission import ALLOWED, PermissionRequest, PermissionVerdict
+from lsp_agent.core.permission.rules import ALLOWED, PermissionRequest, PermissionVerdict
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.sandbox import Availability, CommandSandbox, check_availability
 from lsp_agent.sandbox.bwrap import bwrap_argv

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from lsp_agent.core.secrets import SecretFilter
+from lsp_agent.core.secrets.filter import SecretFilter
 from lsp_agent.testing.cli import run_cli as cli
 from lsp_agent.testing.fake_llm import running_fake_llm
 

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from lsp_agent.core.events import StoredEvent
-from lsp_agent.core.permission import PermissionAsk, PermissionRequest
+from lsp_agent.core.permission.rules import PermissionAsk, PermissionRequest
 from lsp_agent.core.question import Question, QuestionAsk, QuestionOption
 from lsp_agent.display import block, one_line
 from lsp_agent.headless import TerminalEditor

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from lsp_agent.core.compaction import CompactionPoint, model_messages, split_for_compaction
-from lsp_agent.core.compaction_summary import SECTIONS, summary_prompt
+from lsp_agent.core.compaction.policy import CompactionPoint, model_messages, split_for_compaction
+from lsp_agent.core.compaction.summary import SECTIONS, summary_prompt
 from lsp_agent.core.history import fold
 from lsp_agent.core.messages import TextPart
 from lsp_agent.core.transcript import TextPartView, ToolCallView, TranscriptMessage

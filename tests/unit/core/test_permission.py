@@ -6,7 +6,7 @@ import pytest
 
 from lsp_agent.core.documents import FilePreview
 from lsp_agent.core.modes import mode_rules
-from lsp_agent.core.permission import (
+from lsp_agent.core.permission.rules import (
     Action,
     PermissionRequest,
     Rule,
@@ -16,6 +16,7 @@ from lsp_agent.core.permission import (
     permission_key,
     wildcard_match,
 )
+from lsp_agent.testing.tools import tool_spec
 
 
 def r(permission: str, pattern: str, action: Action, source: str = "test") -> Rule:
@@ -132,8 +133,10 @@ def test_hidden_only_when_the_last_rule_denies_everything(
 
 
 def test_edit_governs_every_tool_that_changes_files() -> None:
-    assert {permission_key(t) for t in ("write", "edit", "apply_patch")} == {"edit"}
-    assert permission_key("read") == "read"
+    edits = [tool_spec(name, kind="edit") for name in ("write", "edit", "apply_patch", "mcp_put")]
+    assert {permission_key(spec) for spec in edits} == {"edit"}
+    assert permission_key(tool_spec("read", kind="read")) == "read"
+    assert permission_key(tool_spec("bash", kind="execute", mutates=True)) == "bash"
 
 
 def test_plan_mode_denies_edits_and_asks_for_every_command() -> None:

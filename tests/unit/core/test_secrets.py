@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from lsp_agent.core.secrets import SecretFilter
+from lsp_agent.core.secrets.filter import SecretFilter
 
 
 def test_values_of_secret_looking_variables_and_named_keys_are_redacted() -> None:

@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 
 from lsp_agent.core import prompts
-from lsp_agent.core.compaction import CompactionPolicy
+from lsp_agent.core.compaction.policy import CompactionPolicy
 from lsp_agent.core.errors import InvalidConfigValue, SessionNotFound
 from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.messages import ToolCallPart, ToolSpec, Usage
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.options import AgentOptions
-from lsp_agent.core.permission import PermissionReply, PermissionRequest, Rule, permission_key
-from lsp_agent.core.session import SessionService
+from lsp_agent.core.permission.rules import PermissionReply, PermissionRequest, Rule, permission_key
+from lsp_agent.core.session.service import SessionService
 from lsp_agent.core.stream_events import (
     Finished,
     StreamEvent,
@@ -53,6 +53,9 @@ class HookTools:
     def specs(self) -> tuple[ToolSpec, ...]:
         return (tool_spec("read", kind="read"), tool_spec("write", kind="edit", mutates=True))
 
+    def _spec(self, name: str) -> ToolSpec:
+        return next(spec for spec in self.specs() if spec.name == name)
+
     async def execute(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolOutcome:
         if self.during is not None:
             during, self.during = self.during, None
@@ -60,7 +63,9 @@ class HookTools:
         path = str(call.input.get("file_path", "x"))
         verdict = await ctx.ask(
             PermissionRequest(
-                permission=permission_key(call.name), patterns=(path,), title=f"{call.name} {path}"
+                permission=permission_key(self._spec(call.name)),
+                patterns=(path,),
+                title=f"{call.name} {path}",
             )
         )
         if not verdict.allowed:

@@ -8,7 +8,7 @@ from typing import Any
 import attrs
 
 from lsp_agent.core.events import StoredEvent
-from lsp_agent.core.permission import PermissionAsk, PermissionRequest
+from lsp_agent.core.permission.rules import PermissionAsk, PermissionRequest
 from lsp_agent.core.transcript import SessionInfo, SessionUsage
 from lsp_agent.headless import NO_TERMINAL, OUTPUT_TAIL_LINES, TerminalEditor, run_summary
 

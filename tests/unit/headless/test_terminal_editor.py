@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from lsp_agent.core.documents import NOT_OPEN
-from lsp_agent.core.permission import PermissionAsk, PermissionRequest
+from lsp_agent.core.permission.rules import PermissionAsk, PermissionRequest
 from lsp_agent.headless import NO_TERMINAL, TerminalEditor
 
 

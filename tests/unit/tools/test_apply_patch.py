@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from lsp_agent.core.documents import DocumentEditResult, FilePreview
-from lsp_agent.core.permission import PermissionRequest, PermissionVerdict
+from lsp_agent.core.permission.rules import PermissionRequest, PermissionVerdict
 from lsp_agent.core.tooling import AskPermission, ToolOutcome
 from lsp_agent.patch.apply import (
     HunkError,

@@ -17,7 +17,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from lsp_agent.core.permission import ALLOWED, PermissionRequest, PermissionVerdict
+from lsp_agent.core.permission.rules import ALLOWED, PermissionRequest, PermissionVerdict
 from lsp_agent.core.tooling import SilentToolEvents, ToolOutcome
 from lsp_agent.shell.process import group_alive
 from lsp_agent.testing.permissions import RecordingAsk, allow_all, deny

@@ -19,7 +19,7 @@ from lsp_agent.core.diagnostics import (
     DiagnosticsCache,
 )
 from lsp_agent.core.modes import mode_rules
-from lsp_agent.core.permission import Rule, decide, hidden
+from lsp_agent.core.permission.rules import Rule, decide, hidden
 from lsp_agent.core.tooling import AskPermission, ToolOutcome
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.permissions import RecordingAsk, allow_all, deny

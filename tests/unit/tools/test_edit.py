@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from lsp_agent.core.documents import FilePreview
-from lsp_agent.core.permission import ALLOWED, PermissionRequest, PermissionVerdict
+from lsp_agent.core.permission.rules import ALLOWED, PermissionRequest, PermissionVerdict
 from lsp_agent.core.tooling import AskPermission, ToolOutcome
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.permissions import RecordingAsk, allow_all, deny, workspace_only

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_agent.core.permission import ALLOWED, PermissionRequest, PermissionVerdict
+from lsp_agent.core.permission.rules import ALLOWED, PermissionRequest, PermissionVerdict
 from lsp_agent.skills.catalog import (
     MAX_SKILL_BYTES,
     SkillCatalog,

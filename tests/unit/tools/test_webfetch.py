@@ -19,7 +19,7 @@ import httpcore
 import pytest
 from pydantic import ValidationError
 
-from lsp_agent.core.permission import PermissionRequest
+from lsp_agent.core.permission.rules import PermissionRequest
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.testing.permissions import RecordingAsk, deny
 from lsp_agent.testing.tools import tool_context

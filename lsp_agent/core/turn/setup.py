@@ -10,14 +10,14 @@ import logging
 from collections.abc import Callable, Sequence
 
 from lsp_agent.core import prompts
-from lsp_agent.core.config_options import ConfigChanges
 from lsp_agent.core.errors import InvalidConfigValue
 from lsp_agent.core.interfaces import EventStore, Provider
-from lsp_agent.core.loop import TurnConfig
 from lsp_agent.core.models import ModelCatalog, ModelInfo
 from lsp_agent.core.modes import MODES, SubagentScope, prompt_of
 from lsp_agent.core.options import AgentOptions
+from lsp_agent.core.session.config_options import ConfigChanges
 from lsp_agent.core.transcript import SessionInfo
+from lsp_agent.core.turn.loop import TurnConfig
 
 _log = logging.getLogger(__name__)
 

@@ -28,6 +28,7 @@ from typing import Any, Literal
 import attrs
 
 from lsp_agent.core.documents import FilePreview
+from lsp_agent.core.messages import ToolSpec
 
 Action = Literal["allow", "ask", "deny"]
 OptionKind = Literal["allow_once", "allow_session", "allow_always", "reject_once"]
@@ -204,12 +205,11 @@ def rejected_with_reason(reason: str) -> str:
 
 # -- permission keys --------------------------------------------------------------------
 
-EDIT_TOOLS = frozenset({"write", "edit", "apply_patch"})
 
-
-def permission_key(tool_name: str) -> str:
-    """The permission a tool is governed by: ``edit`` covers every tool that changes files."""
-    return "edit" if tool_name in EDIT_TOOLS else tool_name
+def permission_key(spec: ToolSpec) -> str:
+    """The permission a tool is governed by: ``edit`` covers every tool of kind ``edit`` (the
+    tool declares it), any other tool has its own name."""
+    return "edit" if spec.kind == "edit" else spec.name
 
 
 # -- asking the user ------------------------------------------------------------------

@@ -9,23 +9,23 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from lsp_agent.core.breaker import BREAKER_LIMIT, ToolBreaker
-from lsp_agent.core.call_events import CallEvents, SubtaskRunner
-from lsp_agent.core.gate import PermissionGate
 from lsp_agent.core.interfaces import Editor, ToolExecutor
 from lsp_agent.core.messages import ToolCallPart, ToolSpec
-from lsp_agent.core.permission import (
+from lsp_agent.core.permission.gate import PermissionGate
+from lsp_agent.core.permission.rules import (
     PermissionRequest,
     PermissionVerdict,
     Rule,
     hidden,
     permission_key,
 )
-from lsp_agent.core.recorder import Recorder
-from lsp_agent.core.secrets import SecretFilter
+from lsp_agent.core.secrets.filter import SecretFilter
 from lsp_agent.core.stream_events import ToolCallEnded
 from lsp_agent.core.tooling import ToolCallContext
-from lsp_agent.core.turn_records import TurnRecords
+from lsp_agent.core.turn.breaker import BREAKER_LIMIT, ToolBreaker
+from lsp_agent.core.turn.call_events import CallEvents, SubtaskRunner
+from lsp_agent.core.turn.recorder import Recorder
+from lsp_agent.core.turn.records import TurnRecords
 
 
 class CallConfig(Protocol):
@@ -70,8 +70,7 @@ class ToolCalls:
         return tuple(
             spec
             for spec in self._tools.specs()
-            if not hidden(permission_key(spec.name), rules)
-            and self._breaker.withheld(spec.name) is None
+            if not hidden(permission_key(spec), rules) and self._breaker.withheld(spec.name) is None
         )
 
     def may_change_files(self, calls: Sequence[ToolCallEnded]) -> bool:

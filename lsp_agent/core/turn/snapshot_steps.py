@@ -18,7 +18,7 @@ from typing import Any
 from lsp_agent.core.checkpoints import SnapshotChange, SnapshotStore, open_in
 from lsp_agent.core.errors import LspAgentError
 from lsp_agent.core.interfaces import Editor, IdFactory
-from lsp_agent.core.recorder import Recorder
+from lsp_agent.core.turn.recorder import Recorder
 
 _log = logging.getLogger(__name__)
 

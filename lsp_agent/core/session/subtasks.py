@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from lsp_agent.core.interfaces import EventStore
-from lsp_agent.core.loop import TurnOutcome
 from lsp_agent.core.modes import SUBAGENTS, SubagentScope
 from lsp_agent.core.tooling import SubtaskResult
 from lsp_agent.core.transcript import TextPartView
+from lsp_agent.core.turn.loop import TurnOutcome
 
 
 class ChildSessions(Protocol):

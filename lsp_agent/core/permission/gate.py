@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from lsp_agent.core.interfaces import Editor, EventStore
-from lsp_agent.core.permission import (
+from lsp_agent.core.permission.rules import (
     ALLOWED,
     REJECTED_MESSAGE,
     PermissionAsk,
@@ -25,7 +25,7 @@ from lsp_agent.core.permission import (
     denied_message,
     rejected_with_reason,
 )
-from lsp_agent.core.recorder import Recorder
+from lsp_agent.core.turn.recorder import Recorder
 
 
 class PermissionGate:

@@ -17,9 +17,8 @@ from typing import Literal
 import attrs
 
 from lsp_agent.core import prompts
-from lsp_agent.core.call_events import SubtaskRunner
 from lsp_agent.core.checkpoints import SnapshotStore, user_message_ids
-from lsp_agent.core.compaction import CompactionPolicy, needs_compaction
+from lsp_agent.core.compaction.policy import CompactionPolicy, needs_compaction
 from lsp_agent.core.context import ContextSources
 from lsp_agent.core.errors import (
     ContextOverflow,
@@ -27,7 +26,6 @@ from lsp_agent.core.errors import (
     LspAgentError,
     ProviderError,
 )
-from lsp_agent.core.gate import PermissionGate
 from lsp_agent.core.interfaces import (
     Clock,
     Editor,
@@ -37,18 +35,20 @@ from lsp_agent.core.interfaces import (
     ToolExecutor,
 )
 from lsp_agent.core.messages import Message, ModelRequest, TextPart, ThinkingConfig
-from lsp_agent.core.model_view import ModelView
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.modes import mode_rules
-from lsp_agent.core.permission import Rule
-from lsp_agent.core.recorder import Recorder
-from lsp_agent.core.response_stream import IdleBoundedProvider, Response, ResponseStream
-from lsp_agent.core.retry import RetryPolicy
-from lsp_agent.core.secrets import NO_SECRETS, SecretFilter
-from lsp_agent.core.snapshot_steps import SnapshotSteps
-from lsp_agent.core.tool_calls import ToolCalls
+from lsp_agent.core.permission.gate import PermissionGate
+from lsp_agent.core.permission.rules import Rule
+from lsp_agent.core.secrets.filter import NO_SECRETS, SecretFilter
 from lsp_agent.core.transcript import TranscriptMessage
-from lsp_agent.core.turn_records import TurnRecords
+from lsp_agent.core.turn.call_events import SubtaskRunner
+from lsp_agent.core.turn.model_view import ModelView
+from lsp_agent.core.turn.recorder import Recorder
+from lsp_agent.core.turn.records import TurnRecords
+from lsp_agent.core.turn.response_stream import IdleBoundedProvider, Response, ResponseStream
+from lsp_agent.core.turn.retry import RetryPolicy
+from lsp_agent.core.turn.snapshot_steps import SnapshotSteps
+from lsp_agent.core.turn.tool_calls import ToolCalls
 
 StopReason = Literal["end_turn", "max_steps", "cancelled", "error", "refusal"]
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from lsp_agent.core.checkpoints import hidden_messages
-from lsp_agent.core.compaction import (
+from lsp_agent.core.compaction.policy import (
     CompactionPoint,
     current_view,
     latest_compaction_point,
     model_messages,
 )
-from lsp_agent.core.compaction_summary import Compactor
+from lsp_agent.core.compaction.summary import Compactor
 from lsp_agent.core.context import (
     ContextSources,
     Epoch,
@@ -31,8 +31,8 @@ from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.interfaces import Clock, EventStore, IdFactory, Provider
 from lsp_agent.core.messages import Message, SystemBlock
 from lsp_agent.core.models import ModelInfo
-from lsp_agent.core.recorder import Recorder
 from lsp_agent.core.transcript import TranscriptMessage
+from lsp_agent.core.turn.recorder import Recorder
 
 
 class ModelView:

@@ -23,7 +23,7 @@ import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from lsp_agent.core import secret_patterns
+from lsp_agent.core.secrets import patterns as secret_patterns
 
 __all__ = ["MIN_SECRET_LENGTH", "NO_SECRETS", "SECRET_SUFFIXES", "Masked", "SecretFilter"]
 
