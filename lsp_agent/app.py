@@ -17,15 +17,10 @@ from typing import Any
 import attrs
 
 from lsp_agent.auth.keys import ProviderKeys, preload
+from lsp_agent.config.load import load_settings, user_config_file
 from lsp_agent.config.models import ConfiguredModels
-from lsp_agent.config.settings import (
-    DEFAULT_API_KEY_ENV,
-    ResolvedModel,
-    Settings,
-    load_settings,
-    resolve_model,
-    user_config_file,
-)
+from lsp_agent.config.resolve import DEFAULT_API_KEY_ENV, ResolvedModel, resolve_model
+from lsp_agent.config.settings import Settings
 from lsp_agent.context_sources import FileContextSources
 from lsp_agent.core.clock import SystemClock, UlidIds
 from lsp_agent.core.compaction.policy import CompactionPolicy

@@ -29,7 +29,8 @@ from lsp_agent.display import block
 from lsp_agent.search.ripgrep import find_rg
 
 if TYPE_CHECKING:
-    from lsp_agent.config.settings import ResolvedModel, Settings
+    from lsp_agent.config.resolve import ResolvedModel
+    from lsp_agent.config.settings import Settings
     from lsp_agent.sandbox import SandboxMode
     from lsp_agent.storage.recovery import RecoveryReport
 
@@ -79,7 +80,7 @@ async def _sandbox(env: Mapping[str, str], mode: SandboxMode) -> Check:
 
 
 def _skills(env: Mapping[str, str], cwd: Path) -> list[Check]:
-    from lsp_agent.config.settings import user_config_file
+    from lsp_agent.config.load import user_config_file
     from lsp_agent.skills.catalog import discover_skills
 
     catalog = discover_skills([str(cwd)], str(user_config_file(env).parent))
@@ -189,7 +190,7 @@ async def _endpoint(model: ResolvedModel, env: Mapping[str, str]) -> Check:
     """Show where requests go (and what set it), and try one cheap request there."""
     import httpx2
 
-    from lsp_agent.config.settings import BASE_URL_ENV
+    from lsp_agent.config.resolve import BASE_URL_ENV
     from lsp_agent.providers.errors import connection_cause, describe_endpoint
 
     anthropic = model.provider_type == "anthropic"

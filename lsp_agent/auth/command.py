@@ -47,7 +47,7 @@ def run_auth(
 ) -> int:
     from lsp_agent.auth.keys import key_owners
     from lsp_agent.auth.store import KeyStore
-    from lsp_agent.config.settings import load_settings
+    from lsp_agent.config.load import load_settings
 
     try:
         owners = key_owners(load_settings(workspace=cwd, env=env))

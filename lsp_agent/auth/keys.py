@@ -15,7 +15,8 @@ from collections.abc import Callable, Mapping
 from typing import Literal, Protocol
 
 from lsp_agent.auth.store import KeyStore
-from lsp_agent.config.settings import BUILTIN_PROVIDERS, DEFAULT_API_KEY_ENV, Settings
+from lsp_agent.config.resolve import BUILTIN_PROVIDERS, DEFAULT_API_KEY_ENV
+from lsp_agent.config.settings import Settings
 from lsp_agent.core.secrets.filter import SecretFilter
 
 __all__ = ["KEYRING_TTL", "KeyReader", "KeySource", "ProviderKeys", "key_owners", "preload"]

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from lsp_agent.config.catalog import CATALOG
-from lsp_agent.config.settings import BUILTIN_PROVIDERS, ResolvedModel, Settings, resolve_model
+from lsp_agent.config.resolve import BUILTIN_PROVIDERS, ResolvedModel, resolve_model
+from lsp_agent.config.settings import Settings
 from lsp_agent.core.errors import ConfigError, InvalidConfigValue
 from lsp_agent.core.interfaces import Provider
 from lsp_agent.core.models import ModelChoice, ModelInfo

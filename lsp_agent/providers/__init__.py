@@ -25,7 +25,7 @@ ProviderType = Literal["anthropic", "openai", "openai-compatible"]
 
 @attrs.frozen(kw_only=True)
 class ProviderKind:
-    """What the configuration needs to know about a provider type (config/settings.py reads
+    """What the configuration needs to know about a provider type (config/resolve.py reads
     these; adding a provider type is its module, an entry here and a branch in
     :func:`make_provider`)."""
 

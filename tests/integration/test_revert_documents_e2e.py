@@ -9,7 +9,8 @@ import os
 from pathlib import Path
 
 from lsp_agent.app import build_app
-from lsp_agent.config.settings import Settings, resolve_model
+from lsp_agent.config.resolve import resolve_model
+from lsp_agent.config.settings import Settings
 from lsp_agent.core.permission.rules import PermissionReply
 from lsp_agent.storage.event_log import open_store
 from lsp_agent.testing.editor import RecordingEditor

@@ -6,7 +6,8 @@ import os
 from pathlib import Path
 
 from lsp_agent.app import build_app
-from lsp_agent.config.settings import Settings, resolve_model
+from lsp_agent.config.resolve import resolve_model
+from lsp_agent.config.settings import Settings
 from lsp_agent.storage.event_log import open_store
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.fake_llm import FakeLLMServer

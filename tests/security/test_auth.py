@@ -244,7 +244,8 @@ def test_the_environment_key_wins_over_the_keyring(
 
 def test_models_of_a_provider_whose_key_is_in_the_keyring_are_offered() -> None:
     from lsp_agent.config.models import ConfiguredModels
-    from lsp_agent.config.settings import Settings, resolve_model
+    from lsp_agent.config.resolve import resolve_model
+    from lsp_agent.config.settings import Settings
 
     settings = Settings.model_validate({"model": "anthropic/claude-sonnet-4-5"})
     keys = ProviderKeys({}, store=_Store({"openai": "sk-proj-KEYRING0123456789abcdef"}))

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from lsp_agent.config.settings import InvalidConfig, load_settings
+from lsp_agent.config.load import load_settings
+from lsp_agent.config.settings import InvalidConfig
 from lsp_agent.core.permission.rules import ALLOWED, PermissionRequest, PermissionVerdict
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.sandbox import Availability, CommandSandbox, check_availability

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from lsp_agent.config.models import ConfiguredModels
-from lsp_agent.config.settings import Settings, resolve_model
+from lsp_agent.config.resolve import resolve_model
+from lsp_agent.config.settings import Settings
 from lsp_agent.core.errors import InvalidConfigValue
 
 KEY = "sk-test-secret-value"

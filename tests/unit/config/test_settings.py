@@ -10,17 +10,14 @@ import platformdirs
 import pytest
 
 from lsp_agent.config import catalog
+from lsp_agent.config.load import load_settings, load_settings_from_environment, user_config_file
+from lsp_agent.config.resolve import resolve_model, resolve_small_model
 from lsp_agent.config.settings import (
     DEFAULT_PERMISSION_RULES,
     InvalidConfig,
     ModelNotConfigured,
     PermissionRule,
     Settings,
-    load_settings,
-    load_settings_from_environment,
-    resolve_model,
-    resolve_small_model,
-    user_config_file,
 )
 from lsp_agent.core.errors import ConfigError
 from lsp_agent.core.models import ModelInfo

@@ -1,0 +1,458 @@
+"""Loading the settings: the one module that reads configuration files and environment
+variables.
+
+Layers, merged in this order (later wins)::
+
+    built-in defaults
+    < LSP_AGENT_MODEL                        (sets ``model`` only)
+    < <user config dir>/lsp-agent/config.json (the user file)
+    < <workspace>/.lsp-agent.json             (the project file; untrusted unless listed)
+    < the file named by LSP_AGENT_CONFIG
+    < initializationOptions.agent.config      (the editor)
+    < command-line flags
+
+Objects merge per key, arrays replace, ``null`` means "not set by this layer", and each
+layer's permission rules are appended after the earlier layers' (last match wins).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import attrs
+import platformdirs
+from pydantic import (
+    ValidationError,
+)
+
+from lsp_agent.config.resolve import BASE_URL_ENV, BUILTIN_PROVIDERS
+from lsp_agent.config.settings import (
+    ACTIONS,
+    APP_NAME,
+    BUILTIN_SOURCE,
+    CLI_SOURCE,
+    CONFIG_ENV,
+    DEFAULT_PERMISSION_RULES,
+    INIT_OPTIONS_SOURCE,
+    MODEL_ENV,
+    PROJECT_FILE_NAME,
+    Action,
+    ConfigKeys,
+    InvalidConfig,
+    PermissionRule,
+    Settings,
+    sandbox_shorthand,
+)
+
+__all__ = [
+    "extra_config_file",
+    "load_settings",
+    "load_settings_from_environment",
+    "project_config_file",
+    "user_config_file",
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# Locations
+
+
+def _home(env: Mapping[str, str]) -> str:
+    home = env.get("HOME") or (env.get("USERPROFILE") if sys.platform == "win32" else None)
+    return home or str(Path.home())
+
+
+def user_config_file(env: Mapping[str, str]) -> Path:
+    """``<platform config dir>/lsp-agent/config.json``.
+
+    On Linux and the BSDs this is platformdirs' XDG rule, computed from ``env``:
+    ``$XDG_CONFIG_HOME/lsp-agent`` when set and not blank, else ``$HOME/.config/lsp-agent``.
+    Elsewhere ``platformdirs.user_config_dir`` (macOS: ``~/Library/Application Support``,
+    Windows: ``%LOCALAPPDATA%``).
+    """
+    if sys.platform in ("win32", "darwin"):
+        return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)) / "config.json"
+    xdg = env.get("XDG_CONFIG_HOME", "")
+    base = Path(xdg) if xdg.strip() else Path(_home(env)) / ".config"
+    return base / APP_NAME / "config.json"
+
+
+def project_config_file(workspace: Path) -> Path:
+    return workspace / PROJECT_FILE_NAME
+
+
+def extra_config_file(workspace: Path, env: Mapping[str, str]) -> Path | None:
+    """The file named by ``LSP_AGENT_CONFIG`` (``~`` expanded, relative to the workspace)."""
+    value = env.get(CONFIG_ENV, "").strip()
+    if not value:
+        return None
+    path = Path(_expand_home(value, _home(env)))
+    return path if path.is_absolute() else workspace / path
+
+
+def _expand_home(text: str, home: str) -> str:
+    if text == "~" or text == "$HOME":
+        return home
+    for prefix in ("~/", "$HOME/", "~\\"):
+        if text.startswith(prefix):
+            return os.path.join(home, text[len(prefix) :])
+    return text
+
+
+def _canonical(path: str) -> str:
+    return os.path.normcase(os.path.realpath(path))
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading
+
+_LayerKind = Literal["env", "user", "project", "extra", "editor", "cli"]
+
+
+@attrs.define
+class _Layer:
+    kind: _LayerKind
+    source: str
+    data: dict[str, Any]
+    rules: list[PermissionRule] = attrs.field(factory=list)
+
+
+def _strip_nulls(value: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        if item is None:
+            continue
+        out[key] = _strip_nulls(item) if isinstance(item, Mapping) else item
+    return out
+
+
+def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, item in over.items():
+        below = out.get(key)
+        if isinstance(item, Mapping) and isinstance(below, Mapping):
+            out[key] = _merge(below, item)
+        else:
+            out[key] = item
+    return out
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    source = str(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError:
+        raise InvalidConfig(source, "not UTF-8 text") from None
+    except OSError as exc:
+        raise InvalidConfig(source, f"cannot read: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidConfig(
+            source, f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+        ) from None
+    if not isinstance(data, dict):
+        raise InvalidConfig(source, "expected a JSON object at the top level")
+    return data
+
+
+def _key(loc: Iterable[int | str]) -> str:
+    return ".".join(str(part) for part in loc)
+
+
+def _validation_error(source: str, exc: ValidationError) -> InvalidConfig:
+    reasons: list[str] = []
+    first_key: str | None = None
+    for error in exc.errors(include_url=False, include_input=False, include_context=False):
+        key = _key(error["loc"])
+        first_key = first_key or key
+        if error["type"] == "extra_forbidden":
+            reasons.append(f"unknown key {key!r}")
+        else:
+            message = error["msg"].removeprefix("Value error, ")
+            reasons.append(f"key {key!r}: {message}")
+    return InvalidConfig(source, "; ".join(reasons), key=first_key)
+
+
+def _action(value: object, source: str, key: str) -> Action:
+    for action in ACTIONS:
+        if value == action:
+            return action
+    raise InvalidConfig(source, f"key {key!r}: expected 'allow', 'ask' or 'deny'", key=key)
+
+
+def _parse_permission(value: object, source: str, home: str) -> list[tuple[str, PermissionRule]]:
+    """``permission`` → [(dotted key, rule)] in the order written."""
+    if isinstance(value, str):
+        action = _action(value, source, "permission")
+        return [
+            (
+                "permission",
+                PermissionRule(permission="*", pattern="*", action=action, source=source),
+            )
+        ]
+    if not isinstance(value, Mapping):
+        raise InvalidConfig(
+            source,
+            "key 'permission': expected an action ('allow', 'ask', 'deny') or an object",
+            key="permission",
+        )
+    rules: list[tuple[str, PermissionRule]] = []
+    for name, entry in value.items():
+        key = f"permission.{name}"
+        if not isinstance(name, str) or not name.strip():
+            raise InvalidConfig(source, f"key {key!r}: empty permission name", key=key)
+        if isinstance(entry, Mapping):
+            for pattern, raw_action in entry.items():
+                rule_key = f"{key}.{pattern}"
+                if not isinstance(pattern, str) or not pattern:
+                    raise InvalidConfig(source, f"key {rule_key!r}: empty pattern", key=rule_key)
+                action = _action(raw_action, source, rule_key)
+                rule = PermissionRule(
+                    permission=name,
+                    pattern=_expand_home(pattern, home),
+                    action=action,
+                    source=source,
+                )
+                rules.append((rule_key, rule))
+        elif isinstance(entry, str):
+            action = _action(entry, source, key)
+            rules.append(
+                (key, PermissionRule(permission=name, pattern="*", action=action, source=source))
+            )
+        else:
+            raise InvalidConfig(
+                source,
+                f"key {key!r}: expected an action ('allow', 'ask', 'deny') or an object "
+                "of pattern → action",
+                key=key,
+            )
+    return rules
+
+
+def _trusted_set(user: ConfigKeys, source: str, home: str) -> set[str]:
+    trusted: set[str] = set()
+    for index, entry in enumerate(user.trusted_folders):
+        expanded = _expand_home(entry, home)
+        if not os.path.isabs(expanded):
+            key = f"trusted_folders.{index}"
+            raise InvalidConfig(
+                source, f"key {key!r}: expected an absolute path or one starting with ~", key=key
+            )
+        trusted.add(_canonical(expanded))
+    return trusted
+
+
+def _check_untrusted_project(
+    layer: _Layer,
+    validated: ConfigKeys,
+    keyed_rules: list[tuple[str, PermissionRule]],
+    hint: str,
+) -> None:
+    """An untrusted project file may only tighten: raise on the first key that loosens."""
+
+    def refuse(key: str, why: str) -> InvalidConfig:
+        return InvalidConfig(layer.source, f"key {key!r}: {why} ({hint})", key=key)
+
+    for key, rule in keyed_rules:
+        if rule.action == "allow":
+            raise refuse(key, "an untrusted project file may only add 'ask' or 'deny' rules")
+    if "trusted_folders" in layer.data:
+        raise refuse("trusted_folders", "only honoured in the user config file")
+    for name, provider in validated.providers.items():
+        for field in ("base_url", "api_key_env"):
+            if getattr(provider, field) is not None:
+                raise refuse(
+                    f"providers.{name}.{field}", "not allowed in an untrusted project file"
+                )
+    if "mode" in layer.data.get("sandbox", {}) and validated.sandbox.mode != "required":
+        raise refuse("sandbox.mode", "an untrusted project file may only set 'required'")
+    if "allow_read" in layer.data.get("sandbox", {}):
+        raise refuse("sandbox.allow_read", "not allowed in an untrusted project file")
+    if validated.webfetch.allow_hosts:
+        raise refuse("webfetch.allow_hosts", "not allowed in an untrusted project file")
+    for index, entry in enumerate(validated.instructions):
+        pure = Path(entry)
+        if pure.is_absolute() or entry.startswith("~") or ".." in pure.parts:
+            raise refuse(
+                f"instructions.{index}",
+                "an untrusted project file may only name files inside the project",
+            )
+
+
+def _has_key(data: Mapping[str, Any], path: tuple[str, ...]) -> bool:
+    node: Any = data
+    for part in path:
+        if not isinstance(node, Mapping) or part not in node:
+            return False
+        node = node[part]
+    return True
+
+
+def _last_source(layers: list[_Layer], path: tuple[str, ...]) -> str:
+    for layer in reversed(layers):
+        if _has_key(layer.data, path):
+            return layer.source
+    return BUILTIN_SOURCE
+
+
+def _check_providers(merged: ConfigKeys, layers: list[_Layer]) -> None:
+    for name, provider in merged.providers.items():
+        fixed = BUILTIN_PROVIDERS.get(name)
+        if fixed is not None:
+            if provider.type is not None and provider.type != fixed:
+                key = f"providers.{name}.type"
+                source = _last_source(layers, ("providers", name, "type"))
+                raise InvalidConfig(
+                    source, f"key {key!r}: the provider {name!r} is always {fixed!r}", key=key
+                )
+        elif provider.type is None:
+            key = f"providers.{name}.type"
+            source = _last_source(layers, ("providers", name))
+            raise InvalidConfig(
+                source,
+                f"key {key!r}: required for a provider other than 'anthropic' and 'openai' "
+                "(one of 'anthropic', 'openai', 'openai-compatible')",
+                key=key,
+            )
+
+
+def _collect_layers(
+    workspace: Path,
+    env: Mapping[str, str],
+    user_file: Path,
+    cli_overrides: Mapping[str, Any] | None,
+    init_options: Mapping[str, Any] | None,
+) -> tuple[list[_Layer], list[str]]:
+    layers: list[_Layer] = []
+    sources: list[str] = []
+    model = env.get(MODEL_ENV, "").strip()
+    if model:
+        layers.append(_Layer("env", MODEL_ENV, {"model": model}))
+    if user_file.exists():
+        layers.append(_Layer("user", str(user_file), _read_json(user_file)))
+        sources.append(str(user_file))
+    project_file = project_config_file(workspace)
+    if project_file.exists() and not (
+        user_file.exists() and _canonical(str(project_file)) == _canonical(str(user_file))
+    ):
+        layers.append(_Layer("project", str(project_file), _read_json(project_file)))
+        sources.append(str(project_file))
+    extra_file = extra_config_file(workspace, env)
+    if extra_file is not None:
+        if not extra_file.exists():
+            raise InvalidConfig(str(extra_file), f"file not found (named by {CONFIG_ENV})")
+        layers.append(_Layer("extra", str(extra_file), _read_json(extra_file)))
+        sources.append(str(extra_file))
+    if init_options is not None:
+        if not isinstance(init_options, Mapping):
+            raise InvalidConfig(INIT_OPTIONS_SOURCE, "expected an object")
+        layers.append(_Layer("editor", INIT_OPTIONS_SOURCE, dict(init_options)))
+    if cli_overrides:
+        flags = {key: value for key, value in cli_overrides.items() if value is not None}
+        if flags:
+            layers.append(_Layer("cli", CLI_SOURCE, flags))
+    return layers, sources
+
+
+def load_settings(
+    *,
+    workspace: Path,
+    env: Mapping[str, str],
+    cli_overrides: Mapping[str, Any] | None = None,
+    init_options: Mapping[str, Any] | None = None,
+    user_file: Path | None = None,
+) -> Settings:
+    """Read and merge every layer (see the module docstring).
+
+    ``env`` is the process environment (only ``LSP_AGENT_MODEL``, ``LSP_AGENT_CONFIG``,
+    ``XDG_CONFIG_HOME``, ``HOME``, ``ANTHROPIC_BASE_URL`` and ``OPENAI_BASE_URL`` are looked
+    at). ``init_options`` is the editor's ``initializationOptions.agent.config`` object;
+    ``cli_overrides`` maps config keys to flag values (``None`` values are skipped, so
+    argparse defaults can be passed as they are). ``user_file`` overrides the user config
+    file's location (tests, ``doctor``).
+
+    Raises :class:`InvalidConfig` naming the file (or layer) and the key.
+    """
+    home = _home(env)
+    if user_file is None:
+        user_file = user_config_file(env)
+    layers, sources = _collect_layers(workspace, env, user_file, cli_overrides, init_options)
+
+    warnings: list[str] = []
+    trusted: set[str] = set()
+    trusted_folders: list[str] = []
+    workspace_real = _canonical(str(workspace))
+    hint = f"add {os.path.realpath(workspace)} to trusted_folders in {user_file} to trust it"
+    project_trusted = False
+    merged: dict[str, Any] = {}
+    rules = list(DEFAULT_PERMISSION_RULES)
+
+    for layer in layers:
+        layer.data = _strip_nulls(layer.data)
+        sandbox_shorthand(layer.data)
+        permission = layer.data.pop("permission", None)
+        try:
+            validated = ConfigKeys.model_validate(layer.data)
+        except ValidationError as exc:
+            raise _validation_error(layer.source, exc) from None
+        keyed_rules = (
+            _parse_permission(permission, layer.source, home) if permission is not None else []
+        )
+        if layer.kind == "user":
+            trusted = _trusted_set(validated, layer.source, home)
+            trusted_folders = list(validated.trusted_folders)
+            project_trusted = workspace_real in trusted
+        elif layer.kind == "project" and not project_trusted:
+            _check_untrusted_project(layer, validated, keyed_rules, hint)
+        if layer.kind != "user" and "trusted_folders" in layer.data:
+            warnings.append(
+                f"{layer.source}: 'trusted_folders' is ignored outside the user config file"
+            )
+        layer.data.pop("trusted_folders", None)
+        layer.rules = [rule for _, rule in keyed_rules]
+        rules.extend(layer.rules)
+        merged = _merge(merged, layer.data)
+
+    try:
+        combined = ConfigKeys.model_validate(merged)
+    except ValidationError as exc:  # pragma: no cover - every layer was valid on its own
+        raise _validation_error("configuration", exc) from None
+    _check_providers(combined, layers)
+
+    env_base_urls = {
+        name: value
+        for name in sorted(set(BASE_URL_ENV.values()))
+        if (value := env.get(name, "").strip())
+    }
+    return Settings.model_validate(
+        {
+            **merged,
+            "trusted_folders": trusted_folders,
+            "permission_rules": rules,
+            "sources": sources,
+            "project_trusted": project_trusted,
+            "warnings": warnings,
+            "env_base_urls": env_base_urls,
+        }
+    )
+
+
+def load_settings_from_environment(
+    *,
+    workspace: Path | None = None,
+    cli_overrides: Mapping[str, Any] | None = None,
+    init_options: Mapping[str, Any] | None = None,
+) -> Settings:
+    """:func:`load_settings` with ``os.environ`` and (by default) the current directory."""
+    return load_settings(
+        workspace=workspace if workspace is not None else Path.cwd(),
+        env=dict(os.environ),
+        cli_overrides=cli_overrides,
+        init_options=init_options,
+    )
