@@ -12,25 +12,32 @@ import asyncio
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from lsp_agent.auth.keys import ProviderKeys, preload
 from lsp_agent.config.load import load_settings, user_config_file
 from lsp_agent.config.models import ConfiguredModels
-from lsp_agent.config.resolve import DEFAULT_API_KEY_ENV, ResolvedModel, resolve_model
-from lsp_agent.config.settings import Settings
+from lsp_agent.config.resolve import (
+    DEFAULT_API_KEY_ENV,
+    ResolvedModel,
+    agent_model_ref,
+    check_agent_models,
+    resolve_model,
+)
+from lsp_agent.config.settings import AGENT_NAMES, REASONING_BUDGETS, Settings
 from lsp_agent.context_sources import FileContextSources
 from lsp_agent.core.clock import SystemClock, UlidIds
 from lsp_agent.core.compaction.policy import CompactionPolicy
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.messages import ThinkingConfig
 from lsp_agent.core.models import ModelInfo
-from lsp_agent.core.options import AgentOptions
+from lsp_agent.core.options import AgentOptions, AgentSettings
 from lsp_agent.core.permission.rules import Rule
 from lsp_agent.core.secrets.filter import SecretFilter
 from lsp_agent.core.session.service import SessionService
+from lsp_agent.core.turn.loop import no_notices
 from lsp_agent.core.turn.retry import RetryPolicy
 from lsp_agent.providers import make_provider
 from lsp_agent.sandbox import CommandSandbox
@@ -42,6 +49,9 @@ from lsp_agent.tools.registry import default_registry
 from lsp_agent.workspace.boundary import data_folder_path
 from lsp_agent.workspace.spill import prune_spill_files
 from lsp_agent.workspace.truncation import OutputLimits
+
+if TYPE_CHECKING:
+    from lsp_agent.mcp.manager import McpManager
 
 _log = logging.getLogger(__name__)
 
@@ -90,8 +100,12 @@ class App:
     secrets: SecretFilter
     """What the sessions mask (the provider keys, the environment's and the keyring's);
     ``run`` masks attached files with it too."""
+    mcp: McpManager | None = None
+    """The configured MCP servers (docs/mcp.md), started in the background."""
 
     async def aclose(self) -> None:
+        if self.mcp is not None:
+            await self.mcp.aclose()
         await self.store.close()
 
 
@@ -133,15 +147,17 @@ async def load_agent(
     store: SqliteEventStore | None = None,
     roots: Callable[[str], Sequence[str]] | None = None,
     editor_diagnostics: bool = False,
+    mcp_servers: bool = True,
 ) -> App:
     """Settings → model → app, for one front door.
 
     A :class:`ConfigError` comes before anything is opened. Without ``store`` the data store
     is opened here and belongs to the app (``App.aclose``); a given one stays the caller's.
-    ``roots`` and ``editor_diagnostics``: see :func:`build_app`.
+    ``roots``, ``editor_diagnostics`` and ``mcp_servers``: see :func:`build_app`.
     """
     settings = inputs.settings()
     model = inputs.model(settings)
+    check_agent_models(settings)
     opened = store is None
     store = store or await open_data_store(inputs.env)
     try:
@@ -154,6 +170,7 @@ async def load_agent(
             store=store,
             roots=roots,
             editor_diagnostics=editor_diagnostics,
+            mcp_servers=mcp_servers,
         )
     except BaseException:
         if opened:
@@ -166,6 +183,21 @@ def key_variables(settings: Settings) -> tuple[str, ...]:
     names = {name for name in DEFAULT_API_KEY_ENV.values() if name}
     names |= {p.api_key_env for p in settings.providers.values() if p.api_key_env}
     return tuple(sorted(names))
+
+
+def agent_settings(settings: Settings) -> dict[str, AgentSettings]:
+    """``agents`` for the core: ``small_model`` folded into title and summary, each
+    ``reasoning_effort`` as the thinking budget the providers take."""
+    agents: dict[str, AgentSettings] = {}
+    for name in AGENT_NAMES:
+        config = settings.agents.of(name)
+        effort = config.reasoning_effort
+        agents[name] = AgentSettings(
+            model=agent_model_ref(settings, name),
+            max_tokens=config.max_tokens,
+            thinking=ThinkingConfig(budget_tokens=REASONING_BUDGETS[effort]) if effort else None,
+        )
+    return agents
 
 
 def agent_options(settings: Settings, model: ResolvedModel) -> AgentOptions:
@@ -198,6 +230,7 @@ def agent_options(settings: Settings, model: ResolvedModel) -> AgentOptions:
         ),
         thinking=thinking,
         titles=settings.title.enabled,
+        agents=agent_settings(settings),
     )
 
 
@@ -211,12 +244,15 @@ async def build_app(
     store: SqliteEventStore,
     roots: Callable[[str], Sequence[str]] | None = None,
     editor_diagnostics: bool = False,
+    mcp_servers: bool = True,
 ) -> App:
     """The agent from loaded settings and model (front doors use :func:`load_agent`).
 
     ``roots``: the folders a session may touch (an editor's workspace folders); default
     the session's own folder. ``editor_diagnostics``: the editor reports its language
-    servers' diagnostics (``editor.diagnostics``), so the ``diagnostics`` tool is offered."""
+    servers' diagnostics (``editor.diagnostics``), so the ``diagnostics`` tool is offered.
+    ``mcp_servers``: start the configured MCP servers (off for commands that run no turn);
+    ``App.aclose`` stops them."""
     keys = key_variables(settings)
     secrets = SecretFilter.from_env(env, keys)
     provider_keys = ProviderKeys(env, secrets=secrets)  # the environment, then the keyring
@@ -255,6 +291,19 @@ async def build_app(
         ),
     )
     options = attrs.evolve(agent_options(settings, model), secrets=secrets)
+    mcp: McpManager | None = None
+    if mcp_servers and settings.mcp:
+        from lsp_agent.mcp.manager import McpManager  # the SDK costs ~0.5 s to import
+
+        mcp = McpManager(
+            settings.mcp,
+            env=env,
+            hidden_env=keys,
+            reserved_names=tools.names,
+            rules=options.rules,
+        )
+        tools.add_source(mcp)
+        mcp.start()  # in the background: a server's tools are offered once it is up
     sources = FileContextSources(
         user_config_dir=user_dir,
         configured=settings.instructions,
@@ -281,5 +330,6 @@ async def build_app(
         options=options,
         models=ConfiguredModels(settings, env, model, provider, provider_keys.stored),
         roots=roots,
+        notices=mcp.notices if mcp is not None else no_notices,
     )
-    return App(settings=settings, store=store, sessions=sessions, secrets=secrets)
+    return App(settings=settings, store=store, sessions=sessions, secrets=secrets, mcp=mcp)

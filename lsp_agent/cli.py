@@ -89,6 +89,15 @@ def build_parser() -> argparse.ArgumentParser:
     revert.add_argument("--force", action="store_true", help="also restore files you changed")
     delete = verbs.add_parser("delete", help="delete sessions for good (not one whose turn runs)")
     delete.add_argument("ids", nargs="+", metavar="ID")
+    search = verbs.add_parser(
+        "search",
+        help="find messages: what was asked, answered, thought, or a tool's input or output",
+        description='Every word must occur; "a phrase" in quotes; word* for a prefix.',
+    )
+    search.add_argument("query", metavar="TEXT")
+    search.add_argument("--all", action="store_true", help="every workspace")
+    search.add_argument("--limit", type=int, default=20, metavar="N", help="at most N hits (20)")
+    search.add_argument("--json", action="store_true")
 
     serve = commands.add_parser("serve", help="the language server (stdio by default)")
     transport = serve.add_mutually_exclusive_group()
@@ -214,9 +223,12 @@ async def _run(
             return _fail(err, str(error), EXIT_USAGE)
         if args.session is not None and await store.session(args.session) is None:
             return _fail(err, f"unknown session: {args.session}", EXIT_USAGE)
-        session_id = args.session or await app.sessions.create(workspace_folder=str(workspace))
+        session_id = args.session or await app.sessions.create(
+            workspace_folder=str(workspace), model=args.model
+        )
         editor.focus(session_id)
         await app.sessions.admit(session_id, [{"type": "text", "text": prompt}, *attached])
+        await _mcp_settled(app, err)
         try:
             outcome = await app.sessions.run_turn(session_id, mode=args.mode, model=args.model)
         except asyncio.CancelledError:
@@ -239,6 +251,16 @@ async def _run(
         return code
     finally:
         await app.aclose()
+
+
+async def _mcp_settled(app: Any, err: TextIO) -> None:
+    """One request fixes the tools a turn is offered: ``run`` waits for its MCP servers to be up
+    (each bounded by its ``timeout_ms``); one line names each server that could not start or
+    stops."""
+    if app.mcp is None:
+        return
+    app.mcp.watch(lambda line: err.write(f"lsp-agent: {line}\n"))
+    await app.mcp.settled()
 
 
 def _run_status(outcome: Any, refused: int) -> tuple[int, str]:
@@ -331,7 +353,7 @@ async def _with_agent(
         inputs = AgentInputs(workspace=workspace, env=env, session_model=info.model)
         editor = TerminalEditor(stdout=out, stderr=err)
         try:
-            app = await load_agent(inputs, editor=editor, store=store)
+            app = await load_agent(inputs, editor=editor, store=store, mcp_servers=False)
         except ConfigError as error:
             return _fail(err, str(error), _config_exit(error))
         if info.state != "idle":
@@ -439,6 +461,8 @@ async def _sessions(
             return await _export(store, args, out)
         if args.verb == "delete":
             return await _delete(store, env, args, out, err)
+        if args.verb == "search":
+            return await _search(store, args, out, err)
         return await _show(store, args, out)
     except SessionNotFound as error:
         return _fail(err, str(error), EXIT_USAGE)
@@ -457,6 +481,30 @@ async def _list(store: Any, args: argparse.Namespace, out: TextIO) -> int:
     for info in infos:
         title = one_line(info.title) or "(untitled)"
         out.write(f"{info.session_id}  {info.updated_at}  {info.state:<8}  {title}\n")
+    return EXIT_OK
+
+
+async def _search(store: Any, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """One hit per line, best first: session, message, when, title and the matching text."""
+    from lsp_agent.storage.search_index import MAX_LIMIT, SearchQueryError
+
+    if not 1 <= args.limit <= MAX_LIMIT:
+        return _fail(err, f"--limit must be between 1 and {MAX_LIMIT}", EXIT_USAGE)
+    folder = None if args.all else Path(os.path.realpath(os.getcwd())).as_uri()
+    try:
+        hits = await store.search(args.query, workspace_folder=folder, limit=args.limit)
+    except SearchQueryError as error:
+        return _fail(err, str(error), EXIT_USAGE)
+    if args.json:
+        _print_json(out, {"hits": [hit.to_json() for hit in hits]})
+        return EXIT_OK
+    for hit in hits:
+        title = one_line(hit.title) or "(untitled)"
+        where = f"{hit.session_id}  {hit.message_id}  {hit.updated_at}"
+        snippet = " ".join(hit.snippet.split())  # the lines of a tool's output, as one
+        out.write(one_line(f"{where}  {title}  [{hit.kind}] {snippet}") + "\n")
+    if not hits:
+        err.write("no matches" + ("" if args.all else " here (--all: in every workspace)") + "\n")
     return EXIT_OK
 
 

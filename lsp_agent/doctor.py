@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Literal, TextIO
 
 import attrs
 
-from lsp_agent.app import AgentInputs
+from lsp_agent.app import AgentInputs, key_variables
 from lsp_agent.auth.keys import ProviderKeys
 from lsp_agent.core.errors import ConfigError
 from lsp_agent.display import block
@@ -54,6 +54,8 @@ async def run_doctor(*, env: Mapping[str, str], cwd: Path, out: TextIO) -> int:
     if model is not None:
         checks.append(await _endpoint(model, env))
     checks += _skills(env, cwd)
+    if settings is not None:
+        checks += await _mcp_servers(settings, env)
     # A broken config was reported above; the sandbox is then checked as by default.
     checks.append(await _sandbox(env, settings.sandbox.mode if settings else "auto"))
     for check in checks:
@@ -87,6 +89,34 @@ def _skills(env: Mapping[str, str], cwd: Path) -> list[Check]:
     checks = [Check("warn", "skill", str(problem)) for problem in catalog.problems]
     if catalog.skills:
         checks.append(Check("ok", "skills", ", ".join(catalog.names)))
+    return checks
+
+
+async def _mcp_servers(settings: Settings, env: Mapping[str, str]) -> list[Check]:
+    """Every configured MCP server started once, as a session would (each bounded by its
+    ``timeout_ms``): up with its tool count, disabled, or the error. A failed server is a
+    warning: sessions run without its tools."""
+    if not settings.mcp:
+        return []
+    from lsp_agent.mcp.manager import McpManager  # the SDK loads only when servers are set
+
+    manager = McpManager(settings.mcp, env=env, hidden_env=key_variables(settings))
+    manager.start()
+    try:
+        await manager.settled()
+        statuses = manager.statuses()
+    finally:
+        await manager.aclose()
+    checks = []
+    for server in statuses:
+        name = f"mcp {server.name}"
+        if server.status == "connected":
+            count = len(server.tools)
+            checks.append(Check("ok", name, f"started; {count} tool{'s' if count != 1 else ''}"))
+        elif server.status == "disabled":
+            checks.append(Check("ok", name, "disabled (enabled: false); not started"))
+        else:
+            checks.append(Check("warn", name, f"not started: {server.error}"))
     return checks
 
 
@@ -168,11 +198,18 @@ def _configuration(
         return [Check("FAIL", "config", str(error))], None, None
     sources = ", ".join(settings.sources) or "built-in defaults only"
     checks = [Check("ok", "config", sources)]
+    checks += [Check("warn", "config", warning) for warning in settings.warnings]
     try:
         model = inputs.model(settings)
     except ConfigError as error:
         return [*checks, Check("FAIL", "model", str(error))], settings, None
     checks.append(Check("ok", "model", model.info.ref))
+    from lsp_agent.config.resolve import check_agent_models
+
+    try:
+        check_agent_models(settings)
+    except ConfigError as error:
+        checks.append(Check("FAIL", "agents", str(error)))
     if model.api_key_env is None:
         checks.append(Check("ok", "api key", "none needed"))
     else:

@@ -56,8 +56,10 @@ def _openai(
     input_price: float,
     output_price: float,
     cached_input_price: float,
+    reasoning: bool = False,
 ) -> ModelInfo:
     # OpenAI caches automatically: cached input has its own price, writes cost nothing extra.
+    # Its reasoning models reason (and bill output tokens for it) even when not asked to.
     return ModelInfo(
         provider="openai",
         model=model,
@@ -67,6 +69,7 @@ def _openai(
         output_price=output_price,
         cache_read_price=cached_input_price,
         cache_write_price=input_price,
+        reasons_unasked=reasoning,
     )
 
 
@@ -99,6 +102,7 @@ _MODELS: tuple[ModelInfo, ...] = (
         input_price=1.25,
         output_price=10.0,
         cached_input_price=0.125,
+        reasoning=True,
     ),
     _openai(
         "gpt-5-mini",
@@ -107,6 +111,7 @@ _MODELS: tuple[ModelInfo, ...] = (
         input_price=0.25,
         output_price=2.0,
         cached_input_price=0.025,
+        reasoning=True,
     ),
     _openai(
         "gpt-5-nano",
@@ -115,6 +120,7 @@ _MODELS: tuple[ModelInfo, ...] = (
         input_price=0.05,
         output_price=0.4,
         cached_input_price=0.005,
+        reasoning=True,
     ),
     _openai(
         "gpt-4.1",
@@ -163,6 +169,7 @@ _MODELS: tuple[ModelInfo, ...] = (
         input_price=2.0,
         output_price=8.0,
         cached_input_price=0.5,
+        reasoning=True,
     ),
     _openai(
         "o4-mini",
@@ -171,6 +178,7 @@ _MODELS: tuple[ModelInfo, ...] = (
         input_price=1.1,
         output_price=4.4,
         cached_input_price=0.275,
+        reasoning=True,
     ),
 )
 

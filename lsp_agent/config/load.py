@@ -285,6 +285,28 @@ def _check_untrusted_project(
             )
 
 
+def _restrict_mcp(layer: _Layer, *, trusted: bool, into: list[str]) -> None:
+    """An untrusted project file starts no MCP server (it would run a program); only the
+    user file may let read-only tools run unasked (docs/mcp.md)."""
+    servers = layer.data.get("mcp")
+    if not isinstance(servers, dict) or not servers:
+        return
+    if not trusted:
+        layer.data.pop("mcp")
+        into.append(
+            f"{layer.source}: 'mcp' is ignored: an untrusted project file starts no MCP server"
+        )
+        return
+    if layer.kind == "user":
+        return
+    for name, server in servers.items():
+        if isinstance(server, dict) and server.pop("allow_read_only", None) is not None:
+            into.append(
+                f"{layer.source}: 'mcp.{name}.allow_read_only' is ignored outside the user "
+                "config file"
+            )
+
+
 def _has_key(data: Mapping[str, Any], path: tuple[str, ...]) -> bool:
     node: Any = data
     for part in path:
@@ -410,6 +432,7 @@ def load_settings(
             project_trusted = workspace_real in trusted
         elif layer.kind == "project" and not project_trusted:
             _check_untrusted_project(layer, validated, keyed_rules, hint)
+        _restrict_mcp(layer, trusted=layer.kind != "project" or project_trusted, into=warnings)
         if layer.kind != "user" and "trusted_folders" in layer.data:
             warnings.append(
                 f"{layer.source}: 'trusted_folders' is ignored outside the user config file"

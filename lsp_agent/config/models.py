@@ -13,7 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from lsp_agent.config.catalog import CATALOG
-from lsp_agent.config.resolve import BUILTIN_PROVIDERS, ResolvedModel, resolve_model
+from lsp_agent.config.resolve import (
+    BUILTIN_PROVIDERS,
+    ResolvedModel,
+    cheapest_model,
+    resolve_model,
+)
 from lsp_agent.config.settings import Settings
 from lsp_agent.core.errors import ConfigError, InvalidConfigValue
 from lsp_agent.core.interfaces import Provider
@@ -87,6 +92,13 @@ class ConfiguredModels:
             self._providers[key] = provider
         self._models[ref] = (provider, resolved.info)
         return provider, resolved.info
+
+    def cheapest(self, ref: str, *, min_context_window: int = 0) -> str | None:
+        """``config.resolve.cheapest_model``'s reference, when its key can be used now."""
+        found = cheapest_model(self._settings, ref, min_context_window=min_context_window)
+        if found is None or not self._usable(found):
+            return None
+        return found.ref
 
     def _candidates(self) -> list[str]:
         refs = [ref for ref, info in CATALOG.items() if info.provider in BUILTIN_PROVIDERS]

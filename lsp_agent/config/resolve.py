@@ -1,5 +1,7 @@
 """Which model and provider a ``provider/model`` reference means: the catalog's facts, the
-configuration's overrides, the endpoint and the key variable (a :class:`ResolvedModel`)."""
+configuration's overrides, the endpoint and the key variable (a :class:`ResolvedModel`); which
+model an agent (``agents.<name>``) is configured with, and the cheapest model of a provider
+that titles and summaries fall back to."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from typing import Final
 import attrs
 
 from lsp_agent.config import catalog
-from lsp_agent.config.settings import ModelNotConfigured, Settings
+from lsp_agent.config.settings import AGENT_NAMES, ModelNotConfigured, Settings
 from lsp_agent.core.errors import ConfigError
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.providers import PROVIDER_KINDS, ProviderType
@@ -18,9 +20,12 @@ __all__ = [
     "BASE_URL_ENV",
     "BUILTIN_PROVIDERS",
     "DEFAULT_API_KEY_ENV",
+    "SIDE_AGENTS",
     "ResolvedModel",
+    "agent_model_ref",
+    "cheapest_model",
+    "check_agent_models",
     "resolve_model",
-    "resolve_small_model",
 ]
 
 
@@ -117,6 +122,67 @@ def resolve_model(settings: Settings, ref: str | None = None) -> ResolvedModel:
     )
 
 
-def resolve_small_model(settings: Settings) -> ResolvedModel:
-    """The model for titles and summaries: ``small_model``, else the main model."""
-    return resolve_model(settings, settings.small_model or settings.model)
+# ---------------------------------------------------------------------------------------------
+# Agents
+
+#: The agents whose requests are side jobs: ``small_model`` is their fallback.
+SIDE_AGENTS: Final = ("title", "summary")
+
+
+def agent_model_ref(settings: Settings, agent: str) -> str | None:
+    """``agents.<agent>.model``; for ``title`` and ``summary`` else ``small_model``; None
+    when nothing is configured (the agent's default then applies: docs/configuration.md)."""
+    ref = settings.agents.of(agent).model
+    if ref is None and agent in SIDE_AGENTS:
+        ref = settings.small_model
+    return ref
+
+
+def check_agent_models(settings: Settings) -> None:
+    """Resolve every configured agent model once, so a bad reference is a
+    :class:`ConfigError` at start-up rather than a surprise in the middle of a session."""
+    keys = {f"agents.{agent}.model": settings.agents.of(agent).model for agent in AGENT_NAMES}
+    keys["small_model"] = settings.small_model
+    for key, ref in keys.items():
+        if ref is not None:
+            try:
+                resolve_model(settings, ref)
+            except ConfigError as error:
+                raise ConfigError(f"{key}: {error}") from error
+
+
+def cheapest_model(
+    settings: Settings, ref: str, *, min_context_window: int = 0
+) -> ResolvedModel | None:
+    """The cheapest priced model of ``ref``'s provider (input + output list price per 1M
+    tokens; ties broken by name) that does not reason unasked (``ModelInfo.reasons_unasked``)
+    and has at least ``min_context_window`` tokens of context.
+
+    A built-in provider's candidates are the catalog's models of its kind; any provider's
+    also the models configured under ``providers.<name>.models`` (their overrides apply).
+    None when no candidate has prices, or ``ref`` does not resolve.
+    """
+    try:
+        session = resolve_model(settings, ref)
+    except ConfigError:
+        return None
+    name = session.info.provider
+    models: list[str] = []
+    kind = PROVIDER_KINDS[session.provider_type].catalog
+    if name in BUILTIN_PROVIDERS and kind is not None:
+        models.extend(info.model for info in catalog.CATALOG.values() if info.provider == kind)
+    config = settings.providers.get(name)
+    if config is not None:
+        models.extend(config.models)
+    best: tuple[float, str, ResolvedModel] | None = None
+    for model in dict.fromkeys(models):
+        candidate = resolve_model(settings, f"{name}/{model}")
+        info = candidate.info
+        if info.input_price is None or info.output_price is None:
+            continue
+        if info.context_window < min_context_window or info.reasons_unasked:
+            continue
+        key = (info.input_price + info.output_price, info.ref)
+        if best is None or key < best[:2]:
+            best = (*key, candidate)
+    return best[2] if best is not None else None

@@ -22,6 +22,7 @@ from pydantic import (
     NonNegativeInt,
     PlainValidator,
     PositiveInt,
+    model_validator,
 )
 
 from lsp_agent.core.errors import ConfigError
@@ -31,20 +32,28 @@ from lsp_agent.providers import ProviderType
 
 __all__ = [
     "ACTIONS",
+    "AGENT_NAMES",
     "APP_NAME",
     "CONFIG_ENV",
     "DEFAULT_PERMISSION_RULES",
     "MODEL_ENV",
     "PROJECT_FILE_NAME",
+    "REASONING_BUDGETS",
     "Action",
+    "AgentConfig",
+    "AgentsConfig",
     "CompactionConfig",
     "ConfigKeys",
     "InvalidConfig",
+    "McpLocalServer",
+    "McpRemoteServer",
+    "McpServerConfig",
     "Mode",
     "ModelNotConfigured",
     "ModelOverride",
     "PermissionRule",
     "ProviderConfig",
+    "ReasoningEffort",
     "RetryConfig",
     "SandboxConfig",
     "Settings",
@@ -190,6 +199,57 @@ class ThinkingSettings(_Config):
     budget_tokens: Annotated[int, Field(ge=1024)] = 4000
 
 
+ReasoningEffort = Literal["low", "medium", "high"]
+
+#: ``agents.<name>.reasoning_effort`` as the thinking budget the providers take (OpenAI maps
+#: a budget back to the same effort: under 2000 low, under 8000 medium, else high).
+REASONING_BUDGETS: Final[dict[ReasoningEffort, int]] = {
+    "low": 1024,
+    "medium": 4000,
+    "high": 16_000,
+}
+
+#: The agents ``agents`` may configure: the two modes, the ``task`` tool's subagents, and the
+#: title and summary (compaction) side requests.
+AGENT_NAMES: Final = ("build", "plan", "task", "title", "summary")
+
+
+class AgentConfig(_Config):
+    """``agents.<name>``: its model, a cap on its output, its reasoning effort; unset = the
+    default (docs/configuration.md "A model per agent")."""
+
+    model: ModelRef | None = None
+    max_tokens: PositiveInt | None = None
+    reasoning_effort: ReasoningEffort | None = None
+
+
+class AgentsConfig(_Config):
+    """``agents``: one :class:`AgentConfig` per name in :data:`AGENT_NAMES`."""
+
+    build: AgentConfig = Field(default_factory=AgentConfig)
+    plan: AgentConfig = Field(default_factory=AgentConfig)
+    task: AgentConfig = Field(default_factory=AgentConfig)
+    title: AgentConfig = Field(default_factory=AgentConfig)
+    summary: AgentConfig = Field(default_factory=AgentConfig)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_agents(cls, data: object) -> object:
+        """An unknown name says which names there are (not just "unknown key")."""
+        if isinstance(data, dict):
+            unknown = [name for name in data if name not in AGENT_NAMES]
+            if unknown:
+                *rest, last = AGENT_NAMES
+                raise ValueError(
+                    f"unknown agent {unknown[0]!r}: expected {', '.join(rest)} or {last}"
+                )
+        return data
+
+    def of(self, name: str) -> AgentConfig:
+        config: AgentConfig = getattr(self, name)
+        return config
+
+
 class CompactionConfig(_Config):
     """``None`` means "derived from the model" (docs/configuration.md); see the ``*_for``
     methods."""
@@ -260,6 +320,35 @@ def sandbox_shorthand(data: dict[str, Any]) -> None:
         data["sandbox"] = {"mode": data["sandbox"]}
 
 
+class _McpServerBase(_Config):
+    enabled: bool = True
+    timeout_ms: PositiveInt = 30_000
+    """How long starting the server, and each call, may take."""
+    allow_read_only: bool = False
+    """Tools the server marks ``readOnlyHint`` run without asking (user file only)."""
+
+
+class McpLocalServer(_McpServerBase):
+    """``mcp.<name>`` with ``type: local``: a program spoken to over stdio (docs/mcp.md)."""
+
+    type: Literal["local"]
+    command: Annotated[list[NonEmptyStr], Field(min_length=1)]
+    environment: dict[EnvName, str] = Field(default_factory=dict)
+    """Variables the server gets besides PATH, HOME and LANG; values may say ``{env:VAR}``."""
+
+
+class McpRemoteServer(_McpServerBase):
+    """``mcp.<name>`` with ``type: remote``: streamable HTTP, or legacy SSE."""
+
+    type: Literal["remote"]
+    url: Url
+    headers: dict[NonEmptyStr, str] = Field(default_factory=dict)
+    """Sent with every request; values may say ``{env:VAR}``."""
+
+
+McpServerConfig = Annotated[McpLocalServer | McpRemoteServer, Field(discriminator="type")]
+
+
 class ConfigKeys(_Config):
     """Every key a config layer may hold, except ``permission`` (parsed into rules)."""
 
@@ -278,6 +367,8 @@ class ConfigKeys(_Config):
     tool_output: ToolOutputConfig = Field(default_factory=ToolOutputConfig)
     webfetch: WebfetchConfig = Field(default_factory=WebfetchConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    agents: AgentsConfig = Field(default_factory=AgentsConfig)
+    mcp: dict[NonEmptyStr, McpServerConfig] = Field(default_factory=dict)
 
 
 class PermissionRule(BaseModel):
@@ -313,6 +404,7 @@ DEFAULT_PERMISSION_RULES: Final[tuple[PermissionRule, ...]] = _defaults(
         ("webfetch", "ask"),
         ("external_directory", "ask"),
         ("bash_network", "ask"),
+        ("mcp", "ask"),
     ]
 )
 

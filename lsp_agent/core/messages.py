@@ -99,14 +99,16 @@ ToolKind = Literal["read", "edit", "execute", "fetch", "search", "think", "other
 @attrs.frozen(kw_only=True)
 class ToolSpec:
     """A tool as the core knows it. The model is sent only ``name``, ``description`` and
-    ``input_schema``; ``kind`` (how its calls are shown) and ``mutates`` (whether it may change
-    files, so its step is snapshotted) are for the turn."""
+    ``input_schema``; ``kind`` (how its calls are shown), ``mutates`` (whether it may change
+    files, so its step is snapshotted) and ``permission`` (the key its asks use, when it is not
+    the tool's own name or ``edit``) are for the turn."""
 
     name: str
     description: str
     input_schema: dict[str, Any]
     kind: ToolKind
     mutates: bool
+    permission: str | None = None
 
 
 @attrs.frozen(kw_only=True)

@@ -1,5 +1,6 @@
 """What the core knows about a model: limits and prices (from the catalog, config overrides),
-and the port through which a session lists and switches models (:class:`ModelCatalog`)."""
+the port through which a session lists and switches models (:class:`ModelCatalog`), and the
+model a side request (a title, a summary) goes to (:class:`SideModel`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 from lsp_agent.core.errors import InvalidConfigValue
-from lsp_agent.core.messages import Usage
+from lsp_agent.core.messages import ThinkingConfig, Usage
 
 if TYPE_CHECKING:
     from lsp_agent.core.interfaces import Provider
@@ -26,6 +27,9 @@ class ModelInfo:
     output_price: float | None = None
     cache_read_price: float | None = None
     cache_write_price: float | None = None
+    reasons_unasked: bool = False
+    """Spends output tokens on reasoning even when no thinking is asked for (OpenAI's
+    reasoning models): a poor choice for a short side answer such as a title."""
 
     @property
     def ref(self) -> str:
@@ -78,6 +82,22 @@ class ModelCatalog(Protocol):
         unusable reference (its message says why)."""
         ...
 
+    def cheapest(self, ref: str, *, min_context_window: int = 0) -> str | None:
+        """The cheapest model (by list price) of ``ref``'s provider that answers without
+        reasoning first and has at least ``min_context_window`` tokens of context, or None
+        when no such model has a known price."""
+        ...
+
+
+@attrs.frozen(kw_only=True)
+class SideModel:
+    """Where a side request (a title, a compaction summary) goes, and how big it may be."""
+
+    provider: Provider
+    info: ModelInfo
+    max_output_tokens: int
+    thinking: ThinkingConfig | None = None
+
 
 class SingleModel:
     """A catalog of exactly one model: what a service built without a catalog offers."""
@@ -88,6 +108,9 @@ class SingleModel:
 
     def offered(self) -> list[ModelChoice]:
         return [ModelChoice(ref=self._info.ref, name=self._info.ref)]
+
+    def cheapest(self, ref: str, *, min_context_window: int = 0) -> str | None:
+        return None
 
     def resolve(self, ref: str) -> tuple[Provider, ModelInfo]:
         if ref != self._info.ref:

@@ -2,17 +2,44 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import attrs
 
 from lsp_agent.core.compaction.policy import CompactionPolicy
 from lsp_agent.core.messages import ThinkingConfig
 from lsp_agent.core.models import ModelInfo
-from lsp_agent.core.modes import DEFAULT_MODE
+from lsp_agent.core.modes import DEFAULT_MODE, MODES
 from lsp_agent.core.permission.rules import Rule
 from lsp_agent.core.secrets.filter import NO_SECRETS, SecretFilter
 from lsp_agent.core.turn.retry import RetryPolicy
+
+
+@attrs.frozen(kw_only=True)
+class AgentSettings:
+    """One agent's configuration (``agents.<name>``); None = its default.
+
+    ``model`` is a ``provider/model`` reference the session's ``ModelCatalog`` resolves;
+    ``max_tokens`` caps each answer; ``thinking`` replaces the configured thinking."""
+
+    model: str | None = None
+    max_tokens: int | None = None
+    thinking: ThinkingConfig | None = None
+
+    def output_tokens(self, model: ModelInfo, default: int | None = None) -> int:
+        """The answer's limit on ``model``: ``max_tokens``, else ``default``, else the
+        model's own limit, and never more than the model's own limit."""
+        wanted = self.max_tokens or default or model.max_output
+        return min(wanted, model.max_output)
+
+
+NO_AGENT_SETTINGS = AgentSettings()
+
+
+def agent_of(mode: str) -> str:
+    """The ``agents`` entry a turn in ``mode`` reads: a subagent's is ``task``."""
+    found = MODES.get(mode)
+    return "task" if found is not None and found.subagent else mode
 
 
 @attrs.frozen(kw_only=True)
@@ -31,8 +58,21 @@ class AgentOptions:
     compaction: CompactionPolicy = CompactionPolicy()
     compaction_for: Callable[[ModelInfo], CompactionPolicy] | None = None
     """The policy for another model a session switches to (default: ``compaction``)."""
+    agents: Mapping[str, AgentSettings] = attrs.field(factory=dict)
+    """``build``, ``plan``, ``task``, ``title``, ``summary``: what is configured for each."""
 
     def compaction_of(self, model: ModelInfo) -> CompactionPolicy:
         if self.compaction_for is None or model == self.model:
             return self.compaction
         return self.compaction_for(model)
+
+    def agent(self, name: str) -> AgentSettings:
+        return self.agents.get(name, NO_AGENT_SETTINGS)
+
+    def model_for(self, mode: str) -> str:
+        """The model a session in ``mode`` starts with: its agent's, else the configured."""
+        return self.agent(agent_of(mode)).model or self.model.ref
+
+    def thinking_for(self, agent: str) -> ThinkingConfig | None:
+        """An agent's thinking: its ``reasoning_effort``, else the configured thinking."""
+        return self.agent(agent).thinking or self.thinking

@@ -19,6 +19,7 @@ from lsp_agent.core.uris import file_uri, path_of_uri
 from lsp_agent.lsp import protocol as p
 from lsp_agent.lsp.errors import InvalidParams
 from lsp_agent.lsp.host import AgentHost
+from lsp_agent.storage.search_index import DEFAULT_LIMIT, SearchQueryError
 
 
 async def require_session(host: AgentHost, session_id: str) -> SessionInfo:
@@ -75,6 +76,22 @@ async def session_list(host: AgentHost, params: p.SessionListParams) -> p.Sessio
     return p.SessionListResult(
         sessions=[p.SessionSummary.model_validate(info.to_json()) for info in page],
         next_cursor=str(offset + limit) if more else None,
+    )
+
+
+async def session_search(host: AgentHost, params: p.SessionSearchParams) -> p.SessionSearchResult:
+    folder = None
+    if params.workspace_folder is not None:
+        path = path_of_uri(params.workspace_folder)
+        folder = params.workspace_folder if path is None else file_uri(os.path.realpath(path))
+    try:
+        hits = await host.store.search(
+            params.query, workspace_folder=folder, limit=params.limit or DEFAULT_LIMIT
+        )
+    except SearchQueryError as error:
+        raise InvalidParams(f"query: {error}") from error
+    return p.SessionSearchResult(
+        hits=[p.SessionSearchHit.model_validate(hit.to_json()) for hit in hits]
     )
 
 
@@ -291,11 +308,23 @@ def _context_blocks(context: p.PromptContext | None) -> list[dict[str, Any]]:
     return [{"type": "text", "text": "Editor context:\n" + "\n".join(lines)}]
 
 
+async def mcp_list(host: AgentHost, params: p.McpListParams) -> p.McpListResult:
+    mcp = host.app.mcp
+    statuses = mcp.statuses() if mcp is not None else ()
+    return p.McpListResult(
+        servers=[
+            p.McpServerModel(name=s.name, status=s.status, tools=list(s.tools), error=s.error)
+            for s in statuses
+        ]
+    )
+
+
 Handler = Callable[[AgentHost, Any], Awaitable[Any]]
 
 HANDLERS: dict[str, Handler] = {
     "agent/session/new": session_new,
     "agent/session/list": session_list,
+    "agent/session/search": session_search,
     "agent/session/load": session_load,
     "agent/session/history": session_history,
     "agent/session/export": session_export,
@@ -310,4 +339,5 @@ HANDLERS: dict[str, Handler] = {
     "agent/revert/stage": revert_stage,
     "agent/revert/clear": revert_clear,
     "agent/revert/commit": revert_commit,
+    "agent/mcp/list": mcp_list,
 }

@@ -129,6 +129,8 @@ class AgentHost:
             await self.plain.aclose()
         if self._app is not None:
             await self._app.sessions.drain(timeout=2.0)
+            if self._app.mcp is not None:  # the store is ours, the MCP servers the app's
+                await self._app.mcp.aclose()
         await self.store.close()
 
 
@@ -206,6 +208,14 @@ async def start_host(
         app_error=app_error,
         plain=plain,
     )
+    if app is not None and app.mcp is not None:
+        # One warning per MCP server that could not start or stops (agent/mcp/list: all).
+        app.mcp.watch(
+            lambda line: client.notify(
+                lsp.WINDOW_LOG_MESSAGE,
+                lsp.LogMessageParams(type=lsp.MessageType.Warning, message=line),
+            )
+        )
     return host
 
 

@@ -175,6 +175,26 @@ class SessionListResult(Model):
     next_cursor: str | None = None
 
 
+class SessionSearchParams(Model):
+    query: Annotated[StrictStr, Field(min_length=1, max_length=1000)]
+    workspace_folder: Uri | None = None
+    """Only this folder's sessions; absent: every workspace's."""
+    limit: Annotated[StrictInt, Field(ge=1, le=200)] | None = None
+
+
+class SessionSearchHit(Model):
+    session_id: str
+    title: str
+    message_id: str
+    snippet: str
+    updated_at: str
+    kind: Literal["user", "assistant", "reasoning", "tool_input", "tool_output"]
+
+
+class SessionSearchResult(Model):
+    hits: list[SessionSearchHit]
+
+
 class FromSeq(Model):
     from_seq: Count
 
@@ -467,6 +487,25 @@ class UndoResult(Model):
 
 # -- the method table ----------------------------------------------------------------------
 
+# -- MCP servers -----------------------------------------------------------------------
+
+
+class McpListParams(Model):
+    """No parameters."""
+
+
+class McpServerModel(Model):
+    name: str
+    status: Literal["disabled", "starting", "connected", "failed", "crashed"]
+    tools: list[str]
+    """The names the model is offered (``<server>_<tool>``)."""
+    error: str | None = None
+
+
+class McpListResult(Model):
+    servers: list[McpServerModel]
+
+
 Direction = Literal["client_to_server", "server_to_client"]
 Kind = Literal["request", "notification"]
 
@@ -503,6 +542,7 @@ METHODS: dict[str, Method] = {
     for m in (
         _c2s("agent/session/new", SessionNewParams, SessionNewResult),
         _c2s("agent/session/list", SessionListParams, SessionListResult),
+        _c2s("agent/session/search", SessionSearchParams, SessionSearchResult),
         _c2s("agent/session/load", SessionLoadParams, SessionLoadResult),
         _c2s("agent/session/history", SessionHistoryParams, SessionHistoryResult),
         _c2s("agent/session/export", SessionExportParams, SessionExportResult),
@@ -527,6 +567,7 @@ METHODS: dict[str, Method] = {
         _c2s("agent/revert/stage", RevertStageParams, RevertStageResult),
         _c2s("agent/revert/clear", SessionIdParams, EmptyResult),
         _c2s("agent/revert/commit", SessionIdParams, RevertCommitResult),
+        _c2s("agent/mcp/list", McpListParams, McpListResult),
         Method(
             name="agent/session/update",
             direction="server_to_client",

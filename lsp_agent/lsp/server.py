@@ -243,7 +243,7 @@ class AgentProtocol(LanguageServerProtocol):
         result = yield from super().lsp_initialize(params)
         capabilities = AgentServerCapabilities(
             protocol_version=PROTOCOL_VERSION,
-            sessions={"list": True, "load": True, "export": True, "delete": True},
+            sessions={"list": True, "load": True, "export": True, "delete": True, "search": True},
             revert=True,
             commands=list(COMMAND_TYPES),
         )

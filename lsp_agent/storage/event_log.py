@@ -51,6 +51,7 @@ from lsp_agent.storage.db import (
     open_checked_db,
 )
 from lsp_agent.storage.projections import ProjectionError, clear_projections, dumps, project
+from lsp_agent.storage.search_index import DEFAULT_LIMIT, SearchHit, search
 from lsp_agent.system.owner import current_owner
 
 _T = TypeVar("_T")
@@ -388,6 +389,20 @@ class SqliteEventStore:
         async with self._lock:
             return await in_connection_thread(
                 self._conn, lambda conn: _read_transaction(conn, _open_turns, wanted)
+            )
+
+    async def search(
+        self, query: str, *, workspace_folder: str | None = None, limit: int = DEFAULT_LIMIT
+    ) -> list[SearchHit]:
+        """The messages whose text, reasoning or tool input/output match ``query`` (the user's
+        words, see ``search_index``), best first, one hit per message; only
+        ``workspace_folder``'s sessions if given. ``SearchQueryError`` for a query with no word."""
+        if self._closed:
+            raise StorageError("the event store is closed")
+        async with self._lock:
+            return await in_connection_thread(
+                self._conn,
+                lambda conn: _read_transaction(conn, search, query, workspace_folder, limit),
             )
 
     async def _read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:

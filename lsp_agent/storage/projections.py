@@ -20,10 +20,19 @@ from typing import Any, Final, get_args
 
 from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.transcript import MessageStatus, SessionState, ToolStatus
+from lsp_agent.storage import search_index
 from lsp_agent.storage.db import StorageError
 
 #: Every projection table, children before parents (the order to delete them in).
-PROJECTION_TABLES: Final = ("approvals", "parts", "tool_calls", "inbox", "messages", "sessions")
+PROJECTION_TABLES: Final = (
+    "search_entries",
+    "approvals",
+    "parts",
+    "tool_calls",
+    "inbox",
+    "messages",
+    "sessions",
+)
 
 _SESSION_STATES: Final = frozenset(get_args(SessionState))
 _TOOL_STATUSES: Final = frozenset(get_args(ToolStatus))
@@ -183,6 +192,7 @@ def _user_message_promoted(conn: sqlite3.Connection, event: StoredEvent) -> None
             " VALUES (?, ?, ?, ?, 'text', ?)",
             (f"{message_id}.{position}", message_id, event.session_id, position, dumps(data)),
         )
+    search_index.index_message(conn, event.session_id, message_id)
 
 
 def user_text_parts(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -252,6 +262,7 @@ def _assistant_message_ended(conn: sqlite3.Connection, event: StoredEvent) -> No
             message_id,
         ),
     )
+    search_index.index_message(conn, event.session_id, message_id)
 
 
 def _text_delta(conn: sqlite3.Connection, event: StoredEvent) -> None:
@@ -325,14 +336,16 @@ def _tool_call_updated(conn: sqlite3.Connection, event: StoredEvent) -> None:
         values.setdefault("input", "{}")
         _insert_tool_call(conn, event, tool_call_id, message_id, values)
         _insert_part(conn, event, message_id, tool_call_id, "tool_call", {})
-        return
-    if row["session_id"] != event.session_id or row["message_id"] != message_id:
-        raise _error(event, f"tool call {tool_call_id!r} belongs to another message")
-    assignments = ", ".join(f"{column} = ?" for column in values)
-    conn.execute(
-        f"UPDATE tool_calls SET {assignments}, updated_at = ? WHERE tool_call_id = ?",
-        (*values.values(), event.time, tool_call_id),
-    )
+    else:
+        if row["session_id"] != event.session_id or row["message_id"] != message_id:
+            raise _error(event, f"tool call {tool_call_id!r} belongs to another message")
+        assignments = ", ".join(f"{column} = ?" for column in values)
+        conn.execute(
+            f"UPDATE tool_calls SET {assignments}, updated_at = ? WHERE tool_call_id = ?",
+            (*values.values(), event.time, tool_call_id),
+        )
+    if values["status"] in search_index.FINAL_TOOL_STATUSES:
+        search_index.index_tool_call(conn, tool_call_id)
 
 
 def _tool_input(event: StoredEvent) -> str:
@@ -499,6 +512,14 @@ def _permission_resolved(conn: sqlite3.Connection, event: StoredEvent) -> None:
     )
 
 
+def _revert_committed(conn: sqlite3.Connection, event: StoredEvent) -> None:
+    """The messages a committed revert dropped are gone for search too."""
+    dropped = event.data.get("dropped", [])
+    if not isinstance(dropped, list) or not all(isinstance(m, str) for m in dropped):
+        raise _error(event, "data.dropped must be a list of message ids")
+    search_index.forget_messages(conn, dropped)
+
+
 PROJECTORS: Final[Mapping[str, Projector]] = {
     "session_created": _session_created,
     "permission_resolved": _permission_resolved,
@@ -515,6 +536,7 @@ PROJECTORS: Final[Mapping[str, Projector]] = {
     "state_changed": _state_changed,
     "title_set": _title_set,
     "config_changed": _config_changed,
+    "revert_committed": _revert_committed,
 }
 
 

@@ -29,6 +29,20 @@ class FakeModels:
             for info in self._offered
         ]
 
+    def cheapest(self, ref: str, *, min_context_window: int = 0) -> str | None:
+        """The known model of ``ref``'s provider with the lowest input + output price."""
+        provider = ref.partition("/")[0]
+        priced = [
+            (info.input_price + info.output_price, info.ref)
+            for _, info in self._known.values()
+            if info.provider == provider
+            and info.input_price is not None
+            and info.output_price is not None
+            and info.context_window >= min_context_window
+            and not info.reasons_unasked
+        ]
+        return min(priced)[1] if priced else None
+
     def resolve(self, ref: str) -> tuple[Provider, ModelInfo]:
         self.resolved.append(ref)
         if ref not in self._known:

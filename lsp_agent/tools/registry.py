@@ -15,7 +15,7 @@ import functools
 import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 from pydantic import BaseModel, ValidationError
@@ -49,6 +49,7 @@ from lsp_agent.workspace.truncation import OutputLimits, limit_output
 __all__ = [
     "BoundaryFactory",
     "ToolRegistry",
+    "ToolSource",
     "boundary_from_context",
     "default_registry",
     "tool_schema",
@@ -58,6 +59,19 @@ _log = logging.getLogger(__name__)
 _FILTER_INLINE_CHARS = 64 * 1024
 
 BoundaryFactory = Callable[[ToolCallContext], WorkspaceBoundary]
+
+
+class ToolSource(Protocol):
+    """Tools that come and go while the agent runs (MCP servers, ``lsp_agent/mcp``).
+
+    ``specs`` returns the same tuple object while its tools are unchanged; ``call`` answers
+    None for a name it does not offer. Its outcomes pass the same filter and limit."""
+
+    def specs(self) -> tuple[ToolSpec, ...]: ...
+
+    async def call(
+        self, name: str, arguments: Mapping[str, Any], ctx: ToolCallContext
+    ) -> ToolOutcome | None: ...
 
 
 def boundary_from_context(ctx: ToolCallContext) -> WorkspaceBoundary:
@@ -147,13 +161,28 @@ class ToolRegistry:
             )
             for t in tools
         )
+        self._sources: list[ToolSource] = []
+        self._combined: tuple[tuple[ToolSpec, ...], ...] = ()
+        self._all_specs = self._specs
+
+    def add_source(self, source: ToolSource) -> None:
+        """Offer ``source``'s tools after the built-in ones (their names never collide)."""
+        self._sources.append(source)
 
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(self._tools)
 
     def specs(self) -> tuple[ToolSpec, ...]:
-        return self._specs
+        """The built-in tools, then the sources'; a new tuple only when a source changed."""
+        current = tuple(source.specs() for source in self._sources)
+        if len(current) != len(self._combined) or any(
+            a is not b for a, b in zip(current, self._combined, strict=True)
+        ):
+            self._combined = current
+            extra = [spec for specs in current for spec in specs if spec.name not in self._tools]
+            self._all_specs = (*self._specs, *extra)
+        return self._all_specs
 
     @property
     def limits(self) -> OutputLimits:
@@ -184,7 +213,15 @@ class ToolRegistry:
     async def _run(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolOutcome:
         tool = self._tools.get(call.name)
         if tool is None:
-            available = ", ".join(self._tools) or "none"
+            for source in self._sources:
+                try:
+                    outcome = await source.call(call.name, call.input, ctx)
+                except Exception as exc:  # CancelledError is a BaseException: it propagates.
+                    _log.exception("tool %s failed (call %s)", call.name, ctx.tool_call_id)
+                    return _error(f"The {call.name} tool failed: {type(exc).__name__}: {exc}")
+                if outcome is not None:
+                    return outcome
+            available = ", ".join(spec.name for spec in self.specs()) or "none"
             return _error(f"Unknown tool: {call.name}. Available tools: {available}.")
         try:
             params = tool.Params.model_validate(call.input)

@@ -264,7 +264,11 @@ async def test_fresh_database_reaches_latest_version_and_migrating_again_is_a_no
         assert await schema_version(conn) == latest_version() == applied[-1]
         assert await migrate(conn) == []
         rows = await fetch_all(conn, "SELECT version, name FROM schema_migrations")
-        assert [(row["version"], row["name"]) for row in rows] == [(1, "init"), (2, "approvals")]
+        assert [(row["version"], row["name"]) for row in rows] == [
+            (1, "init"),
+            (2, "approvals"),
+            (3, "search"),
+        ]
     finally:
         await conn.close()
 

@@ -4,6 +4,7 @@ import { AgentClient } from "./client";
 import { ChatViewProvider, CHAT_VIEW_ID } from "./chatView";
 import { DiagnosticsForwarder, toWire } from "./diagnostics";
 import { DIFF_SCHEME, ProposalProvider, showProposal } from "./diffProvider";
+import { LiveSearch, type SearchItem } from "./sessionSearch";
 import { SessionStore } from "./sessions";
 import { StatusBar } from "./statusBar";
 import {
@@ -27,6 +28,7 @@ export const Commands = {
   undoLast: "lspAgent.undoLast",
   redoLast: "lspAgent.redoLast",
   switchSession: "lspAgent.switchSession",
+  searchSessions: "lspAgent.searchSessions",
   selectMode: "lspAgent.selectMode",
   selectModel: "lspAgent.selectModel",
   exportSession: "lspAgent.exportSession",
@@ -105,6 +107,9 @@ export function activate(context: vscode.ExtensionContext) {
       case "refreshSessions":
         await store.refreshSessions();
         return;
+      case "searchSessions":
+        await searchSessions("");
+        return;
       case "undo":
         await undo();
         return;
@@ -168,6 +173,7 @@ export function activate(context: vscode.ExtensionContext) {
         await store.open(pick.sessionId);
       }
     }),
+    register(Commands.searchSessions, (query?: unknown) => searchSessions(typeof query === "string" ? query : "")),
     register(Commands.selectMode, () => pickConfig("mode")),
     register(Commands.selectModel, () => pickConfig("model")),
     register(Commands.exportSession, async () => {
@@ -188,6 +194,55 @@ export function activate(context: vscode.ExtensionContext) {
       args.diagnostics = vscode.languages.getDiagnostics(editor.document.uri).filter((d) => d.range.intersection(range)).map(toWire);
     }
     return client.executeServerCommand(command, [args]);
+  }
+
+  /** A quick pick that searches every past session as you type; the chosen one opens in the panel. */
+  async function searchSessions(initial: string) {
+    const pick = vscode.window.createQuickPick<SearchItem>();
+    const title = "LSP Agent: Search Sessions";
+    const everywhere = { iconPath: new vscode.ThemeIcon("globe"), tooltip: "Search every workspace" };
+    const here = { iconPath: new vscode.ThemeIcon("folder"), tooltip: "Search this workspace only" };
+    let all = false;
+    pick.title = title;
+    pick.placeholder = 'Words from a prompt, an answer or a tool\'s output ("a phrase", prefix*)';
+    pick.matchOnDescription = false;
+    pick.matchOnDetail = false;
+    pick.buttons = [everywhere];
+    const live = new LiveSearch((query) => store.search(query, { everywhere: all }), {
+      busy: (on) => (pick.busy = on),
+      show: (items, query) => {
+        pick.title = title;
+        pick.items = items;
+        if (!items.length && query.trim()) pick.title = `${title}: nothing found${all ? "" : " in this workspace"}`;
+      },
+      fail: (message) => {
+        pick.items = [];
+        pick.title = `${title}: ${message}`;
+      },
+    });
+    const chosen = new Promise<SearchItem | undefined>((resolve) => {
+      pick.onDidChangeValue((value) => live.update(value));
+      pick.onDidTriggerButton((button) => {
+        all = button === everywhere;
+        pick.buttons = [all ? here : everywhere];
+        live.update(pick.value);
+      });
+      pick.onDidAccept(() => {
+        resolve(pick.selectedItems[0]);
+        pick.hide();
+      });
+      pick.onDidHide(() => resolve(undefined));
+    });
+    pick.value = initial;
+    pick.show();
+    if (initial) live.update(initial);
+    const item = await chosen;
+    live.dispose();
+    pick.dispose();
+    if (!item) return undefined;
+    await chat.reveal(true);
+    await store.open(item.sessionId);
+    return item.sessionId;
   }
 
   async function pickConfig(configId: "mode" | "model") {

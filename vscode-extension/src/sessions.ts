@@ -17,6 +17,9 @@ import {
   type SessionListResult,
   type SessionLoadResult,
   type SessionNewResult,
+  type SessionSearchHit,
+  type SessionSearchParams,
+  type SessionSearchResult,
   type SessionSummary,
   type SessionUpdateParams,
   type ConfigOptionsResult,
@@ -176,6 +179,16 @@ export class SessionStore {
     this.sessions = result.sessions;
     this.emit({ type: "sessions", sessions: this.sessions });
     return this.sessions;
+  }
+
+  /** `agent/session/search`: messages matching `query`, best first; this folder's unless `everywhere`. */
+  async search(query: string, options: { everywhere?: boolean; limit?: number } = {}): Promise<SessionSearchHit[]> {
+    const params: SessionSearchParams = { query };
+    const folder = this.folder();
+    if (folder && !options.everywhere) params.workspaceFolder = folder;
+    if (options.limit) params.limit = options.limit;
+    const result = await this.conn().request<SessionSearchResult>(Methods.sessionSearch.name, params);
+    return result.hits;
   }
 
   private touchSummary(view: SessionView): void {

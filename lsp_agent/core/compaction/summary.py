@@ -18,7 +18,7 @@ from lsp_agent.core.context import ContextSources, Epoch, build_baseline, local_
 from lsp_agent.core.errors import ProviderError
 from lsp_agent.core.history import fold
 from lsp_agent.core.interfaces import Clock, EventStore, Provider
-from lsp_agent.core.messages import Message, ModelRequest, SystemBlock, TextPart
+from lsp_agent.core.messages import Message, ModelRequest, SystemBlock, TextPart, ThinkingConfig
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.stream_events import TextDelta
 from lsp_agent.core.turn.recorder import Recorder
@@ -58,7 +58,12 @@ class Compactor:
         model: ModelInfo,
         keep_recent_tokens: int,
         workspace_roots: tuple[str, ...],
+        max_tokens: int | None = None,
+        thinking: ThinkingConfig | None = None,
     ) -> None:
+        """``provider``/``model`` write the summary (the ``summary`` agent's, or the
+        session's); ``max_tokens`` caps it (default :data:`SUMMARY_MAX_TOKENS`, never more
+        than the model's limit), ``thinking`` is the agent's reasoning, if any."""
         self._session_id = session_id
         self._store = store
         self._provider = provider
@@ -68,6 +73,8 @@ class Compactor:
         self._model = model
         self._keep = keep_recent_tokens
         self._roots = workspace_roots
+        self._max_tokens = min(max_tokens or SUMMARY_MAX_TOKENS, model.max_output)
+        self._thinking = thinking
 
     async def run(
         self, point: CompactionPoint | None, epoch_number: int, *, auto: bool, reason: str
@@ -106,7 +113,8 @@ class Compactor:
             messages=(
                 Message(role="user", parts=(TextPart(text=summary_prompt(head, previous)),)),
             ),
-            max_output_tokens=min(SUMMARY_MAX_TOKENS, self._model.max_output),
+            max_output_tokens=self._max_tokens,
+            thinking=self._thinking,
         )
         chunks: list[str] = []
         async for event in self._provider.stream(request):

@@ -207,8 +207,10 @@ def rejected_with_reason(reason: str) -> str:
 
 
 def permission_key(spec: ToolSpec) -> str:
-    """The permission a tool is governed by: ``edit`` covers every tool of kind ``edit`` (the
-    tool declares it), any other tool has its own name."""
+    """The permission a tool is governed by: the one its spec names (``mcp`` for every MCP
+    tool), else ``edit`` for every tool of kind ``edit``, else the tool's own name."""
+    if spec.permission is not None:
+        return spec.permission
     return "edit" if spec.kind == "edit" else spec.name
 
 

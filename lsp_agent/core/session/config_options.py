@@ -2,11 +2,13 @@
 
 ``ConfigChanges.set`` records a ``config_changed`` event and counts it, so a running turn
 re-reads its session only when something changed (one query per step saved) and takes the
-change up at its next step.
+change up at its next step. A session on its mode's default model (``agents.<mode>.model``)
+follows the new mode's default when the mode changes; a model picked by hand stays.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -75,9 +77,17 @@ def check_model_ref(ref: str) -> None:
 
 
 class ConfigChanges:
-    def __init__(self, *, catalog: ModelCatalog, events: EventWriter) -> None:
+    def __init__(
+        self,
+        *,
+        catalog: ModelCatalog,
+        events: EventWriter,
+        default_model: Callable[[str], str] | None = None,
+    ) -> None:
+        """``default_model``: the model a session in a mode starts with (none: one for all)."""
         self._catalog = catalog
         self._events = events
+        self._default_model = default_model
         self._counts: dict[str, int] = {}
 
     def count(self, session_id: str) -> int:
@@ -109,14 +119,31 @@ class ConfigChanges:
         if config_id == "mode":
             check_client_mode(value)
             mode = value
+            model = self._follow_mode(info, value)
         else:
             check_model_ref(value)
             if value != info.model:
                 self._catalog.resolve(value)
             model = value
         choices = self.choices(mode, model)
-        if (mode, model) != (info.mode, info.model):
-            data = {"configId": config_id, "value": value, "configOptions": choices.to_json()}
+        options = (("mode", mode, info.mode), ("model", model, info.model))
+        changed = [(key, new) for key, new, old in options if new != old]
+        for key, new in changed:
+            data = {"configId": key, "value": new, "configOptions": choices.to_json()}
             await self._events.emit(info.session_id, "config_changed", data)
+        if changed:
             self._counts[info.session_id] = self.count(info.session_id) + 1
         return choices
+
+    def _follow_mode(self, info: SessionInfo, mode: str) -> str:
+        """The session's model after a switch to ``mode``: the new mode's default if it was
+        on the old mode's default and the new one resolves, else the same model."""
+        if self._default_model is None or info.model != self._default_model(info.mode):
+            return info.model
+        model = self._default_model(mode)
+        if model != info.model:
+            try:
+                self._catalog.resolve(model)
+            except InvalidConfigValue:
+                return info.model
+        return model

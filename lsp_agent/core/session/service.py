@@ -25,11 +25,11 @@ from lsp_agent.core.permission.gate import PermissionGate
 from lsp_agent.core.session.config_options import ConfigChanges, ConfigChoices, check_model_ref
 from lsp_agent.core.session.event_writer import EventWriter
 from lsp_agent.core.session.revert import RevertResult, Reverts
-from lsp_agent.core.session.subtasks import run_subtask
+from lsp_agent.core.session.subtasks import run_subtask, subtask_model
 from lsp_agent.core.session.title import Titles
 from lsp_agent.core.tooling import SubtaskResult
 from lsp_agent.core.transcript import SessionInfo
-from lsp_agent.core.turn.loop import TurnOutcome, TurnRunner
+from lsp_agent.core.turn.loop import Notices, TurnOutcome, TurnRunner, no_notices
 from lsp_agent.core.turn.recorder import Recorder
 from lsp_agent.core.turn.setup import LiveConfig, TurnSetup
 from lsp_agent.core.uris import file_uri, local_path
@@ -57,12 +57,16 @@ class SessionService:
         snapshots: SnapshotStore | None = None,
         models: ModelCatalog | None = None,
         roots: Callable[[str], Sequence[str]] | None = None,
+        notices: Notices = no_notices,
     ) -> None:
         """``sources`` feed the baseline note (instructions, skills, git); none: folders only.
 
         ``roots`` gives the folders a session working in ``folder`` may touch (an editor's
         workspace folders, multi-root; asked again at every step, so added or removed folders
         apply from the next step); without it, just the session's own folder.
+
+        ``notices``: problems each session is told about once, at a turn's start (e.g. an
+        MCP server that could not start).
 
         ``models`` are the models sessions may switch to; without it the only one is
         ``options.model`` on ``provider`` (the default of every new session either way).
@@ -73,6 +77,7 @@ class SessionService:
         self._clock = clock
         self._ids = ids
         self._options = options
+        self._notices = notices
         self._sources = sources or FoldersOnly()
         self._snapshots = snapshots
         self._catalog = models or SingleModel(provider, options.model)
@@ -80,7 +85,9 @@ class SessionService:
         self._setup = TurnSetup(
             options=options, catalog=self._catalog, provider=provider, roots=roots
         )
-        self._config = ConfigChanges(catalog=self._catalog, events=self._events)
+        self._config = ConfigChanges(
+            catalog=self._catalog, events=self._events, default_model=options.model_for
+        )
         self._reverts = Reverts(
             store=store, editor=editor, events=self._events, snapshots=snapshots
         )
@@ -98,7 +105,8 @@ class SessionService:
         """A new, empty session; ``workspace_folder`` is an absolute, realpath-ed folder.
 
         ``mode`` (build or plan) and ``model`` (a ``provider/model`` the catalog resolves)
-        default to the configured ones; anything else raises ``InvalidConfigValue``.
+        default to the configured ones (the model: ``agents.<mode>.model``, else ``model``);
+        anything else raises ``InvalidConfigValue``.
         """
         if mode is not None and mode not in SUBAGENTS:
             check_client_mode(mode)
@@ -110,7 +118,7 @@ class SessionService:
             "sessionId": session_id,
             "workspaceFolder": file_uri(workspace_folder),
             "title": title,
-            "model": model or self._options.model.ref,
+            "model": model or self._options.model_for(mode or self._options.mode),
             "mode": mode or self._options.mode,
         }
         if parent_session_id is not None:
@@ -192,7 +200,8 @@ class SessionService:
         config, provider = live.apply(info)
         start_title = None
         if self._options.titles and not info.title:
-            start_title = await self._titles.starter(session_id, recorder, provider, config.model)
+            titler = self._setup.side_model("title", provider, config.model)
+            start_title = await self._titles.starter(session_id, recorder, titler)
 
         async def subtask(description: str, prompt: str, agent: str) -> SubtaskResult:
             parent = live.config
@@ -205,11 +214,12 @@ class SessionService:
                 description,
                 prompt,
                 agent,
-                parent.model.ref,
+                subtask_model(self._catalog, self._options.agent("task").model, parent.model.ref),
                 scope,
             )
 
         runner = TurnRunner(
+            notices=self._notices,
             session_id=session_id,
             config=config,
             store=self._store,
@@ -243,17 +253,20 @@ class SessionService:
         events = await self._store.events(session_id)
         epoch = current_epoch(events)
         provider, model = self._setup.session_model(info.model)
+        summarizer = self._setup.side_model("summary", provider, model)
         recorder = Recorder(
             session_id=session_id, store=self._store, editor=self._editor, clock=self._clock
         )
         compactor = Compactor(
             session_id=session_id,
             store=self._store,
-            provider=provider,
+            provider=summarizer.provider,
             recorder=recorder,
             clock=self._clock,
             sources=self._sources,
-            model=model,
+            model=summarizer.info,
+            max_tokens=summarizer.max_output_tokens,
+            thinking=summarizer.thinking,
             keep_recent_tokens=self._options.compaction_of(model).keep_recent_tokens,
             workspace_roots=self._setup.workspace_roots(local_path(info.workspace_folder)),
         )

@@ -1,18 +1,24 @@
 """A subagent's job (the ``task`` tool) in a child session of its own, run to its end.
 
 The child keeps its own event log; the parent's tool sees its last answer and its id. Its
-scope (``modes.subagent_scope``) binds it: never looser than its parent.
+scope (``modes.subagent_scope``) binds it: never looser than its parent. Its model is the
+``task`` agent's (``agents.task.model``) when configured, else its parent's (``subtask_model``).
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Protocol
 
+from lsp_agent.core.errors import InvalidConfigValue
 from lsp_agent.core.interfaces import EventStore
+from lsp_agent.core.models import ModelCatalog
 from lsp_agent.core.modes import SUBAGENTS, SubagentScope
 from lsp_agent.core.tooling import SubtaskResult
 from lsp_agent.core.transcript import TextPartView
 from lsp_agent.core.turn.loop import TurnOutcome
+
+_log = logging.getLogger(__name__)
 
 
 class ChildSessions(Protocol):
@@ -31,6 +37,19 @@ class ChildSessions(Protocol):
     async def admit(self, session_id: str, content: list[dict[str, Any]]) -> str: ...
 
     async def run_subagent_turn(self, session_id: str, scope: SubagentScope) -> TurnOutcome: ...
+
+
+def subtask_model(catalog: ModelCatalog, configured: str | None, parent: str) -> str:
+    """``configured`` (the ``task`` agent's model) when the catalog can use it, else the
+    parent's model: a subagent never fails for want of its own model."""
+    if configured is None or configured == parent:
+        return parent
+    try:
+        catalog.resolve(configured)
+    except InvalidConfigValue as error:
+        _log.warning("task model %s unavailable (%s); using %s", configured, error, parent)
+        return parent
+    return configured
 
 
 async def run_subtask(

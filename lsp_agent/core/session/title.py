@@ -12,12 +12,14 @@ from collections.abc import Callable
 from lsp_agent.core import prompts
 from lsp_agent.core.errors import ProviderError
 from lsp_agent.core.interfaces import EventStore, Provider
-from lsp_agent.core.messages import Message, ModelRequest, SystemBlock, TextPart
-from lsp_agent.core.models import ModelInfo
+from lsp_agent.core.messages import Message, ModelRequest, SystemBlock, TextPart, ThinkingConfig
+from lsp_agent.core.models import SideModel
 from lsp_agent.core.stream_events import TextDelta
 from lsp_agent.core.turn.recorder import Recorder
 
 MAX_TITLE_CHARS = 80
+TITLE_MAX_TOKENS = 64
+"""A title's answer limit unless ``agents.title.max_tokens`` says otherwise."""
 
 
 class Titles:
@@ -26,9 +28,10 @@ class Titles:
         self._background: set[asyncio.Task[None]] = set()
 
     async def starter(
-        self, session_id: str, recorder: Recorder, provider: Provider, model: ModelInfo
+        self, session_id: str, recorder: Recorder, model: SideModel
     ) -> Callable[[], None] | None:
-        """A callback that starts the title side request for the first pending prompt."""
+        """A callback that starts the title side request for the first pending prompt, on
+        ``model`` (the ``title`` agent's: ``TurnSetup.side_model``)."""
         pending = await self._store.pending_inputs(session_id)
         if not pending:
             return None
@@ -38,7 +41,13 @@ class Titles:
             return None
 
         async def make_title() -> None:
-            title = await generate_title(provider, model.model, text)
+            title = await generate_title(
+                model.provider,
+                model.info.model,
+                text,
+                max_tokens=model.max_output_tokens,
+                thinking=model.thinking,
+            )
             if title:
                 await recorder.emit("title_set", {"title": title})
 
@@ -59,13 +68,21 @@ class Titles:
         await asyncio.gather(*pending, return_exceptions=True)
 
 
-async def generate_title(provider: Provider, model: str, first_prompt: str) -> str | None:
+async def generate_title(
+    provider: Provider,
+    model: str,
+    first_prompt: str,
+    *,
+    max_tokens: int = TITLE_MAX_TOKENS,
+    thinking: ThinkingConfig | None = None,
+) -> str | None:
     """A short title for the conversation, or None when the side request fails."""
     request = ModelRequest(
         model=model,
         system=(SystemBlock(text=prompts.load("title")),),
         messages=(Message(role="user", parts=(TextPart(text=first_prompt[:4000]),)),),
-        max_output_tokens=64,
+        max_output_tokens=max_tokens,
+        thinking=thinking,
     )
     chunks: list[str] = []
     try:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
-from typing import Literal
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Literal
 
 import attrs
 
@@ -35,7 +35,7 @@ from lsp_agent.core.interfaces import (
     ToolExecutor,
 )
 from lsp_agent.core.messages import Message, ModelRequest, TextPart, ThinkingConfig
-from lsp_agent.core.models import ModelInfo
+from lsp_agent.core.models import ModelInfo, SideModel
 from lsp_agent.core.modes import mode_rules
 from lsp_agent.core.permission.gate import PermissionGate
 from lsp_agent.core.permission.rules import Rule
@@ -53,6 +53,14 @@ from lsp_agent.core.turn.tool_calls import ToolCalls
 StopReason = Literal["end_turn", "max_steps", "cancelled", "error", "refusal"]
 
 
+Notices = Callable[[], Sequence[str]]
+"""The problems the user should read now (one line each), outside any tool call."""
+
+
+def no_notices() -> Sequence[str]:
+    return ()
+
+
 @attrs.frozen(kw_only=True)
 class TurnConfig:
     model: ModelInfo
@@ -67,6 +75,10 @@ class TurnConfig:
     secrets: SecretFilter = NO_SECRETS
     rules: tuple[Rule, ...] = ()
     """The configured permission rules (defaults and every config layer, in order)."""
+    max_output_tokens: int | None = None
+    """Each answer's limit (the agent's ``max_tokens``); None = the model's own."""
+    summary: SideModel | None = None
+    """Where a compaction's summary request goes; None = this turn's model."""
 
     def captured_rules(self) -> tuple[Rule, ...]:
         """The rule set a tool call is decided by: configuration, then the mode's rules."""
@@ -105,6 +117,7 @@ class TurnRunner:
         subtasks: SubtaskRunner | None = None,
         on_first_answer: Callable[[], None] | None = None,
         refresh: SessionConfig | None = None,
+        notices: Notices = no_notices,
     ) -> None:
         """``on_first_answer`` runs once the model has answered (side work such as a title
         waits for it, so a bad key or an outage costs one request, not two).
@@ -112,8 +125,12 @@ class TurnRunner:
         ``refresh`` is called at the start of every step: a mode or model the session was
         switched to meanwhile applies from that step on (never to a call in flight, whose
         rules were captured when it started). Without it the turn keeps ``config``.
+
+        ``notices``: problems outside the turn the user should read once per session (a tool
+        server that could not start); a turn's first state update carries the new ones.
         """
         self._session_id = session_id
+        self._notices = notices
         self._config = config
         self._provider = provider
         self._refresh = refresh
@@ -188,9 +205,13 @@ class TurnRunner:
         """Running: the view of the session (a context source that cannot be read stops the
         turn here, before the input is promoted: it stays queued), the pending input, then
         the first snapshot, taken while the first request is in flight."""
-        running = {"state": "running", "owner": self._store.owner()}
-        await self._rec.emit("state_changed", running)
         events = await self._store.events(self._session_id)
+        running: dict[str, Any] = {"state": "running", "owner": self._store.owner()}
+        told = {n for e in events if e.type == "state_changed" for n in e.data.get("notes", ())}
+        notes = [note for note in self._notices() if note not in told]
+        if notes:
+            running["notes"] = notes
+        await self._rec.emit("state_changed", running)
         await self._view.open(events, self._config.workspace_roots)
         visible = [m for m in user_message_ids(events) if m not in self._view.hidden]
         self._snapshots.turn_message = visible[-1] if visible else None
@@ -289,7 +310,7 @@ class TurnRunner:
             messages=tuple(messages),
             tools=self._calls.offered(self._config.captured_rules()),
             tool_choice="none" if last else "auto",
-            max_output_tokens=self._config.model.max_output,
+            max_output_tokens=self._config.max_output_tokens or self._config.model.max_output,
             thinking=self._config.thinking,
         )
 
@@ -303,9 +324,13 @@ class TurnRunner:
         )
 
     async def _compact(self, *, reason: str) -> bool:
+        summary = self._config.summary
+        provider = summary.provider if summary is not None else self._provider
         return await self._view.compact(
-            IdleBoundedProvider(self._provider, self._config.retry.stream_idle_timeout),
-            model=self._config.model,
+            IdleBoundedProvider(provider, self._config.retry.stream_idle_timeout),
+            model=summary.info if summary is not None else self._config.model,
+            max_tokens=summary.max_output_tokens if summary is not None else None,
+            thinking=summary.thinking if summary is not None else None,
             keep_recent_tokens=self._config.compaction.keep_recent_tokens,
             roots=self._config.workspace_roots,
             reason=reason,

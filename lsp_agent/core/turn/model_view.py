@@ -29,7 +29,7 @@ from lsp_agent.core.context import (
 from lsp_agent.core.errors import ContextUnavailable
 from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.interfaces import Clock, EventStore, IdFactory, Provider
-from lsp_agent.core.messages import Message, SystemBlock
+from lsp_agent.core.messages import Message, SystemBlock, ThinkingConfig
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.transcript import TranscriptMessage
 from lsp_agent.core.turn.recorder import Recorder
@@ -126,8 +126,11 @@ class ModelView:
         keep_recent_tokens: int,
         roots: tuple[str, ...],
         reason: str,
+        max_tokens: int | None = None,
+        thinking: ThinkingConfig | None = None,
     ) -> bool:
-        """An automatic compaction now; False when nothing could be compacted."""
+        """An automatic compaction now, its summary asked of ``model`` (``max_tokens``,
+        ``thinking``: see ``Compactor``); False when nothing could be compacted."""
         compactor = Compactor(
             session_id=self._session_id,
             store=self._store,
@@ -138,6 +141,8 @@ class ModelView:
             model=model,
             keep_recent_tokens=keep_recent_tokens,
             workspace_roots=roots,
+            max_tokens=max_tokens,
+            thinking=thinking,
         )
         done = await compactor.run(self._point, self._epoch.number, auto=True, reason=reason)
         if done is None:

@@ -1,7 +1,8 @@
 """A turn's configuration from its session's mode and model: prompt, rules, roots, limits.
 
-``TurnSetup`` builds the ``TurnConfig`` for a mode and a model; ``LiveConfig`` is a running
-turn's view of its session, re-read at every step so a ``set_config`` applies from the next.
+``TurnSetup`` builds the ``TurnConfig`` for a mode and a model, and picks the model of a side
+request (``side_model``: a title, a summary); ``LiveConfig`` is a running turn's view of its
+session, re-read at every step so a ``set_config`` applies from the next.
 """
 
 from __future__ import annotations
@@ -10,12 +11,14 @@ import logging
 from collections.abc import Callable, Sequence
 
 from lsp_agent.core import prompts
+from lsp_agent.core.compaction.summary import SUMMARY_MAX_TOKENS
 from lsp_agent.core.errors import InvalidConfigValue
 from lsp_agent.core.interfaces import EventStore, Provider
-from lsp_agent.core.models import ModelCatalog, ModelInfo
+from lsp_agent.core.models import ModelCatalog, ModelInfo, SideModel
 from lsp_agent.core.modes import MODES, SubagentScope, prompt_of
-from lsp_agent.core.options import AgentOptions
+from lsp_agent.core.options import AgentOptions, agent_of
 from lsp_agent.core.session.config_options import ConfigChanges
+from lsp_agent.core.session.title import TITLE_MAX_TOKENS
 from lsp_agent.core.transcript import SessionInfo
 from lsp_agent.core.turn.loop import TurnConfig
 
@@ -58,6 +61,30 @@ class TurnSetup:
                 )
             return self._provider, configured
 
+    def side_model(self, agent: str, provider: Provider, model: ModelInfo) -> SideModel:
+        """The model of a ``title`` or ``summary`` request in a session on ``model``:
+        ``agents.<agent>.model`` (or ``small_model``), else the cheapest model of the same
+        provider the catalog prices (for a summary, one whose context is at least as large),
+        else ``model`` itself. The session's model switch changes only ``model``."""
+        settings = self._options.agent(agent)
+        default = TITLE_MAX_TOKENS if agent == "title" else SUMMARY_MAX_TOKENS
+        ref = settings.model
+        if ref is None:
+            least = model.context_window if agent == "summary" else 0
+            ref = self._catalog.cheapest(model.ref, min_context_window=least)
+        chosen_provider, chosen = provider, model
+        if ref is not None and ref != model.ref:
+            try:
+                chosen_provider, chosen = self._catalog.resolve(ref)
+            except InvalidConfigValue as error:
+                _log.warning("%s model %s unavailable (%s); using %s", agent, ref, error, model.ref)
+        return SideModel(
+            provider=chosen_provider,
+            info=chosen,
+            max_output_tokens=settings.output_tokens(chosen, default),
+            thinking=settings.thinking,
+        )
+
     def config(
         self,
         folder: str,
@@ -65,25 +92,34 @@ class TurnSetup:
         mode: str,
         model: ModelInfo,
         scope: SubagentScope | None = None,
+        *,
+        provider: Provider | None = None,
     ) -> TurnConfig:
-        """``scope``: a subagent's turn, with its own prompt and its parent's limits."""
+        """``scope``: a subagent's turn, with its own prompt and its parent's limits.
+        ``provider`` serves ``model`` (default: the configured model's); the turn's answers
+        follow the agent's settings (``task`` for a subagent, else the mode's)."""
         options = self._options
         prompt = prompt_of(mode)
         rules = options.rules
+        agent = agent_of(mode)
         if scope is not None:
             prompt = MODES[scope.agent].prompt
             rules = (*rules, *scope.limits)
+            agent = "task"
+        settings = options.agent(agent)
         return TurnConfig(
             model=model,
             system_prompt=prompts.load(prompt),
             workspace_roots=self.workspace_roots(folder),
             max_steps=max_steps if max_steps is not None else options.max_steps,
             retry=options.retry,
-            thinking=options.thinking,
+            thinking=options.thinking_for(agent),
             mode=mode,
             rules=rules,
             secrets=options.secrets,
             compaction=options.compaction_of(model),
+            max_output_tokens=settings.output_tokens(model),
+            summary=self.side_model("summary", provider or self._provider, model),
         )
 
 
@@ -135,7 +171,7 @@ class LiveConfig:
         if self._key != (mode, ref, roots) or self._config is None or self._provider is None:
             self._provider, model = self._setup.session_model(ref)
             self._config = self._setup.config(
-                self._folder, self._max_steps, mode, model, self._scope
+                self._folder, self._max_steps, mode, model, self._scope, provider=self._provider
             )
             self._key = (mode, ref, roots)
         return self._config, self._provider

@@ -378,6 +378,59 @@ function M.sessions()
   end)
 end
 
+local SEARCH_KINDS = {
+  user = "you said",
+  assistant = "agent said",
+  reasoning = "agent thought",
+  tool_input = "tool input",
+  tool_output = "tool output",
+}
+
+--- One search hit as one printable line: title, what matched, the snippet.
+function M.search_label(hit)
+  local title = hit.title ~= "" and hit.title or "(untitled)"
+  local snippet = vim.trim((hit.snippet or ""):gsub("%s+", " "))
+  local line = ("%s  [%s]  %s  %s"):format(title, SEARCH_KINDS[hit.kind] or hit.kind, snippet, hit.sessionId)
+  return vim.fn.strtrans(line)
+end
+
+--- Find past sessions by what was said or done in them (`agent/session/search`), pick one with
+--- `vim.ui.select` and open it. `opts.all`: every workspace, not only this one.
+function M.search(query, opts)
+  opts = opts or {}
+  if not query or vim.trim(query) == "" then
+    return log.warn("search for what? :LspAgent sessions search [--all] TEXT")
+  end
+  client_mod.with_client(function(client)
+    if not client then
+      return
+    end
+    local params = { query = query, limit = 50 }
+    if not opts.all then
+      params.workspaceFolder = folder_uri(client)
+    end
+    client_mod.request(client, protocol.requests.session_search, params, function(err, result)
+      if err then
+        return log.warn("search: %s", client_mod.describe_error(err))
+      end
+      local hits = (result and result.hits) or {}
+      if #hits == 0 then
+        local where = opts.all and "" or " in this workspace (--all: every one)"
+        return log.notify("no session mentions %s%s", query, where)
+      end
+      vim.ui.select(hits, {
+        prompt = ("sessions mentioning %s"):format(query),
+        kind = "lsp_agent_search",
+        format_item = M.search_label,
+      }, function(choice)
+        if choice then
+          M.resume(choice.sessionId)
+        end
+      end)
+    end, true)
+  end)
+end
+
 --- Set the session's mode or model (`config_id`); without `value`, pick one.
 function M.set_option(config_id, value)
   local session_id = session.current

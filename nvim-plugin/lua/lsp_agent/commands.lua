@@ -34,7 +34,15 @@ M.subcommands = {
   redo = function()
     api().redo()
   end,
-  sessions = function()
+  sessions = function(args)
+    local verb, rest = args:match("^(%S+)%s*(.-)$")
+    if verb == "search" then
+      local everywhere = rest:match("^%-%-all%s*(.*)$")
+      return api().search(everywhere or rest, { all = everywhere ~= nil })
+    end
+    if verb then
+      return vim.notify(("lsp-agent: sessions takes nothing or search TEXT, not %q"):format(verb), vim.log.levels.ERROR)
+    end
     api().sessions()
   end,
   resume = function(args)
@@ -103,6 +111,9 @@ function M.complete(arg_lead, cmd_line, _)
   if #words == 2 then
     if sub == "mode" or sub == "model" then
       return filter(option_values(sub))
+    end
+    if sub == "sessions" then
+      return filter({ "search" })
     end
     if sub == "resume" then
       local ids = {}

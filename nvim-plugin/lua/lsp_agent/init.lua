@@ -171,6 +171,12 @@ function M.sessions()
   actions().sessions()
 end
 
+--- Find sessions by what was said or done in them and open the one picked;
+--- `opts.all`: in every workspace.
+function M.search(query, opts)
+  actions().search(query, opts)
+end
+
 --- Open a session by id (the most recent one when nil), rebuilt from the server.
 function M.resume(session_id)
   actions().resume(session_id)

@@ -11,6 +11,7 @@ M.VERSION = 1
 M.requests = {
   session_new = "agent/session/new",
   session_list = "agent/session/list",
+  session_search = "agent/session/search",
   session_load = "agent/session/load",
   set_config_option = "agent/session/setConfigOption",
   prompt = "agent/session/prompt",

@@ -11,7 +11,7 @@ import pytest
 
 from lsp_agent.config import catalog
 from lsp_agent.config.load import load_settings, load_settings_from_environment, user_config_file
-from lsp_agent.config.resolve import resolve_model, resolve_small_model
+from lsp_agent.config.resolve import agent_model_ref, resolve_model
 from lsp_agent.config.settings import (
     DEFAULT_PERMISSION_RULES,
     InvalidConfig,
@@ -745,11 +745,14 @@ def test_dated_snapshots_use_the_catalog_entry(box: Sandbox) -> None:
     assert resolve_model(box.load(), "anthropic/claude-sonnet-4-20250514").info.max_output == 64000
 
 
-def test_small_model_falls_back_to_the_main_model(box: Sandbox) -> None:
+def test_small_model_is_the_title_and_summary_fallback(box: Sandbox) -> None:
     box.user({"model": "anthropic/claude-sonnet-4-5"})
-    assert resolve_small_model(box.load()).ref == "anthropic/claude-sonnet-4-5"
+    assert agent_model_ref(box.load(), "title") is None  # the agent's default applies
     box.user({"model": "anthropic/claude-sonnet-4-5", "small_model": "anthropic/claude-haiku-4-5"})
-    assert resolve_small_model(box.load()).ref == "anthropic/claude-haiku-4-5"
+    settings = box.load()
+    assert agent_model_ref(settings, "title") == "anthropic/claude-haiku-4-5"
+    assert agent_model_ref(settings, "summary") == "anthropic/claude-haiku-4-5"
+    assert agent_model_ref(settings, "task") is None
 
 
 # --- derived values, catalog, environment helper ----------------------------------------------
@@ -845,6 +848,11 @@ CONTRACT_EXAMPLE = {
     "compaction": {"auto": True, "reserve_tokens": None, "keep_recent_tokens": None},
     "tool_output": {"max_lines": 2000, "max_bytes": 51200},
     "webfetch": {"allow_hosts": []},
+    "agents": {
+        "plan": {"model": "anthropic/claude-opus-4-5", "reasoning_effort": "high"},
+        "task": {"model": "anthropic/claude-haiku-4-5", "max_tokens": 16000},
+        "title": {"model": "anthropic/claude-haiku-4-5"},
+    },
 }
 
 

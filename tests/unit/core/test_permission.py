@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import attrs
 import pytest
 
 from lsp_agent.core.documents import FilePreview
@@ -137,6 +138,13 @@ def test_edit_governs_every_tool_that_changes_files() -> None:
     assert {permission_key(spec) for spec in edits} == {"edit"}
     assert permission_key(tool_spec("read", kind="read")) == "read"
     assert permission_key(tool_spec("bash", kind="execute", mutates=True)) == "bash"
+
+
+def test_a_tool_that_names_its_permission_is_governed_and_hidden_by_it() -> None:
+    spec = attrs.evolve(tool_spec("github_create_issue"), permission="mcp")
+    assert permission_key(spec) == "mcp"
+    assert hidden(permission_key(spec), [r("mcp", "*", "deny")])
+    assert not hidden(permission_key(spec), [r("github_create_issue", "*", "deny")])
 
 
 def test_plan_mode_denies_edits_and_asks_for_every_command() -> None:

@@ -21,6 +21,7 @@ const m = <N extends string>(name: N, direction: Direction, kind: Kind) => ({ na
 export const Methods = {
   sessionNew: m("agent/session/new", "client_to_server", "request"),
   sessionList: m("agent/session/list", "client_to_server", "request"),
+  sessionSearch: m("agent/session/search", "client_to_server", "request"),
   sessionLoad: m("agent/session/load", "client_to_server", "request"),
   sessionExport: m("agent/session/export", "client_to_server", "request"),
   sessionDelete: m("agent/session/delete", "client_to_server", "request"),
@@ -126,6 +127,10 @@ export interface SessionSummary {
 }
 export interface SessionListParams { workspaceFolder?: string; limit?: number; cursor?: string }
 export interface SessionListResult { sessions: SessionSummary[]; nextCursor?: string }
+export interface SessionSearchParams { query: string; workspaceFolder?: string; limit?: number }
+export type SearchHitKind = "user" | "assistant" | "reasoning" | "tool_input" | "tool_output";
+export interface SessionSearchHit { sessionId: string; title: string; messageId: string; snippet: string; updatedAt: string; kind: SearchHitKind }
+export interface SessionSearchResult { hits: SessionSearchHit[] }
 export type Replay = "none" | "full" | { fromSeq: number };
 export interface SessionLoadParams { sessionId: string; replay: Replay }
 export interface SessionLoadResult { state: SessionState; lastSeq: number; configOptions: ConfigOption[] }
@@ -308,6 +313,9 @@ export const WIRE_KEYS = {
   SessionNewResult: ["SessionNewResult", keys<SessionNewResult>()(["sessionId", "configOptions"])],
   SessionListParams: ["SessionListParams", keys<SessionListParams>()(["workspaceFolder", "limit", "cursor"])],
   SessionListResult: ["SessionListResult", keys<SessionListResult>()(["sessions", "nextCursor"])],
+  SessionSearchParams: ["SessionSearchParams", keys<SessionSearchParams>()(["query", "workspaceFolder", "limit"])],
+  SessionSearchHit: ["SessionSearchHit", keys<SessionSearchHit>()(["sessionId", "title", "messageId", "snippet", "updatedAt", "kind"])],
+  SessionSearchResult: ["SessionSearchResult", keys<SessionSearchResult>()(["hits"])],
   SessionSummary: ["SessionSummary", keys<SessionSummary>()(["sessionId", "title", "workspaceFolder", "createdAt", "updatedAt", "state", "usage"])],
   SessionLoadParams: ["SessionLoadParams", keys<SessionLoadParams>()(["sessionId", "replay"])],
   SessionLoadResult: ["SessionLoadResult", keys<SessionLoadResult>()(["state", "lastSeq", "configOptions"])],

@@ -271,6 +271,7 @@ export type WebviewMessage =
   | { type: "newSession" }
   | { type: "selectSession"; sessionId: string }
   | { type: "refreshSessions" }
+  | { type: "searchSessions" }
   | { type: "undo" }
   | { type: "redo" }
   | { type: "setConfigOption"; configId: "mode" | "model"; value: string }

@@ -51,6 +51,7 @@ function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = {}, ...
 
 const sessionsSelect = h("select", { "data-testid": "sessions-select", title: "Sessions", "aria-label": "Sessions" });
 const newButton = h("button", { "data-testid": "new-session-button", title: "New session" }, "+ New");
+const searchButton = h("button", { "data-testid": "search-sessions-button", title: "Search past sessions (prompts, answers, tool output)" }, "Search");
 const stateBadge = h("span", { class: "state", "data-testid": "session-state" });
 const serverBanner = h("div", { class: "banner", "data-testid": "server-status", hidden: true });
 const planBox = h("section", { class: "plan", "data-testid": "plan", hidden: true });
@@ -67,7 +68,7 @@ const redoButton = h("button", { "data-testid": "redo-button", title: "Redo what
 
 const app = document.getElementById("app")!;
 app.append(
-  h("header", { class: "toolbar" }, sessionsSelect, newButton, stateBadge),
+  h("header", { class: "toolbar" }, sessionsSelect, newButton, searchButton, stateBadge),
   serverBanner,
   planBox,
   transcript,
@@ -102,6 +103,7 @@ stopButton.addEventListener("click", () => post({ type: "stop" }));
 undoButton.addEventListener("click", () => post({ type: "undo" }));
 redoButton.addEventListener("click", () => post({ type: "redo" }));
 newButton.addEventListener("click", () => post({ type: "newSession" }));
+searchButton.addEventListener("click", () => post({ type: "searchSessions" }));
 sessionsSelect.addEventListener("change", () => {
   if (sessionsSelect.value) post({ type: "selectSession", sessionId: sessionsSelect.value });
 });
