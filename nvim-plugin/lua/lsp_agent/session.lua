@@ -185,6 +185,9 @@ function apply.state_update(s, u)
   s.state = u.state
   s.stop_reason = util.nn(u.stopReason)
   s.error = util.nn(u.error)
+  for _, note in ipairs(util.nn(u.notes) or {}) do
+    s:add({ kind = "notice", text = note })
+  end
   if u.state == "idle" and s.stop_reason == "error" and s.error then
     s:add({ kind = "notice", text = "error: " .. tostring(s.error.message) })
   end

@@ -194,6 +194,8 @@ export interface StateUpdate {
   state: SessionState;
   stopReason?: StopReason;
   error?: { message: string; retryable: boolean; retryAt?: string };
+  /** Problems outside the turn (an MCP server that could not start), each told once per session. */
+  notes?: string[];
 }
 export interface UsageUpdate extends Usage { sessionUpdate: "usage_update" }
 export interface ConfigOptionUpdate { sessionUpdate: "config_option_update"; configOptions: ConfigOption[] }

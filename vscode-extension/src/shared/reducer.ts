@@ -111,12 +111,15 @@ function reduceUpdate(s: SessionView, u: SessionUpdate): SessionView {
     case "plan_update":
       return { ...s, plan: u.entries };
     case "state_update":
-      return {
-        ...s,
-        state: u.state,
-        stopReason: u.state === "idle" ? u.stopReason : undefined,
-        error: u.error ?? undefined,
-      };
+      return (u.notes ?? []).reduce(
+        (view, note, i) => ({ ...view, items: [...view.items, { kind: "notice" as const, id: `n:${s.lastSeq + 1}:${i}`, text: note }] }),
+        {
+          ...s,
+          state: u.state,
+          stopReason: u.state === "idle" ? u.stopReason : undefined,
+          error: u.error ?? undefined,
+        },
+      );
     case "usage_update": {
       const { sessionUpdate: _kind, ...usage } = u;
       return { ...s, usage };

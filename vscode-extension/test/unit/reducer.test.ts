@@ -157,6 +157,13 @@ describe("applyUpdate: each sessionUpdate variant", () => {
     assert.equal(stateLabel(s), "idle (cancelled)");
     s = play(s, { sessionUpdate: "state_update", state: "idle", stopReason: "end_turn" });
     assert.equal(stateLabel(s), "idle");
+    const note = 'MCP server "db" could not start: FileNotFoundError';
+    s = play(s, { sessionUpdate: "state_update", state: "running", notes: [note] });
+    assert.deepEqual(
+      s.items.filter((i) => i.kind === "notice").map((i) => (i as { text: string }).text),
+      [note],
+      "a state note is shown once, in the conversation",
+    );
   });
 
   variant("usage_update", () => {
