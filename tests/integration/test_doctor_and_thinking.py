@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from lsp_agent.testing.fake_llm import running_fake_llm
+from tests.support.user_config import write_user_config
 
 KEY = "sk-doctor-SECRET-0000"
 
@@ -25,12 +26,6 @@ def cli(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
         timeout=120,
         check=False,
     )
-
-
-def user_config(content: dict[str, object]) -> None:
-    folder = Path(os.environ["XDG_CONFIG_HOME"]) / "lsp-agent"
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "config.json").write_text(json.dumps(content))
 
 
 def test_doctor_passes_with_a_missing_key_as_a_warning(tmp_path: Path) -> None:
@@ -58,7 +53,7 @@ def test_doctor_names_the_key_variable_never_its_value(tmp_path: Path) -> None:
 
 
 def test_doctor_fails_on_an_invalid_config_file_naming_file_and_key(tmp_path: Path) -> None:
-    user_config({"model": "anthropic/x", "retry": {"max_retrys": 3}})
+    write_user_config({"model": "anthropic/x", "retry": {"max_retrys": 3}})
     result = cli("doctor", cwd=tmp_path)
     assert result.returncode == 1
     assert "config.json" in result.stdout
@@ -72,7 +67,7 @@ def test_doctor_fails_without_a_model(tmp_path: Path) -> None:
 
 
 def test_anthropic_thinking_blocks_and_signatures_survive_tool_turns(tmp_path: Path) -> None:
-    user_config({"thinking": {"enabled": True, "budget_tokens": 2000}})
+    write_user_config({"thinking": {"enabled": True, "budget_tokens": 2000}})
     (tmp_path / "a.py").write_text("x = 1\n")
     script = [
         {
@@ -109,7 +104,7 @@ def test_anthropic_thinking_blocks_and_signatures_survive_tool_turns(tmp_path: P
 
 @pytest.mark.parametrize("budget", [1024, 20000])
 def test_openai_reasoning_effort_and_reasoning_deltas(tmp_path: Path, budget: int) -> None:
-    user_config({"thinking": {"enabled": True, "budget_tokens": budget}})
+    write_user_config({"thinking": {"enabled": True, "budget_tokens": budget}})
     with running_fake_llm([{"thinking": "pondering", "text": "done"}]) as server:
         result = cli(
             "run",

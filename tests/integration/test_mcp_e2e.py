@@ -27,24 +27,19 @@ from lsp_agent.testing.fake_llm import FakeLLMServer
 from tests.support.mcp_servers import (
     FAILURE,
     LATE_TOOL,
+    MISSING_COMMAND,
     STDERR_MARKER,
     TOOL_NAMES,
     start_http_server,
     stdio_command,
 )
 from tests.support.provider_env import provider_env
+from tests.support.user_config import write_user_config
 
 KEY = "sk-mcp-e2e-SECRET-7731"
 OTHER_KEY = "sk-openai-mcp-SECRET-1187"
 MODEL = ("--model", "anthropic/claude-test")
 SERVER = "probe"
-MISSING_COMMAND = "no-such-mcp-server-7f3a"
-
-
-def user_config(content: dict[str, Any]) -> None:
-    folder = Path(os.environ["XDG_CONFIG_HOME"]) / "lsp-agent"
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "config.json").write_text(json.dumps(content))
 
 
 def local_server(pid_file: Path, **extra: Any) -> dict[str, Any]:
@@ -123,7 +118,7 @@ def env_lines(text: str) -> dict[str, str]:
 def test_a_stdio_server_s_tools_are_called_through_the_gate_with_a_clean_environment(
     workspace: Path, fake_llm: FakeLLMServer, pid_file: Path
 ) -> None:
-    user_config(
+    write_user_config(
         {
             "mcp": {
                 SERVER: local_server(
@@ -191,7 +186,7 @@ def test_a_streamable_http_server_s_results_pass_the_secret_filter(
     monkeypatch.setenv("PROBE_LEAKED_KEY", KEY)
     with start_http_server() as url:
         monkeypatch.delenv("PROBE_LEAKED_KEY")
-        user_config({"mcp": {SERVER: {"type": "remote", "url": url, "timeout_ms": 30000}}})
+        write_user_config({"mcp": {SERVER: {"type": "remote", "url": url, "timeout_ms": 30000}}})
         fake_llm.set_script(
             [
                 call(f"{SERVER}_echo", text="hello over http"),
@@ -224,7 +219,7 @@ def test_a_remote_server_gets_the_configured_headers_and_no_key(
 ) -> None:
     with start_http_server() as url:
         remote = {"type": "remote", "url": url, "headers": {"X-Probe": "{env:PROBE_HEADER}"}}
-        user_config({"mcp": {SERVER: remote}})
+        write_user_config({"mcp": {SERVER: remote}})
         fake_llm.set_script([call(f"{SERVER}_headers"), {"text": "ok"}])
         env = {**provider_env(fake_llm, KEY), "PROBE_HEADER": "header-from-agent-env"}
         result = run_cli("run", *MODEL, "--yes", "headers", cwd=workspace, env=env)
@@ -238,7 +233,7 @@ def test_a_remote_server_gets_the_configured_headers_and_no_key(
 def test_a_server_s_new_tools_are_offered_after_tools_list_changed(
     workspace: Path, fake_llm: FakeLLMServer, pid_file: Path
 ) -> None:
-    user_config({"mcp": {SERVER: local_server(pid_file)}})
+    write_user_config({"mcp": {SERVER: local_server(pid_file)}})
     late = f"{SERVER}_{LATE_TOOL}"
     fake_llm.set_script(
         [
@@ -263,7 +258,7 @@ def test_a_remote_server_that_speaks_legacy_sse_is_used_over_sse(
     workspace: Path, fake_llm: FakeLLMServer
 ) -> None:
     with start_http_server(transport="sse") as url:
-        user_config({"mcp": {SERVER: {"type": "remote", "url": url}}})
+        write_user_config({"mcp": {SERVER: {"type": "remote", "url": url}}})
         fake_llm.set_script([call(f"{SERVER}_echo", text="hello over sse"), {"text": "ok"}])
         result = run_cli(
             "run", *MODEL, "--yes", "use the probe", cwd=workspace, env=provider_env(fake_llm, KEY)
@@ -278,7 +273,7 @@ def test_a_remote_server_that_speaks_legacy_sse_is_used_over_sse(
 def test_mcp_tools_ask_by_default_and_rules_match_server_colon_tool(
     workspace: Path, fake_llm: FakeLLMServer, pid_file: Path
 ) -> None:
-    user_config(
+    write_user_config(
         {
             "mcp": {SERVER: local_server(pid_file)},
             "permission": {"mcp": {f"{SERVER}:echo": "allow"}},
@@ -311,11 +306,11 @@ def test_read_only_tools_run_unasked_only_when_the_user_file_opts_in(
     # `echo` is marked readOnlyHint, `env` is not; neither call gets --yes or a terminal
     opted_in = {"mcp": {SERVER: local_server(pid_file, allow_read_only=True)}}
     if where == "nowhere":
-        user_config({"mcp": {SERVER: local_server(pid_file)}})
+        write_user_config({"mcp": {SERVER: local_server(pid_file)}})
     elif where == "user":
-        user_config(opted_in)
+        write_user_config(opted_in)
     else:  # the opt-in counts in the user file only, even from a trusted project
-        user_config({"trusted_folders": [str(workspace)]})
+        write_user_config({"trusted_folders": [str(workspace)]})
         (workspace / ".lsp-agent.json").write_text(json.dumps(opted_in))
     fake_llm.set_script(
         [call(f"{SERVER}_echo", text="read-only"), call(f"{SERVER}_env"), {"text": "done"}]
@@ -333,7 +328,7 @@ def test_read_only_tools_run_unasked_only_when_the_user_file_opts_in(
 def test_killing_the_stdio_server_fails_the_next_call_and_the_one_after_restarts_it(
     workspace: Path, fake_llm: FakeLLMServer, pid_file: Path
 ) -> None:
-    user_config({"mcp": {SERVER: local_server(pid_file)}})
+    write_user_config({"mcp": {SERVER: local_server(pid_file)}})
     fake_llm.set_script(
         [
             call(f"{SERVER}_echo", text="first"),
@@ -388,7 +383,7 @@ def test_killing_the_stdio_server_fails_the_next_call_and_the_one_after_restarts
 def test_an_error_result_and_a_hung_call_are_tool_errors_and_the_session_goes_on(
     workspace: Path, fake_llm: FakeLLMServer, pid_file: Path
 ) -> None:
-    user_config({"mcp": {SERVER: local_server(pid_file, timeout_ms=8000)}})
+    write_user_config({"mcp": {SERVER: local_server(pid_file, timeout_ms=8000)}})
     fake_llm.set_script(
         [
             call(f"{SERVER}_fail"),
@@ -430,7 +425,7 @@ def names_the_error(line: str) -> bool:
 def test_a_server_that_cannot_start_is_one_warning_and_the_run_goes_on(
     workspace: Path, fake_llm: FakeLLMServer, pid_file: Path
 ) -> None:
-    user_config(missing_and_working(pid_file))
+    write_user_config(missing_and_working(pid_file))
     fake_llm.set_script([call(f"{SERVER}_echo", text="still here"), {"text": "Done anyway."}])
     result = run_cli("run", *MODEL, "--yes", "try", cwd=workspace, env=provider_env(fake_llm, KEY))
     assert result.returncode == 0, result.stderr
@@ -447,7 +442,7 @@ def test_a_server_that_cannot_start_is_one_warning_and_the_run_goes_on(
 def test_doctor_lists_each_server_with_its_tool_count_or_its_error(
     workspace: Path, fake_llm: FakeLLMServer, pid_file: Path
 ) -> None:
-    user_config(missing_and_working(pid_file))
+    write_user_config(missing_and_working(pid_file))
     env = {**provider_env(fake_llm, KEY), "LSP_AGENT_MODEL": "anthropic/claude-test"}
     result = run_cli("doctor", cwd=workspace, env=env)
     lines = result.stdout.splitlines()
@@ -468,7 +463,7 @@ def test_tool_names_follow_the_providers_rules_and_a_disabled_server_is_not_star
     workspace: Path, fake_llm: FakeLLMServer, tmp_path: Path
 ) -> None:
     odd, long = "docs.server v2", "s" * 70
-    user_config(
+    write_user_config(
         {
             "mcp": {
                 odd: local_server(tmp_path / "odd.pid"),
@@ -512,7 +507,7 @@ def test_a_project_file_starts_servers_only_in_a_trusted_folder(
     (workspace / ".lsp-agent.json").write_text(
         json.dumps({"mcp": {SERVER: local_server(pid_file)}})
     )
-    user_config({"trusted_folders": [str(workspace)]} if trusted else {})
+    write_user_config({"trusted_folders": [str(workspace)]} if trusted else {})
     fake_llm.set_script([{"text": "Looked."}])
     result = run_cli("run", *MODEL, "look", cwd=workspace, env=provider_env(fake_llm, KEY))
     assert result.returncode == 0, result.stderr

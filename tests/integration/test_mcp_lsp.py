@@ -5,7 +5,6 @@ shutting the server down stops the MCP servers it started (docs/mcp.md, protocol
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import time
 from pathlib import Path
@@ -14,6 +13,7 @@ from lsp_agent.testing.fake_llm import FakeLLMServer
 from tests.support.lsp_client import agent_client
 from tests.support.mcp_servers import TOOL_NAMES, stdio_command
 from tests.support.provider_env import provider_env
+from tests.support.user_config import write_user_config
 
 KEY = "sk-mcp-lsp-SECRET-5521"
 
@@ -35,19 +35,15 @@ async def test_mcp_list_reports_each_server_and_shutdown_stops_them(
     workspace: Path, fake_llm: FakeLLMServer, tmp_path: Path
 ) -> None:
     pid_file = tmp_path / "probe.pid"
-    folder = Path(os.environ["XDG_CONFIG_HOME"]) / "lsp-agent"
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "config.json").write_text(
-        json.dumps(
-            {
-                "model": "anthropic/claude-test",
-                "mcp": {
-                    "probe": {"type": "local", "command": stdio_command(pid_file)},
-                    "ghost": {"type": "local", "command": ["no-such-mcp-server-91c2"]},
-                    "off": {"type": "local", "command": ["unused"], "enabled": False},
-                },
-            }
-        )
+    write_user_config(
+        {
+            "model": "anthropic/claude-test",
+            "mcp": {
+                "probe": {"type": "local", "command": stdio_command(pid_file)},
+                "ghost": {"type": "local", "command": ["no-such-mcp-server-91c2"]},
+                "off": {"type": "local", "command": ["unused"], "enabled": False},
+            },
+        }
     )
     env = {**os.environ, **provider_env(fake_llm, KEY)}
     async with agent_client(env=env, folders=[workspace]) as client:

@@ -7,26 +7,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
 
 from lsp_agent.testing.fake_llm import FakeLLMServer
 from tests.support.lsp_client import AgentClient, agent_client, allow_once
-from tests.support.mcp_servers import TOOL_NAMES, stdio_command
-
-MISSING_COMMAND = "no-such-mcp-server-7f3a"
-
-
-def user_config(content: dict[str, Any]) -> None:
-    folder = Path(os.environ["XDG_CONFIG_HOME"]) / "lsp-agent"
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "config.json").write_text(json.dumps(content))
+from tests.support.mcp_servers import MISSING_COMMAND, TOOL_NAMES, stdio_command
+from tests.support.user_config import write_user_config
 
 
 def configure(tmp_path: Path) -> None:
-    user_config(
+    write_user_config(
         {
             "mcp": {
                 "probe": {"type": "local", "command": stdio_command(tmp_path / "probe.pid")},

@@ -3,12 +3,12 @@ per session, from the first ``state_update`` that carries it as a note."""
 
 from __future__ import annotations
 
-import json
-import os
-from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.support.mcp_servers import MISSING_COMMAND
+from tests.support.user_config import write_user_config
 
 NOTE = 'MCP server "ghostsrv" could not start'
 
@@ -16,10 +16,8 @@ NOTE = 'MCP server "ghostsrv" could not start'
 @pytest.fixture
 def ghost_server() -> None:
     """A user config naming a server whose command does not exist (before the editor starts)."""
-    folder = Path(os.environ["XDG_CONFIG_HOME"]) / "lsp-agent"
-    folder.mkdir(parents=True, exist_ok=True)
-    server = {"type": "local", "command": ["no-such-mcp-server-7f3a"]}
-    (folder / "config.json").write_text(json.dumps({"mcp": {"ghostsrv": server}}))
+    server = {"type": "local", "command": [MISSING_COMMAND]}
+    write_user_config({"mcp": {"ghostsrv": server}})
 
 
 def test_a_server_that_cannot_start_is_noted_once_in_the_chat(

@@ -45,6 +45,8 @@ LATE_TOOL = "late"
 """The tool ``grow`` adds (then it tells the client, ``notifications/tools/list_changed``)."""
 STDERR_MARKER = "probe-server-stderr-7d21"
 FAILURE = "the probe failed on purpose"
+MISSING_COMMAND = "no-such-mcp-server-7f3a"
+"""A command no machine has: a server that cannot start."""
 
 
 def build_server() -> MCPServer[Any]:

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 
 import pytest
 
 from lsp_agent.system.owner import current_owner, owner_alive
-
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc")
 
 
 def test_this_process_is_alive_and_an_impostor_with_its_pid_is_not() -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 
 import pytest
 
@@ -30,7 +29,6 @@ def test_not_a_stat_line_is_none(data: bytes) -> None:
     assert parse_stat(data) is None
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc")
 def test_a_live_process_with_parentheses_and_spaces_in_its_name() -> None:
     child = subprocess.Popen(
         ["bash", "-c", "exec -a 'odd (name) here' sleep 30"],
