@@ -9,13 +9,16 @@ the tree before the first of them (``revert_staged``: later messages are hidden,
 deleted) — an open document through the editor, any other file on disk;
 ``revert_cleared`` puts everything back; ``revert_committed`` makes it final (a new prompt
 commits implicitly).
+
+A revert has a *scope*: ``both`` (files and messages, the default), ``code`` (the files only:
+no message is hidden or dropped) or ``conversation`` (the messages only: no file is touched).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, get_args
 
 import attrs
 
@@ -23,6 +26,9 @@ from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.transcript import TranscriptMessage
 
 BOM = "\ufeff"
+
+RevertScope = Literal["both", "code", "conversation"]
+REVERT_SCOPES: tuple[RevertScope, ...] = get_args(RevertScope)
 
 
 class SnapshotChange(Protocol):
@@ -84,6 +90,21 @@ class StagedRevert:
     undo_tree: str
     files: tuple[str, ...]
     hidden: tuple[str, ...]
+    scope: RevertScope = "both"
+
+    @property
+    def restores_files(self) -> bool:
+        return self.scope != "conversation"
+
+    @property
+    def hides_messages(self) -> bool:
+        return self.scope != "code"
+
+
+def revert_scope(value: object) -> RevertScope:
+    """A stored or given scope; anything unknown (an event written before scopes) is
+    ``both``."""
+    return next((s for s in REVERT_SCOPES if s == value), "both")
 
 
 def open_in(documents: Mapping[str, str], root: str) -> dict[str, str]:
@@ -123,6 +144,7 @@ def staged_revert(events: Sequence[StoredEvent]) -> StagedRevert | None:
                 undo_tree=str(data["undoTree"]),
                 files=tuple(data.get("files", [])),
                 hidden=tuple(data.get("hidden", [])),
+                scope=revert_scope(data.get("scope")),
             )
         elif event.type in ("revert_cleared", "revert_committed"):
             staged = None
@@ -130,10 +152,11 @@ def staged_revert(events: Sequence[StoredEvent]) -> StagedRevert | None:
 
 
 def hidden_messages(events: Sequence[StoredEvent]) -> frozenset[str]:
-    """Messages a staged revert hides or a committed one dropped: never sent to the model."""
+    """Messages a staged revert hides or a committed one dropped: never sent to the model.
+    A ``code``-scope revert hides none."""
     hidden: set[str] = set()
     staged = staged_revert(events)
-    if staged is not None:
+    if staged is not None and staged.hides_messages:
         hidden.update(staged.hidden)
     for event in events:
         if event.type == "revert_committed":

@@ -57,6 +57,12 @@ Catalogue (type → data):
   set (``agent/session/setConfigOption``); the session's ``mode``/``model`` become ``value``
   and a running turn picks it up at its next step. ``configOptions`` is the whole list after
   the change, as the client shows it
+- ``review_recorded``   {checkpointId, messageId, stepMessageId, after, hunks: [{hunkId, path,
+  kind: created|deleted|modified, oldStart, newStart, oldText, newText}], files} — a step's
+  changes as hunks to keep or undo (``core/review``); ``files`` is the whole review list's
+  counts afterwards, ``[{uri, status, pending, kept, undone}]``
+- ``review_resolved``   {action: keep|undo, resolved, conflicts: [{hunkId, reason}], lines?,
+  files} — hunks kept or undone (``lines``: where each undone hunk's old text now starts)
 """
 
 from __future__ import annotations
@@ -97,6 +103,8 @@ EventType = Literal[
     "revert_cleared",
     "revert_committed",
     "config_changed",
+    "review_recorded",
+    "review_resolved",
 ]
 
 

@@ -5,7 +5,8 @@
   carrying the document version; a changed buffer or a refused edit is a conflict the model
   reads, never a disk write.
 - Permission asks go to ``agent/session/requestPermission`` with the change set, whose base
-  and proposed texts ``agent/diff/get`` serves; a client without the agent permission UI gets
+  and proposed texts ``agent/diff/get`` serves; an allow may carry ``modifiedContent`` (the
+  user's own text per uri), handed on by path. A client without the agent permission UI gets
   ``window/showMessageRequest`` (no answer = deny).
 - Questions go to ``agent/session/askQuestion``; a client without that UI declines them.
 """
@@ -264,8 +265,9 @@ class LspEditor:
         chosen = next((o for o in ask.options if o.option_id == outcome.option_id), None)
         if chosen is None:  # an unknown option is a reject
             return PermissionReply(kind="reject_once", reason=outcome.reason)
-        reason = outcome.reason if chosen.kind == "reject_once" else None
-        return PermissionReply(kind=chosen.kind, reason=reason or None)
+        if chosen.kind == "reject_once":
+            return PermissionReply(kind=chosen.kind, reason=outcome.reason or None)
+        return PermissionReply(kind=chosen.kind, modified=_modified(outcome.modified_content))
 
     def _permission_params(self, ask: PermissionAsk) -> p.RequestPermissionParams:
         request = ask.request
@@ -391,6 +393,19 @@ def _core_diagnostic(d: p.Diagnostic) -> Diagnostic:
         source=d.source,
         code=None if d.code is None else str(d.code),
     )
+
+
+def _modified(content: dict[str, str] | None) -> dict[str, str]:
+    """``modifiedContent`` (uri → text) by resolved path, as the ask's previews name files;
+    a uri that is no file is dropped (logged). Which files count is the gate's business."""
+    by_path: dict[str, str] = {}
+    for uri, text in (content or {}).items():
+        path = path_of_uri(uri)
+        if path is None:
+            _log.warning("modified content for %s ignored: not a file uri", uri)
+            continue
+        by_path[os.path.realpath(path)] = text
+    return by_path
 
 
 def _option(option: PermissionOption) -> p.PermissionOptionModel:

@@ -241,7 +241,7 @@ async def revert_stage(host: AgentHost, params: p.RevertStageParams) -> p.Revert
     folder = path_of_uri(info.workspace_folder) or ""
     async with host.scheduler.exclusive(params.session_id, "reverting"):
         result = await host.app.sessions.revert_stage(
-            params.session_id, params.message_id, force=params.force
+            params.session_id, params.message_id, force=params.force, scope=params.scope
         )
     return p.RevertStageResult(
         files=[_uri_in(folder, path) for path in result.files],
@@ -319,6 +319,54 @@ async def mcp_list(host: AgentHost, params: p.McpListParams) -> p.McpListResult:
     )
 
 
+# -- review ------------------------------------------------------------------------------
+
+
+async def review_list(host: AgentHost, params: p.ReviewListParams) -> p.ReviewListResult:
+    await require_session(host, params.session_id)
+    files = await host.app.sessions.review_list(params.session_id)
+    return p.ReviewListResult(
+        files=[
+            p.ReviewFile(
+                uri=file_uri(f.path),
+                status=f.status,
+                hunks=[
+                    p.ReviewHunk(
+                        hunk_id=h.hunk_id,
+                        status=h.status,
+                        message_id=h.message_id,
+                        range=None if h.place is None else _lines(h.place.start, h.place.end),
+                        old_text=h.old_text,
+                        new_text=h.new_text,
+                    )
+                    for h in f.hunks
+                ],
+            )
+            for f in files
+        ]
+    )
+
+
+async def review_resolve(host: AgentHost, params: p.ReviewResolveParams) -> p.ReviewResolveResult:
+    await require_session(host, params.session_id)
+    paths = None
+    if params.uris is not None:
+        paths = [os.path.realpath(path) for path in map(path_of_uri, params.uris) if path]
+    async with host.scheduler.exclusive(params.session_id, "resolving review hunks"):
+        result = await host.app.sessions.review_resolve(
+            params.session_id, params.action, hunk_ids=params.hunk_ids, paths=paths
+        )
+    return p.ReviewResolveResult(
+        resolved=list(result.resolved),
+        conflicts=[p.ReviewConflict(hunk_id=c.hunk_id, reason=c.reason) for c in result.conflicts],
+    )
+
+
+def _lines(start: int, end: int) -> p.Range:
+    """Whole lines ``start`` .. ``end`` (exclusive) as an LSP range."""
+    return p.Range(start=p.Position(line=start, character=0), end=p.Position(line=end, character=0))
+
+
 Handler = Callable[[AgentHost, Any], Awaitable[Any]]
 
 HANDLERS: dict[str, Handler] = {
@@ -340,4 +388,6 @@ HANDLERS: dict[str, Handler] = {
     "agent/revert/clear": revert_clear,
     "agent/revert/commit": revert_commit,
     "agent/mcp/list": mcp_list,
+    "agent/review/list": review_list,
+    "agent/review/resolve": review_resolve,
 }

@@ -120,6 +120,8 @@ class AgentServerCapabilities(Model):
     sessions: dict[str, bool]
     revert: bool
     commands: list[str]
+    review: bool = True
+    """``agent/review/list|resolve`` and ``review_update`` (protocol.md "Review")."""
 
 
 # -- §1 sessions ---------------------------------------------------------------------------
@@ -350,6 +352,9 @@ class SelectedOutcome(Model):
     outcome: Literal["selected"]
     option_id: StrictStr
     reason: StrictStr | None = None
+    modified_content: dict[Uri, StrictStr] | None = None
+    """With an allow of an ``edit`` ask: uri → the whole text the user made of the proposal;
+    the server applies it instead of the model's (files not of the ask are ignored)."""
 
 
 class CancelledOutcome(Model):
@@ -442,6 +447,9 @@ class RevertStageParams(Model):
     session_id: SessionId
     message_id: Annotated[StrictStr, Field(min_length=1, max_length=200)]
     force: StrictBool = False
+    scope: Literal["both", "code", "conversation"] = "both"
+    """``code``: restore the files, hide no message; ``conversation``: hide the messages,
+    touch no file."""
 
 
 class RevertStageResult(Model):
@@ -453,6 +461,57 @@ class RevertStageResult(Model):
 
 class RevertCommitResult(Model):
     dropped: list[str]
+
+
+# -- review ------------------------------------------------------------------------------
+
+HunkId = Annotated[StrictStr, Field(min_length=1, max_length=200)]
+
+
+class ReviewListParams(Model):
+    session_id: SessionId
+
+
+class ReviewHunk(Model):
+    hunk_id: str
+    status: Literal["pending", "kept", "undone"]
+    message_id: str
+    range: Range | None
+    """Its newText (undone: its oldText) in the file's current text; null: not found."""
+    old_text: str
+    new_text: str
+
+
+class ReviewFile(Model):
+    uri: str
+    status: Literal["pending", "kept", "undone", "mixed"]
+    hunks: list[ReviewHunk]
+
+
+class ReviewListResult(Model):
+    files: list[ReviewFile]
+
+    def dump(self) -> dict[str, Any]:
+        """Every key, ``range: null`` included (a hunk not found has a null range)."""
+        return self.model_dump(by_alias=True, mode="json")
+
+
+class ReviewResolveParams(Model):
+    session_id: SessionId
+    action: Literal["keep", "undo"]
+    hunk_ids: Annotated[list[HunkId], Field(max_length=10_000)] | None = None
+    uris: Annotated[list[Uri], Field(max_length=10_000)] | None = None
+    """With ``hunkIds``: the union; neither: every pending hunk of the session."""
+
+
+class ReviewConflict(Model):
+    hunk_id: str
+    reason: str
+
+
+class ReviewResolveResult(Model):
+    resolved: list[str]
+    conflicts: list[ReviewConflict]
 
 
 # -- §8 commands ---------------------------------------------------------------------------
@@ -568,6 +627,8 @@ METHODS: dict[str, Method] = {
         _c2s("agent/revert/clear", SessionIdParams, EmptyResult),
         _c2s("agent/revert/commit", SessionIdParams, RevertCommitResult),
         _c2s("agent/mcp/list", McpListParams, McpListResult),
+        _c2s("agent/review/list", ReviewListParams, ReviewListResult),
+        _c2s("agent/review/resolve", ReviewResolveParams, ReviewResolveResult),
         Method(
             name="agent/session/update",
             direction="server_to_client",

@@ -41,6 +41,7 @@ SESSION_UPDATES: Final = (
     "session_info_update",
     "checkpoint_update",
     "revert_update",
+    "review_update",
     "compaction_update",
     "permission_update",
     "question_update",

@@ -27,6 +27,10 @@ All or nothing, in five steps:
    model is told which file conflicted. Deletes and moves of an open document are done on
    disk; the editor notices the file change.
 
+When the user edited the proposal of some files before allowing it, their texts replace the
+patch's for those files (each must still be what the patch was verified against at the ask)
+and the result shows the model the difference (``tools/user_edits.py``).
+
 Then the errors the editor's language servers report for the changed files are appended to
 the result, waiting for all of them together (``tools/diagnostics.py``).
 """
@@ -46,7 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from lsp_agent.core.documents import FilePreview
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.messages import ToolKind
-from lsp_agent.core.permission.rules import PermissionRequest
+from lsp_agent.core.permission.rules import PermissionRequest, PermissionVerdict
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.patch.apply import HunkError, apply_hunks
 from lsp_agent.patch.parse import (
@@ -59,6 +63,7 @@ from lsp_agent.patch.parse import (
 )
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
 from lsp_agent.tools.diagnostics import WatchedFile, watch_diagnostics, with_report
+from lsp_agent.tools.user_edits import UserVersion, same_file, user_version, with_user_edits
 from lsp_agent.workspace.boundary import Resolved
 from lsp_agent.workspace.files import (
     FileDiff,
@@ -131,6 +136,9 @@ class ApplyPatchTool:
         verdict = await ctx.ask(_request(title, proposed))
         if not verdict.allowed:
             return refusal(verdict, title=title)
+        theirs = _user_versions(verdict, proposed)
+        if isinstance(theirs, str):
+            return ToolOutcome(output=theirs, is_error=True, title=title)
         locked = [w.path for t in targets for w in (t.source, t.destination) if w is not None]
         async with self._locks.hold(*locked):
             changes = await _verify_all(targets, ctx.editor)
@@ -141,12 +149,51 @@ class ApplyPatchTool:
                     return _stale(
                         f"{now.source.display} changed after its deletion was approved", title
                     )
+                if now.final.path in theirs and not same_file(now.base, before.base):
+                    why = f"{now.source.display} changed after the user's version was approved"
+                    return _stale(why, title)
+            changes = [_with_user_version(c, theirs.get(c.final.path)) for c in changes]
             watch = watch_diagnostics(ctx.editor, _changed_files(changes))
             # Shielded: a cancelled call still finishes (or rolls back) what it started.
             failure = await asyncio.shield(_write_all(changes, ctx.editor))
         if failure is not None:
             return ToolOutcome(output=failure, is_error=True, title=title)
-        return with_report(_done(changes, title), await watch.report())
+        done = with_user_edits(_done(changes, title), list(theirs.values()))
+        return with_report(done, await watch.report())
+
+
+def _user_versions(
+    verdict: PermissionVerdict, changes: Sequence[_Change]
+) -> dict[str, UserVersion] | str:
+    """The user's versions of the files the patch writes, by final path; or the message."""
+    found: dict[str, UserVersion] = {}
+    for change in changes:
+        if change.text is None:
+            continue
+        path = change.final.path
+        bom = change.base.bom if change.base is not None else False
+        mine = user_version(
+            verdict, path, proposed=change.text, bom=bom, display=change.final.display
+        )
+        if isinstance(mine, str):
+            return mine
+        if mine is not None:
+            found[path] = mine
+    return found
+
+
+def _with_user_version(change: _Change, mine: UserVersion | None) -> _Change:
+    """``change`` writing the user's text (verified against the same base) instead."""
+    if mine is None:
+        return change
+    base = change.base.text if change.base is not None else None
+    diff = unified_diff(base, mine.text, change.source.display, new_label=change.final.display)
+    return attrs.evolve(
+        change,
+        text=mine.text,
+        data=mine.data,
+        diff=_with_header(diff, change.source, change.final),
+    )
 
 
 def _done(changes: Sequence[_Change], title: str) -> ToolOutcome:

@@ -14,6 +14,10 @@ Line endings: matching runs on LF-normalized text; the spans found are mapped ba
 file as stored and only the replaced text is written with the file's (dominant) ending, so
 untouched lines keep their bytes, mixed endings included. The BOM is kept.
 
+When the user edited the proposal before allowing it, their text is what lands — only if the
+file is still what the proposal was made against — and the result shows the model the
+difference (``tools/user_edits.py``).
+
 After the edit, the errors the editor's language servers then report for the file are
 appended to the result (``tools/diagnostics.py``).
 """
@@ -31,6 +35,7 @@ from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.patch.edit_match import EditFailure, EditPlan, plan_edit
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
 from lsp_agent.tools.diagnostics import WatchedFile, watch_diagnostics, with_report
+from lsp_agent.tools.user_edits import UserVersion, same_file, user_version, with_user_edits
 from lsp_agent.workspace.boundary import Resolved
 from lsp_agent.workspace.files import (
     EditedFile,
@@ -127,10 +132,21 @@ class EditTool:
         verdict = await ctx.ask(request)
         if not verdict.allowed:
             return refusal(verdict, title=where.display)
+        bom = proposed.base.bom if proposed.base else False
+        mine = user_version(
+            verdict, where.path, proposed=proposed.text, bom=bom, display=where.display
+        )
+        if isinstance(mine, str):
+            return _error(where, mine)
         async with self._locks.hold(where.path):
-            change = await _prepare(params, where, ctx)
-            if isinstance(change, str):
-                return _error(where, _changed(where, change))
+            if mine is None:
+                change = await _prepare(params, where, ctx)
+                if isinstance(change, str):
+                    return _error(where, _changed(where, change))
+            else:
+                change = await _theirs(proposed, mine, where, ctx)
+                if isinstance(change, str):
+                    return _error(where, change)
             watch = watch_diagnostics(ctx.editor, [WatchedFile.at(where, change.base)])
             failed = await commit(
                 ctx.editor,
@@ -142,7 +158,8 @@ class EditTool:
             )
             if failed is not None:
                 return _error(where, failed)
-        return with_report(_done(where, change), await watch.report())
+        done = with_user_edits(_done(where, change), [mine] if mine else [])
+        return with_report(done, await watch.report())
 
 
 async def _prepare(params: EditParams, where: Resolved, ctx: ToolRunContext) -> _Change | str:
@@ -170,6 +187,24 @@ async def _prepare(params: EditParams, where: Resolved, ctx: ToolRunContext) -> 
         return "new_string is not valid Unicode text (it has a lone surrogate)."
     diff = unified_diff(base.text if base else None, text, where.display)
     return _Change(base=base, text=text, data=data, diff=diff, replacements=count, matcher=matcher)
+
+
+async def _theirs(
+    proposed: _Change, mine: UserVersion, where: Resolved, ctx: ToolRunContext
+) -> _Change | str:
+    """The user's version as the change, if the file is still what the proposal (and so
+    the user's version) was made from; else what the model reads instead."""
+    try:
+        now = await read_current(ctx.editor, where.path)
+    except FileError as exc:
+        return str(exc)
+    if not same_file(now, proposed.base):
+        return (
+            f"{where.display} changed after the edit was approved; the user's version of "
+            "the edit was not applied and nothing was written. Read it again."
+        )
+    diff = unified_diff(now.text if now else None, mine.text, where.display)
+    return attrs.evolve(proposed, base=now, text=mine.text, data=mine.data, diff=diff)
 
 
 def _apply(stored: str, params: EditParams) -> tuple[str, int, str] | str:

@@ -14,6 +14,9 @@ asks for one), and its CRLF line endings when ``content`` uses plain LF. Content
 has CRLF is written as given. (An open document's encoding is the editor's: a BOM asked for
 in ``content`` is not put into its buffer.)
 
+When the user edited the proposal before allowing it, their text is written instead of
+``content`` and the result shows the model the difference (``tools/user_edits.py``).
+
 After the write, the errors the editor's language servers then report for the file are
 appended to the result (``tools/diagnostics.py``).
 """
@@ -27,6 +30,7 @@ from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
 from lsp_agent.tools.diagnostics import WatchedFile, watch_diagnostics, with_report
+from lsp_agent.tools.user_edits import UserVersion, same_file, user_version, with_user_edits
 from lsp_agent.workspace.boundary import Resolved
 from lsp_agent.workspace.files import (
     BOM,
@@ -62,6 +66,7 @@ class _Change:
     text: str
     data: bytes
     diff: FileDiff
+    bom: bool
 
 
 class WriteTool:
@@ -98,12 +103,19 @@ class WriteTool:
         verdict = await ctx.ask(request)
         if not verdict.allowed:
             return refusal(verdict, title=where.display)
+        mine = user_version(
+            verdict, where.path, proposed=change.text, bom=change.bom, display=where.display
+        )
+        if isinstance(mine, str):
+            return _error(where, mine)
+        if mine is not None:
+            change = _theirs(change, mine, where)
         async with self._locks.hold(where.path):
             try:
                 now = await read_current(ctx.editor, where.path)
             except FileError as exc:
                 return _error(where, str(exc))
-            if not _same(now, change.base):
+            if not same_file(now, change.base):
                 return _error(
                     where,
                     f"{where.display} changed after the write was approved; nothing was "
@@ -115,7 +127,8 @@ class WriteTool:
             )
             if failed is not None:
                 return _error(where, failed)
-        return with_report(_done(where, change), await watch.report())
+        done = with_user_edits(_done(where, change), [mine] if mine else [])
+        return with_report(done, await watch.report())
 
 
 async def _prepare(content: str, where: Resolved, ctx: ToolRunContext) -> _Change | str:
@@ -132,13 +145,13 @@ async def _prepare(content: str, where: Resolved, ctx: ToolRunContext) -> _Chang
     except UnicodeEncodeError:
         return "content is not valid Unicode text (it has a lone surrogate)."
     diff = unified_diff(base.text if base else None, text, where.display)
-    return _Change(base=base, text=text, data=data, diff=diff)
+    return _Change(base=base, text=text, data=data, diff=diff, bom=bom)
 
 
-def _same(now: TextFile | None, then: TextFile | None) -> bool:
-    if now is None or then is None:
-        return now is then
-    return now.text == then.text and now.bom == then.bom
+def _theirs(change: _Change, mine: UserVersion, where: Resolved) -> _Change:
+    """The change with the user's text in place of the model's."""
+    diff = unified_diff(change.base.text if change.base else None, mine.text, where.display)
+    return attrs.evolve(change, text=mine.text, data=mine.data, diff=diff)
 
 
 def _done(where: Resolved, change: _Change) -> ToolOutcome:

@@ -80,7 +80,10 @@ def _update_body(event: StoredEvent) -> dict[str, Any]:
             "state": kind.removeprefix("revert_"),
             "messageId": data.get("messageId"),
             "files": data.get("files", []),
+            "scope": data.get("scope", "both"),
         }
+    if kind in ("review_recorded", "review_resolved"):
+        return {"sessionUpdate": "review_update", "files": data.get("files", [])}
     if kind == "config_changed":
         return {
             "sessionUpdate": "config_option_update",
@@ -128,7 +131,7 @@ def _permission_update(data: dict[str, Any]) -> dict[str, Any]:
         "permission": data["permission"],
         "state": data.get("state", "asked"),
     }
-    for key in ("optionKind", "reason"):
+    for key in ("optionKind", "reason", "modified"):
         if key in data:
             update[key] = data[key]
     return update

@@ -22,5 +22,5 @@ end, {
   complete = function(...)
     return require("lsp_agent.commands").complete(...)
   end,
-  desc = "lsp-agent: chat, ask, fix, explain, stop, undo, redo, sessions, resume, model, mode, diff, permission, log",
+  desc = "lsp-agent: chat, ask, fix, explain, stop, undo, redo, rewind, sessions, resume, model, mode, diff, permission, allow, review, keep, undo-hunk, log",
 })

@@ -94,9 +94,14 @@ def test_the_command_completes_its_subcommands_and_values(editor: Any) -> None:
             "diff",
             "permission",
             "log",
+            "allow",
+            "review",
+            "keep",
+            "undo-hunk",
+            "rewind",
         ]
     )
-    assert editor.lua(complete, "LspAgent re") == ["redo", "resume"]
+    assert editor.lua(complete, "LspAgent re") == ["redo", "resume", "review", "rewind"]
     assert editor.lua(complete, "LspAgent mode ") == ["build", "plan"]
     help_text = (PLUGIN / "doc" / "lsp_agent.txt").read_text()
     for name in names:

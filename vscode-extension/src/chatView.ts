@@ -7,6 +7,7 @@
 import * as crypto from "crypto";
 import * as vscode from "vscode";
 import type { HostMessage, WebviewMessage } from "./shared/reducer";
+import type { ReviewStore } from "./review";
 import type { SessionStore } from "./sessions";
 
 export const CHAT_VIEW_ID = "lspAgent.chat";
@@ -14,15 +15,16 @@ export const CHAT_VIEW_ID = "lspAgent.chat";
 export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disposable {
   private view?: vscode.WebviewView;
   private ready = false;
-  private readonly subscription: vscode.Disposable;
+  private readonly subscriptions: { dispose(): void }[];
 
   constructor(
     private readonly extensionUri: vscode.Uri,
     private readonly store: SessionStore,
+    private readonly reviews: ReviewStore,
     private readonly onMessage: (msg: WebviewMessage) => Promise<void>,
     private readonly log: vscode.LogOutputChannel,
   ) {
-    this.subscription = store.onMessage((msg) => this.post(msg));
+    this.subscriptions = [store.onMessage((msg) => this.post(msg)), reviews.onChange((review) => this.post({ type: "review", review }))];
   }
 
   resolveWebviewView(view: vscode.WebviewView): void {
@@ -34,7 +36,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     view.webview.onDidReceiveMessage((msg: WebviewMessage) => {
       if (msg.type === "ready" || msg.type === "resync") {
         this.ready = true;
-        void view.webview.postMessage({ type: "state", state: this.store.snapshot() } satisfies HostMessage);
+        void view.webview.postMessage({ type: "state", state: { ...this.store.snapshot(), review: this.reviews.snapshot() } } satisfies HostMessage);
         return;
       }
       this.onMessage(msg).catch((error: unknown) => {
@@ -66,7 +68,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   }
 
   dispose(): void {
-    this.subscription.dispose();
+    for (const s of this.subscriptions) s.dispose();
   }
 }
 

@@ -1,9 +1,11 @@
-/** Activation: the server, the side panel, the palette commands, the status bar and the diff view. */
+/** Activation: the server, the side panel, the palette commands, the status bar, the diff view and the review. */
 import * as vscode from "vscode";
 import { AgentClient } from "./client";
 import { ChatViewProvider, CHAT_VIEW_ID } from "./chatView";
 import { DiagnosticsForwarder, toWire } from "./diagnostics";
-import { DIFF_SCHEME, ProposalProvider, showProposal } from "./diffProvider";
+import { closeProposals, DIFF_SCHEME, editedProposals, PROPOSAL_SCHEME, ProposalFileSystem, ProposalProvider, showProposal } from "./diffProvider";
+import { conflictMessage, ReviewStore } from "./review";
+import { ReviewEditor } from "./reviewEditor";
 import { LiveSearch, type SearchItem } from "./sessionSearch";
 import { SessionStore } from "./sessions";
 import { StatusBar } from "./statusBar";
@@ -12,6 +14,9 @@ import {
   ServerCommands,
   type CommandTarget,
   type PromptParams,
+  type RequestPermissionResult,
+  type RevertScope,
+  type ReviewAction,
   type SessionSummary,
   type UndoResult,
 } from "./shared/protocol";
@@ -34,6 +39,12 @@ export const Commands = {
   exportSession: "lspAgent.exportSession",
   restartServer: "lspAgent.restartServer",
   showLog: "lspAgent.showLog",
+  keepHunk: "lspAgent.keepHunk",
+  undoHunk: "lspAgent.undoHunk",
+  keepFile: "lspAgent.keepFile",
+  undoFile: "lspAgent.undoFile",
+  keepAll: "lspAgent.keepAll",
+  undoAll: "lspAgent.undoAll",
 } as const;
 
 const ACTIVE_KEY = "lspAgent.activeSession";
@@ -42,7 +53,10 @@ export function activate(context: vscode.ExtensionContext) {
   const log = vscode.window.createOutputChannel("LSP Agent", { log: true });
   const store = new SessionStore(() => vscode.workspace.workspaceFolders?.[0]?.uri.toString());
   const client = new AgentClient(context, store, log);
-  const chat = new ChatViewProvider(context.extensionUri, store, (msg) => onWebviewMessage(msg), log);
+  const reviews = new ReviewStore(store, () => (client.running ? client : undefined), () => client.capabilities?.review === true);
+  const reviewEditor = new ReviewEditor(context.extensionUri, reviews, { keep: Commands.keepHunk, undo: Commands.undoHunk });
+  const proposals = new ProposalFileSystem((m, p) => client.request(m, p));
+  const chat = new ChatViewProvider(context.extensionUri, store, reviews, (msg) => onWebviewMessage(msg), log);
   const statusBar = new StatusBar(store, Commands.openChat);
   const forwarder = new DiagnosticsForwarder(
     (params) => client.notify(Methods.diagnostics.name, params),
@@ -120,10 +134,7 @@ export function activate(context: vscode.ExtensionContext) {
         await store.setConfigOption(msg.configId, msg.value);
         return;
       case "permission":
-        store.answerPermission(
-          msg.key,
-          msg.optionId ? { outcome: { outcome: "selected", optionId: msg.optionId, ...(msg.reason ? { reason: msg.reason } : {}) } } : { outcome: { outcome: "cancelled" } },
-        );
+        await answerPermission(msg.key, msg.optionId, msg.reason);
         return;
       case "viewDiff": {
         const pending = store.pendingPermission(msg.key);
@@ -137,8 +148,59 @@ export function activate(context: vscode.ExtensionContext) {
       case "openLocation":
         await openLocation(msg.uri, msg.range);
         return;
+      case "resolve":
+        await resolve(msg.action, { hunkIds: msg.hunkIds, uris: msg.uris });
+        return;
+      case "rewind":
+        await rewind(msg.messageId, msg.scope);
+        return;
     }
   }
+
+  /** An answer from a permission card. An Allow of an edit sends the proposals the user changed. */
+  async function answerPermission(key: string, optionId?: string, reason?: string) {
+    const pending = store.pendingPermission(key);
+    if (!pending) return;
+    const { sessionId, subject, options } = pending.params;
+    let result: RequestPermissionResult = { outcome: { outcome: "cancelled" } };
+    if (optionId) {
+      const allow = options.find((o) => o.optionId === optionId)?.kind.startsWith("allow") ?? false;
+      const edited = allow ? editedProposals(proposals, sessionId, subject) : undefined;
+      result = { outcome: { outcome: "selected", optionId, ...(reason ? { reason } : {}), ...(edited ? { modifiedContent: edited } : {}) } };
+      if (edited) log.info(`allow with the user's text for ${Object.keys(edited).join(", ")}`);
+    }
+    store.answerPermission(key, result);
+    if (subject?.type === "edit") await closeProposals(proposals, subject.changeSetId).catch((e) => log.warn(`closing the diff: ${String(e)}`));
+  }
+
+  async function resolve(action: ReviewAction, selection: { hunkIds?: string[]; uris?: string[] } = {}) {
+    const result = await reviews.resolve(action, selection);
+    const conflict = conflictMessage(action, result);
+    if (conflict) void vscode.window.showWarningMessage(`LSP Agent: ${conflict}`);
+    return result;
+  }
+
+  async function rewind(messageId: string, scope: RevertScope) {
+    const result = await store.rewind(messageId, scope);
+    if (!result.conflicts.length) return result;
+    const names = result.conflicts.map((u) => vscode.Uri.parse(u).path.split("/").pop()).join(", ");
+    const pick = await vscode.window.showWarningMessage(`LSP Agent: changed since, left as they are: ${names}.`, "Restore Anyway");
+    return pick ? store.rewind(messageId, scope, true) : result;
+  }
+
+  /** A hunk id (from a CodeLens), a list of them, or none: the pending hunks under the cursor. */
+  const hunkArgument = (arg: unknown): string[] => {
+    const ids = typeof arg === "string" ? [arg] : Array.isArray(arg) ? arg.filter((x): x is string => typeof x === "string") : reviewEditor.hunksAtCursor();
+    if (!ids.length) throw new Error("no pending change of the agent here");
+    return ids;
+  };
+  /** A file (uri string or Uri, e.g. from the explorer), else the active editor's. */
+  const fileArgument = (arg: unknown): string[] => {
+    const uri = typeof arg === "string" ? vscode.Uri.parse(arg) : arg instanceof vscode.Uri ? arg : vscode.window.activeTextEditor?.document.uri;
+    const file = uri && reviewEditor.file(uri);
+    if (!file) throw new Error("no change of the agent to review in this file");
+    return [file.uri];
+  };
 
   const register = (id: string, f: (...args: any[]) => unknown) => vscode.commands.registerCommand(id, f);
   context.subscriptions.push(
@@ -149,6 +211,16 @@ export function activate(context: vscode.ExtensionContext) {
     forwarder,
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat),
     vscode.workspace.registerTextDocumentContentProvider(DIFF_SCHEME, new ProposalProvider((m, p) => client.request(m, p))),
+    vscode.workspace.registerFileSystemProvider(PROPOSAL_SCHEME, proposals, { isCaseSensitive: true }),
+    reviews,
+    reviewEditor,
+    vscode.languages.registerCodeLensProvider({ scheme: "file" }, reviewEditor),
+    register(Commands.keepHunk, (arg?: unknown) => resolve("keep", { hunkIds: hunkArgument(arg) })),
+    register(Commands.undoHunk, (arg?: unknown) => resolve("undo", { hunkIds: hunkArgument(arg) })),
+    register(Commands.keepFile, (arg?: unknown) => resolve("keep", { uris: fileArgument(arg) })),
+    register(Commands.undoFile, (arg?: unknown) => resolve("undo", { uris: fileArgument(arg) })),
+    register(Commands.keepAll, () => resolve("keep")),
+    register(Commands.undoAll, () => resolve("undo")),
     register(Commands.openChat, () => chat.reveal()),
     register(Commands.newSession, async () => {
       await chat.reveal(true);
@@ -256,7 +328,7 @@ export function activate(context: vscode.ExtensionContext) {
   }
 
   client.start().catch((error) => log.error(String(error)));
-  return { store, client };
+  return { store, client, reviews };
 }
 
 export function deactivate(): void {

@@ -14,6 +14,9 @@ import {
   type PromptResult,
   type RequestPermissionParams,
   type RequestPermissionResult,
+  type RevertScope,
+  type RevertStageParams,
+  type RevertStageResult,
   type SessionListResult,
   type SessionLoadResult,
   type SessionNewResult,
@@ -252,6 +255,20 @@ export class SessionStore {
     if (view) this.views.set(sessionId, { ...view, configOptions: result.configOptions });
     if (sessionId === this.activeId) this.emitState();
     return result.configOptions;
+  }
+
+  /**
+   * "Rewind…" on a user message: stages a revert to before it (`agent/revert/stage`) with a scope:
+   * the files and the conversation (`both`, sent as no scope, as every server understands it), the
+   * files only, or the conversation only. Redo (a revert clear) takes it back.
+   */
+  async rewind(messageId: string, scope: RevertScope, force = false): Promise<RevertStageResult> {
+    const sessionId = this.activeId;
+    if (!sessionId) throw new Error("no session");
+    const params: RevertStageParams = { sessionId, messageId };
+    if (scope !== "both") params.scope = scope;
+    if (force) params.force = true;
+    return this.conn().request<RevertStageResult>(Methods.revertStage.name, params);
   }
 
   setDraft(text: string): void {

@@ -4,11 +4,16 @@ Configured rules (with the mode's rules after them) decide first; saved approval
 session", "always" for the project) may then turn an ``ask`` into ``allow``, but never beat a
 configured ``deny``. What is still ``ask`` goes to the editor. Every ask and every answer is
 an event, so the editor, the log and the audit trail see the same thing.
+
+An allow may come with the user's own text for files of an ``edit`` ask (they edited the
+proposal): the gate keeps only the files the ask proposed a text for and that the user really
+changed, hands them to the tool in the verdict, and marks the answer ``modified``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,6 +31,10 @@ from lsp_agent.core.permission.rules import (
     rejected_with_reason,
 )
 from lsp_agent.core.turn.recorder import Recorder
+
+_log = logging.getLogger(__name__)
+_ALLOWS = ("allow_once", "allow_session", "allow_always")
+_BOM = "\ufeff"
 
 
 class PermissionGate:
@@ -109,12 +118,18 @@ class PermissionGate:
             self.cancelled_while_asking.add(tool_call_id)
             await asyncio.shield(self._resolved(base, PermissionReply(kind=None), request))
             raise
-        await self._resolved(base, reply, request)
+        modified = _user_edits(reply, request)
+        await self._resolved(base, reply, request, modified=bool(modified))
         await self._rec.emit("state_changed", {"state": "running"})
-        return _verdict(reply)
+        return _verdict(reply, modified)
 
     async def _resolved(
-        self, base: dict[str, Any], reply: PermissionReply, request: PermissionRequest
+        self,
+        base: dict[str, Any],
+        reply: PermissionReply,
+        request: PermissionRequest,
+        *,
+        modified: bool = False,
     ) -> None:
         data: dict[str, Any] = {**base, "state": _state(reply)}
         if reply.kind is not None:
@@ -123,6 +138,8 @@ class PermissionGate:
             data["reason"] = reply.reason
         if reply.kind in ("allow_session", "allow_always"):
             data["always"] = list(request.always)
+        if modified:
+            data["modified"] = True
         await self._rec.emit("permission_resolved", data)
 
 
@@ -132,9 +149,32 @@ def _state(reply: PermissionReply) -> str:
     return "rejected" if reply.kind == "reject_once" else "allowed"
 
 
-def _verdict(reply: PermissionReply) -> PermissionVerdict:
-    if reply.kind in ("allow_once", "allow_session", "allow_always"):
-        return ALLOWED
+def _user_edits(reply: PermissionReply, request: PermissionRequest) -> dict[str, str]:
+    """The user's texts an allow carries that the tool is to apply: only for an ``edit``
+    ask, only for files it proposed a text for (not one it deletes), only where the text
+    differs from the proposal (a BOM and line endings aside). Everything else is logged."""
+    if reply.kind not in _ALLOWS or not reply.modified:
+        return {}
+    if request.permission != "edit":
+        _log.warning("modified content ignored: the ask was %s, not edit", request.permission)
+        return {}
+    proposed = {p.path: p.proposed_text for p in request.previews if p.proposed_text is not None}
+    kept: dict[str, str] = {}
+    for path, text in reply.modified.items():
+        if path not in proposed:
+            _log.warning("modified content for %s ignored: the ask proposes no text for it", path)
+        elif _comparable(text) != _comparable(proposed[path]):
+            kept[path] = text
+    return kept
+
+
+def _comparable(text: str) -> str:
+    return text.removeprefix(_BOM).replace("\r\n", "\n")
+
+
+def _verdict(reply: PermissionReply, modified: dict[str, str]) -> PermissionVerdict:
+    if reply.kind in _ALLOWS:
+        return PermissionVerdict(allowed=True, modified=modified) if modified else ALLOWED
     if reply.reason:
         return PermissionVerdict(allowed=False, message=rejected_with_reason(reply.reason))
     return PermissionVerdict(allowed=False, message=REJECTED_MESSAGE, stop_turn=True)

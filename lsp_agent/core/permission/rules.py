@@ -21,7 +21,7 @@ configured deny matching their text still denies, anything else is asked.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -181,6 +181,10 @@ class PermissionVerdict:
     allowed: bool
     message: str = ""
     stop_turn: bool = False
+    modified: Mapping[str, str] = attrs.field(factory=dict, hash=False, repr=False)
+    """An allowed ``edit`` ask the user edited first: absolute path → the whole text the user
+    wants that file to have (the editor's buffer form), only for files the ask's previews
+    name. The tool applies it instead of its own proposal and tells the model."""
 
 
 ALLOWED = PermissionVerdict(allowed=True)
@@ -247,7 +251,12 @@ class PermissionAsk:
 
 @attrs.frozen(kw_only=True)
 class PermissionReply:
-    """The user's answer. ``kind`` None means the ask was cancelled (dismissed)."""
+    """The user's answer. ``kind`` None means the ask was cancelled (dismissed).
+
+    ``modified``: with an allow, the files whose proposal the user edited, absolute path →
+    the whole new text (protocol.md §4 ``modifiedContent``); the gate keeps only the files of
+    the ask."""
 
     kind: OptionKind | None
     reason: str | None = None
+    modified: Mapping[str, str] = attrs.field(factory=dict, hash=False, repr=False)

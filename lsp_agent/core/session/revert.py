@@ -1,6 +1,10 @@
 """Revert: files back to before a user message, its messages hidden; staged, then cleared or
 committed (a new prompt commits it). ``undo`` stages a revert of the last user message.
 
+The scope picks what is taken back: ``both`` (the default), ``code`` (the files; every message
+stays, and a commit drops none) or ``conversation`` (the messages; no file is read or
+touched, so clearing restores none either). It is stored in ``revert_staged``.
+
 A document open in the editor is changed through the editor (the change lands in its buffer
 and undo history; the disk is the user's to save), any other file on disk.
 """
@@ -15,6 +19,8 @@ from typing import Any
 import attrs
 
 from lsp_agent.core.checkpoints import (
+    REVERT_SCOPES,
+    RevertScope,
     SnapshotStore,
     checkpoints,
     hidden_messages,
@@ -58,13 +64,23 @@ class Reverts:
         self._events = events
         self._snapshots = snapshots
 
-    async def stage(self, session_id: str, message_id: str, *, force: bool = False) -> RevertResult:
-        """Files back to before ``message_id``; it and later messages are hidden.
+    async def stage(
+        self,
+        session_id: str,
+        message_id: str,
+        *,
+        force: bool = False,
+        scope: RevertScope = "both",
+    ) -> RevertResult:
+        """Files back to before ``message_id``; it and later messages are hidden — or, by
+        ``scope``, only the files (``code``) or only the messages (``conversation``).
 
         A file the user changed after the agent's last step (an open one: its buffer) is a
         conflict and is left alone unless ``force``; so is an open document the editor does
         not change, and one the revert would delete (unless ``force``: then it is deleted on
         disk)."""
+        if scope not in REVERT_SCOPES:
+            raise RevertBlocked(f"unknown revert scope {scope!r}")
         root = Path(await self._folder(session_id))
         events = await self._store.events(session_id)
         if staged_revert(events) is not None:
@@ -74,6 +90,8 @@ class Reverts:
         if not later or message_id not in user_message_ids(events):
             raise RevertBlocked(f"no user message {message_id!r} in session {session_id}")
         steps = [c for c in checkpoints(events) if c.message_id in later]
+        if scope == "conversation":
+            steps = []
         files = sorted({p for c in steps for p in c.paths})
         reasons: dict[str, str] = {}
         restore_tree = undo_tree = ""
@@ -98,7 +116,8 @@ class Reverts:
                 "undoTree": undo_tree,
                 "files": files,
                 "conflicts": conflicts,
-                "hidden": later,
+                "hidden": later if scope != "code" else [],
+                "scope": scope,
             },
         )
         return RevertResult(files=tuple(files), conflicts=tuple(conflicts), reasons=reasons)
@@ -124,22 +143,24 @@ class Reverts:
         await self._events.emit(
             session_id,
             "revert_cleared",
-            {"messageId": staged.message_id, "files": list(staged.files)},
+            {"messageId": staged.message_id, "files": list(staged.files), "scope": staged.scope},
         )
         conflicts = tuple(p for p in staged.files if p in reasons)
         return RevertResult(files=staged.files, conflicts=conflicts, reasons=reasons)
 
     async def commit(self, session_id: str) -> tuple[str, ...]:
-        """Make the staged revert final: the hidden messages are dropped from the session."""
+        """Make the staged revert final: the hidden messages are dropped from the session
+        (none for a ``code``-scope revert)."""
         staged = staged_revert(await self._store.events(session_id))
         if staged is None:
             return ()
+        dropped = staged.hidden if staged.hides_messages else ()
         await self._events.emit(
             session_id,
             "revert_committed",
-            {"messageId": staged.message_id, "dropped": list(staged.hidden)},
+            {"messageId": staged.message_id, "dropped": list(dropped), "scope": staged.scope},
         )
-        return staged.hidden
+        return dropped
 
     async def undo(self, session_id: str) -> tuple[str, list[dict[str, Any]]]:
         """Stage a revert of the last user message; its prompt goes back to the input box."""

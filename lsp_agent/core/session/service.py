@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from lsp_agent.core.checkpoints import SnapshotStore, staged_revert
+from lsp_agent.core.checkpoints import RevertScope, SnapshotStore, staged_revert
 from lsp_agent.core.compaction.policy import latest_compaction_point
 from lsp_agent.core.compaction.summary import Compactor
 from lsp_agent.core.context import ContextSources, SourcesSnapshot, current_epoch
@@ -22,6 +22,7 @@ from lsp_agent.core.models import ModelCatalog, SingleModel
 from lsp_agent.core.modes import SUBAGENTS, SubagentScope, check_client_mode, subagent_scope
 from lsp_agent.core.options import AgentOptions
 from lsp_agent.core.permission.gate import PermissionGate
+from lsp_agent.core.review.reviews import FileTexts, FileView, ResolveResult, ReviewAction, Reviews
 from lsp_agent.core.session.config_options import ConfigChanges, ConfigChoices, check_model_ref
 from lsp_agent.core.session.event_writer import EventWriter
 from lsp_agent.core.session.revert import RevertResult, Reverts
@@ -58,6 +59,7 @@ class SessionService:
         models: ModelCatalog | None = None,
         roots: Callable[[str], Sequence[str]] | None = None,
         notices: Notices = no_notices,
+        files: FileTexts | None = None,
     ) -> None:
         """``sources`` feed the baseline note (instructions, skills, git); none: folders only.
 
@@ -67,6 +69,9 @@ class SessionService:
 
         ``notices``: problems each session is told about once, at a turn's start (e.g. an
         MCP server that could not start).
+
+        ``files``: the disk as text, for undoing a reviewed hunk of a file no editor has
+        open (``core/review``); without it such a hunk cannot be undone.
 
         ``models`` are the models sessions may switch to; without it the only one is
         ``options.model`` on ``provider`` (the default of every new session either way).
@@ -92,6 +97,9 @@ class SessionService:
             store=store, editor=editor, events=self._events, snapshots=snapshots
         )
         self._titles = Titles(store=store)
+        self._reviews = Reviews(
+            store=store, editor=editor, events=self._events, snapshots=snapshots, files=files
+        )
 
     async def create(
         self,
@@ -298,10 +306,16 @@ class SessionService:
     # -- revert (revert.py) ----------------------------------------------------------------
 
     async def revert_stage(
-        self, session_id: str, message_id: str, *, force: bool = False
+        self,
+        session_id: str,
+        message_id: str,
+        *,
+        force: bool = False,
+        scope: RevertScope = "both",
     ) -> RevertResult:
-        """Files back to before ``message_id``; it and later messages are hidden."""
-        return await self._reverts.stage(session_id, message_id, force=force)
+        """Files back to before ``message_id``; it and later messages are hidden (``scope``:
+        ``code`` only the files, ``conversation`` only the messages)."""
+        return await self._reverts.stage(session_id, message_id, force=force, scope=scope)
 
     async def revert_clear(self, session_id: str) -> RevertResult:
         """Undo the staged revert: files and messages back as they were."""
@@ -314,6 +328,24 @@ class SessionService:
     async def undo(self, session_id: str) -> tuple[str, list[dict[str, Any]]]:
         """Stage a revert of the last user message; its prompt goes back to the input box."""
         return await self._reverts.undo(session_id)
+
+    # -- review (core/review) ----------------------------------------------------------------
+
+    async def review_list(self, session_id: str) -> list[FileView]:
+        """The agent's changes hunk by hunk, each located in its file's current text."""
+        return await self._reviews.files(session_id)
+
+    async def review_resolve(
+        self,
+        session_id: str,
+        action: ReviewAction,
+        *,
+        hunk_ids: Sequence[str] | None = None,
+        paths: Sequence[str] | None = None,
+    ) -> ResolveResult:
+        """Keep or undo pending hunks (by id and/or absolute path; neither: all pending).
+        Call it while no turn runs: the model hears of undone hunks at its next turn."""
+        return await self._reviews.resolve(session_id, action, hunk_ids, paths)
 
     async def drain(self, timeout: float) -> None:
         """Give side work (titles) up to ``timeout`` seconds to finish, then stop it."""

@@ -161,7 +161,7 @@ class TurnRunner:
             subtasks=subtasks,
         )
         self._snapshots = SnapshotSteps(
-            snapshots=snapshots, editor=editor, recorder=recorder, ids=ids
+            snapshots=snapshots, editor=editor, recorder=recorder, ids=ids, store=store
         )
 
     async def run(self) -> TurnOutcome:

@@ -4,6 +4,9 @@ without the messages a revert hides.
 
 Before each request, what changed in the context sources becomes a note (``context``); a
 compaction moves the point and starts a new epoch (``compaction``, ``compaction_summary``).
+Hunks the user undid since the model last heard of them (``core/review``) become one note
+too, at the start of the next turn (undo waits for an idle session), stored like every note
+(``context_noted`` with ``reviewHunks``) so a replay sends the same bytes.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.interfaces import Clock, EventStore, IdFactory, Provider
 from lsp_agent.core.messages import Message, SystemBlock, ThinkingConfig
 from lsp_agent.core.models import ModelInfo
+from lsp_agent.core.review.ledger import fold
+from lsp_agent.core.review.note import undo_note
 from lsp_agent.core.transcript import TranscriptMessage
 from lsp_agent.core.turn.recorder import Recorder
 
@@ -76,6 +81,7 @@ class ModelView:
         epoch = current_epoch(events)
         if epoch is not None:
             self._epoch, self._fresh_epoch = epoch, False
+            await self._note_undone(events)
             return
         snapshot = await self._sources.collect(roots, full=True)
         unreadable = snapshot.unreadable()
@@ -88,6 +94,22 @@ class ModelView:
         self._epoch = build_baseline(snapshot, local_date(self._clock.now()))
         await self._rec.emit("context_built", self._epoch.to_json())
         self._fresh_epoch = True
+
+    async def _note_undone(self, events: Sequence[StoredEvent]) -> None:
+        """The hunks the user undid that the model was not told about: one note."""
+        ledger = fold(events)
+        undone = ledger.unnoted_undone()
+        if not undone:
+            return
+        text = undo_note(undone, {h.hunk_id: ledger.undone_at(h.hunk_id) for h in undone})
+        await self._rec.emit(
+            "context_noted",
+            {
+                "messageId": self._ids.new("msg"),
+                "text": text,
+                "reviewHunks": [h.hunk_id for h in undone],
+            },
+        )
 
     async def note_changes(self, roots: tuple[str, ...]) -> None:
         """Before a model call: what changed since the epoch's snapshot becomes a note."""

@@ -5,6 +5,10 @@ checkpoint (``checkpoint_recorded``, see ``checkpoints``).
 Documents open in the editor are recorded as their buffers hold them (an edit made through the
 editor is in the buffer, not on disk yet). A snapshot problem never stops the agent's work; it
 only loses that undo point.
+
+Each checkpoint's changed files are also cut into hunks the user can keep or undo one by one
+(``review_recorded``, see ``core/review``), filed under the same user message; the event
+carries the whole review list's counts so the editor's review view updates without a query.
 """
 
 from __future__ import annotations
@@ -17,7 +21,9 @@ from typing import Any
 
 from lsp_agent.core.checkpoints import SnapshotChange, SnapshotStore, open_in
 from lsp_agent.core.errors import LspAgentError
-from lsp_agent.core.interfaces import Editor, IdFactory
+from lsp_agent.core.interfaces import Editor, EventStore, IdFactory
+from lsp_agent.core.review.ledger import Ledger
+from lsp_agent.core.review.record import step_hunks
 from lsp_agent.core.turn.recorder import Recorder
 
 _log = logging.getLogger(__name__)
@@ -35,8 +41,13 @@ class SnapshotSteps:
         editor: Editor,
         recorder: Recorder,
         ids: IdFactory,
+        store: EventStore | None = None,
     ) -> None:
+        """``store``: where the review list is folded from (without it no hunks are
+        recorded)."""
         self._snapshots = snapshots
+        self._store = store
+        self._ledger: Ledger | None = None
         self._editor = editor
         self._rec = recorder
         self._ids = ids
@@ -72,18 +83,48 @@ class SnapshotSteps:
         except (LspAgentError, OSError):
             _log.warning("could not diff the step's snapshots", exc_info=True)
             return
-        await self._rec.emit(
+        checkpoint = {
+            "checkpointId": self._ids.new("chk"),
+            "messageId": self.turn_message or step_message_id,
+            "stepMessageId": step_message_id,
+            "before": before,
+            "after": after,
+        }
+        stored = await self._rec.emit(
             "checkpoint_recorded",
-            {
-                "checkpointId": self._ids.new("chk"),
-                "messageId": self.turn_message or step_message_id,
-                "stepMessageId": step_message_id,
-                "before": before,
-                "after": after,
-                "files": _files_json(changed),
-                "patch": patch[:MAX_PATCH_CHARS],
-            },
+            {**checkpoint, "files": _files_json(changed), "patch": patch[:MAX_PATCH_CHARS]},
         )
+        await self._record_hunks(stored.session_id, root, checkpoint, changed)
+
+    async def _record_hunks(
+        self,
+        session_id: str,
+        root: Path,
+        checkpoint: dict[str, Any],
+        changed: Sequence[SnapshotChange],
+    ) -> None:
+        """The step's hunks (``review_recorded``), with the review list's counts after them."""
+        if self._snapshots is None or self._store is None:
+            return
+        try:
+            hunks = await step_hunks(
+                self._snapshots,
+                root,
+                checkpoint["before"],
+                checkpoint["after"],
+                changed,
+                self._ids,
+            )
+        except (LspAgentError, OSError):
+            _log.warning("could not read the step's files for review", exc_info=True)
+            return
+        if not hunks:
+            return
+        ledger = self._ledger or Ledger()
+        ledger.apply_all(await self._store.events(session_id, after_seq=ledger.seen))
+        self._ledger = ledger
+        files = ledger.summary(str(root), adding=[h["path"] for h in hunks])
+        await self._rec.emit("review_recorded", {**checkpoint, "hunks": hunks, "files": files})
 
     async def _track(self, roots: tuple[str, ...]) -> str | None:
         """The first workspace folder's tree now, open documents as their buffers hold them;

@@ -316,6 +316,88 @@ function M.redo(session_id)
   end)
 end
 
+--- The user message a rewind goes back to before: the one under the cursor in the chat, else
+--- the session's last prompt not hidden already (a conversation rewind hides it, so each one
+--- goes one prompt further back).
+local function rewind_target(s)
+  local at_cursor, cursor_session = chat().message_at_cursor()
+  if at_cursor and cursor_session == s.id then
+    return at_cursor
+  end
+  local hidden = s.revert and s.revert.scope ~= "code" and s.revert.message_id
+  local target
+  for _, item in ipairs(s.items) do
+    if item.kind == "user" then
+      if item.message_id == hidden then
+        break
+      end
+      target = item.message_id
+    end
+  end
+  return target
+end
+
+local REWIND_DONE = {
+  both = "rewound the files and the conversation",
+  code = "rewound the files (the conversation stays)",
+  conversation = "rewound the conversation (the files stay)",
+}
+
+--- Rewind the current session to before a prompt (`agent/revert/stage` with `scope`); with
+--- the conversation rewound, the prompt's text is offered again in the prompt area.
+function M.rewind(scope, session_id)
+  if scope == nil or scope == "" then
+    return vim.ui.select(protocol.revert_scopes, {
+      prompt = "Rewind what?",
+      kind = "lsp_agent_rewind",
+      format_item = function(item)
+        return ({ both = "code and conversation", code = "code only", conversation = "conversation only" })[item]
+      end,
+    }, function(choice)
+      if choice then
+        M.rewind(choice, session_id)
+      end
+    end)
+  end
+  if not vim.list_contains(protocol.revert_scopes, scope) then
+    return log.warn("rewind takes %s, not %q", table.concat(protocol.revert_scopes, ", "), scope)
+  end
+  local _, cursor_session = chat().message_at_cursor()
+  local client
+  session_id, client = session_client(session_id or cursor_session, "rewind")
+  if not client then
+    return
+  end
+  local s = session.get(session_id)
+  local message_id = rewind_target(s)
+  if not message_id then
+    return log.warn("nothing to rewind")
+  end
+  local text
+  for _, item in ipairs(s.items) do
+    if item.kind == "user" and item.message_id == message_id then
+      text = item.text
+    end
+  end
+  client_mod.request(client, protocol.requests.revert_stage, {
+    sessionId = session_id,
+    messageId = message_id,
+    scope = scope,
+  }, function(err, result)
+    if err then
+      return
+    end
+    vim.cmd("silent! checktime")
+    for _, uri in ipairs(result and result.conflicts or {}) do
+      log.warn("left as it is (changed since): %s", util.display_path(uri))
+    end
+    if scope ~= "code" and text and text ~= "" then
+      chat().open(session_id, { focus_prompt = true, prompt_text = text })
+    end
+    log.notify("%s; :LspAgent redo brings it back", REWIND_DONE[scope])
+  end)
+end
+
 --- Open a session in the chat, rebuilt from `agent/session/load` (replay "full").
 function M.resume(session_id)
   client_mod.with_client(function(client)

@@ -101,21 +101,28 @@ function M.tool_line(tool)
   return line
 end
 
+local REWOUND = {
+  both = "_⟲ undone from here — :LspAgent redo brings it back_",
+  conversation = "_⟲ conversation rewound from here (the files stay) — :LspAgent redo brings it back_",
+  code = "_⟲ files rewound to before this message (the conversation stays) — :LspAgent redo brings them back_",
+}
+
 --- The buffer lines of a session; `tools` maps line numbers to tool calls, `folds` gives the
---- foldexpr of the reasoning lines.
+--- foldexpr of the reasoning lines, `users` maps the lines of each prompt to its message id.
 function M.render_lines(s)
-  local lines, tools, folds = {}, {}, {}
+  local lines, tools, folds, users = {}, {}, {}, {}
   local function add(line)
     table.insert(lines, line)
   end
   local role, last_kind = nil, nil
   local hidden_from = s.revert and s.revert.message_id
+  local scope = s.revert and s.revert.scope or "both"
   local hiding = false
   for _, item in ipairs(s.items) do
     if hidden_from and item.kind == "user" and item.message_id == hidden_from then
-      hiding = true
+      hiding = scope ~= "code"
       add("")
-      add("_⟲ undone from here — :LspAgent redo brings it back_")
+      add(REWOUND[scope] or REWOUND.both)
     end
     if not hiding then
       if item.kind == "user" then
@@ -123,8 +130,12 @@ function M.render_lines(s)
           add("")
         end
         add("## You" .. (item.state == "admitted" and " (queued)" or ""))
+        users[#lines] = item.message_id
         add("")
         vim.list_extend(lines, split(item.text))
+        for lnum = #lines - #split(item.text) + 1, #lines do
+          users[lnum] = item.message_id
+        end
         if item.context and item.context ~= "" then
           add("> _Editor context_")
           folds[#lines] = ">1"
@@ -194,7 +205,7 @@ function M.render_lines(s)
   if #lines == 0 then
     lines = { "_Type below; <CR> (normal mode) or <C-s> sends._" }
   end
-  return lines, tools, folds
+  return lines, tools, folds, users
 end
 
 --- 'foldexpr' of chat windows.
@@ -218,7 +229,7 @@ function M.render(s)
     return
   end
   local buf = view.chat_buf
-  local lines, tools, folds = M.render_lines(s)
+  local lines, tools, folds, users = M.render_lines(s)
   local wins = vim.fn.win_findbuf(buf)
   local follow = {}
   local old_count = vim.api.nvim_buf_line_count(buf)
@@ -227,7 +238,7 @@ function M.render(s)
     follow[win] = cursor >= old_count - 1 or win ~= vim.api.nvim_get_current_win()
   end
   -- before the lines: their change re-evaluates 'foldexpr'
-  view.tools, view.folds = tools, folds
+  view.tools, view.folds, view.users = tools, folds, users
   vim.bo[buf].modifiable = true
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
@@ -493,6 +504,15 @@ function M.jump()
   if location.line then
     pcall(vim.api.nvim_win_set_cursor, 0, { location.line + 1, 0 })
   end
+end
+
+--- The user message under the cursor of a chat buffer (its `## You` line or its text).
+function M.message_at_cursor()
+  local view, session_id = M.view_of(vim.api.nvim_get_current_buf())
+  if not view or vim.api.nvim_get_current_buf() ~= view.chat_buf then
+    return nil
+  end
+  return (view.users or {})[vim.api.nvim_win_get_cursor(0)[1]], session_id
 end
 
 --- Send the prompt area's text.

@@ -60,6 +60,21 @@ M.subcommands = {
   permission = function()
     api().permission()
   end,
+  allow = function(args)
+    api().allow(args ~= "" and args or nil)
+  end,
+  review = function()
+    api().review()
+  end,
+  keep = function(args, cmd)
+    require("lsp_agent.review").command("keep", args, range_of(cmd))
+  end,
+  ["undo-hunk"] = function(args, cmd)
+    require("lsp_agent.review").command("undo", args, range_of(cmd))
+  end,
+  rewind = function(args)
+    api().rewind(args ~= "" and args or nil)
+  end,
   log = function()
     api().log()
   end,
@@ -115,6 +130,15 @@ function M.complete(arg_lead, cmd_line, _)
     if sub == "sessions" then
       return filter({ "search" })
     end
+    if sub == "keep" or sub == "undo-hunk" then
+      return filter({ "all", "file" })
+    end
+    if sub == "allow" then
+      return filter({ "once", "session", "always" })
+    end
+    if sub == "rewind" then
+      return filter(vim.deepcopy(require("lsp_agent.protocol").revert_scopes))
+    end
     if sub == "resume" then
       local ids = {}
       for _, s in ipairs(require("lsp_agent.actions").known_sessions) do
@@ -137,7 +161,7 @@ function M.create()
     range = true,
     bang = true,
     complete = M.complete,
-    desc = "lsp-agent: chat, ask, fix, explain, stop, undo, redo, sessions, resume, model, mode, diff, permission, log",
+    desc = "lsp-agent: chat, ask, fix, explain, stop, undo, redo, rewind, sessions, resume, model, mode, diff, permission, allow, review, keep, undo-hunk, log",
   })
 end
 

@@ -32,7 +32,12 @@ M.defaults = {
     prompt = { submit = "<CR>", submit_insert = "<C-s>", stop = "<C-c>", close = "q" },
     --- In the diff tab: closes it (and brings back the permission prompt it came from).
     diff = { close = "q" },
+    --- In a buffer with pending hunks (and only there): move between them, keep or undo
+    --- the hunk(s) under the cursor or the Visual selection.
+    review = { next = "]a", prev = "[a", keep = false, undo = false },
   },
+  --- Pending changes: signs in the sign column of the buffers that have pending hunks.
+  review = { signs = true, sign = "▎", sign_deleted = "▁" },
   window = {
     --- "vertical", "horizontal", "tab" or "float".
     layout = "vertical",
@@ -69,6 +74,11 @@ local GLOBAL_ACTIONS = {
   "mode",
   "diff",
   "permission",
+  "allow",
+  "review",
+  "keep",
+  "undo_hunk",
+  "rewind",
   "log",
 }
 M.GLOBAL_ACTIONS = GLOBAL_ACTIONS
@@ -97,6 +107,7 @@ local TOP_LEVEL = {
   "diagnostics_debounce",
   "keymaps",
   "window",
+  "review",
   "diff_close_on_answer",
 }
 
@@ -195,6 +206,19 @@ function M.validate(opts)
     fail("diagnostics_debounce", "must not be negative")
   end
   check_keymaps(opts.keymaps)
+  if opts.review ~= nil then
+    check_table("review", opts.review, M.defaults.review)
+    local r = opts.review
+    if r.signs ~= nil and type(r.signs) ~= "boolean" then
+      fail("review.signs", "expected a boolean, got " .. type(r.signs))
+    end
+    for _, key in ipairs({ "sign", "sign_deleted" }) do
+      local text = r[key]
+      if text ~= nil and (type(text) ~= "string" or vim.fn.strdisplaywidth(text) < 1 or vim.fn.strdisplaywidth(text) > 2) then
+        fail("review." .. key, "expected one or two cells of text, got " .. vim.inspect(text))
+      end
+    end
+  end
   if opts.window ~= nil then
     check_table("window", opts.window, M.defaults.window)
     local w = opts.window

@@ -1,5 +1,9 @@
 --- A proposed edit as a native diff: one tab per file, the current text on the left and the
 --- agent's proposal on the right, in diff mode (texts from `agent/diff/get`).
+---
+--- For a pending permission the proposal side is editable: what the user makes of it is
+--- what lands when the ask is allowed (`modifiedContent`, see `lsp_agent.permission`). Its
+--- buffer outlives the tab until the ask is answered, so closing the diff keeps the edits.
 local client_mod = require("lsp_agent.client")
 local config = require("lsp_agent.config")
 local log = require("lsp_agent.log")
@@ -16,20 +20,73 @@ local function text_lines(text)
   return lines
 end
 
-local function scratch(name, text, filetype)
+--- The editable proposal buffers: bufnr -> { uri, change_set_id, text (the agent's) }.
+M.proposals = {}
+
+local function scratch(name, text, filetype, editable)
   local existing = vim.fn.bufnr(name)
   if existing ~= -1 then
+    if M.proposals[existing] and editable then
+      return existing -- shown again: the user's edits stay
+    end
+    M.proposals[existing] = nil
     pcall(vim.api.nvim_buf_delete, existing, { force = true })
   end
   local buf = vim.api.nvim_create_buf(false, true)
   vim.api.nvim_buf_set_name(buf, name)
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, text_lines(text))
-  vim.bo[buf].bufhidden = "wipe"
-  vim.bo[buf].modifiable = false
+  vim.bo[buf].bufhidden = editable and "hide" or "wipe"
+  vim.bo[buf].modifiable = editable or false
+  vim.bo[buf].modified = false
   if filetype then
     vim.bo[buf].filetype = filetype
   end
   return buf
+end
+
+--- The whole text of a proposal buffer, ending in a newline when the agent's text did.
+local function buffer_text(buf, original)
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  if #lines == 1 and lines[1] == "" and original == "" then
+    return ""
+  end
+  local text = table.concat(lines, "\n")
+  if (original or ""):sub(-1) == "\n" or original == nil then
+    text = text .. "\n"
+  end
+  return text
+end
+
+--- The proposals of a change set the user changed: uri -> the whole new text.
+function M.edited(change_set_id)
+  local edited = {}
+  for buf, proposal in pairs(M.proposals) do
+    if proposal.change_set_id == change_set_id and vim.api.nvim_buf_is_valid(buf) then
+      local text = buffer_text(buf, proposal.text)
+      if text ~= proposal.text then
+        edited[proposal.uri] = text
+      end
+    end
+  end
+  return edited
+end
+
+--- The ask of a change set is answered: its proposal buffers are no longer editable (those
+--- on screen stay readable, the others are deleted).
+function M.forget(change_set_id)
+  for buf, proposal in pairs(M.proposals) do
+    if proposal.change_set_id == change_set_id then
+      M.proposals[buf] = nil
+      if vim.api.nvim_buf_is_valid(buf) then
+        if #vim.fn.win_findbuf(buf) > 0 then
+          vim.bo[buf].modifiable = false
+          vim.bo[buf].bufhidden = "wipe"
+        else
+          pcall(vim.api.nvim_buf_delete, buf, { force = true })
+        end
+      end
+    end
+  end
 end
 
 --- The close key of the diff buffers: closes the tab (`:tabclose` does the same).
@@ -44,8 +101,9 @@ local function map_close(buf)
   end
 end
 
---- Open the diff of one file; returns the tab page. `hint`: what closing the tab does.
-function M.show(result, change_set_id, hint)
+--- Open the diff of one file; returns the tab page. `hint`: what closing the tab does;
+--- `editable`: the proposal side can be edited (a pending permission).
+function M.show(result, change_set_id, hint, editable)
   local path = vim.uri_to_fname(result.uri)
   local shown = util.display_path(path)
   local filetype = vim.filetype.match({ filename = path })
@@ -53,7 +111,10 @@ function M.show(result, change_set_id, hint)
   local tab = vim.api.nvim_get_current_tabpage()
   local placeholder = vim.api.nvim_get_current_buf()
   local left = scratch(("lsp-agent://diff/%s/current/%s"):format(change_set_id, shown), result.baseText, filetype)
-  local right = scratch(("lsp-agent://diff/%s/proposed/%s"):format(change_set_id, shown), result.proposedText, filetype)
+  local right = scratch(("lsp-agent://diff/%s/proposed/%s"):format(change_set_id, shown), result.proposedText, filetype, editable)
+  if editable then
+    M.proposals[right] = M.proposals[right] or { uri = result.uri, change_set_id = change_set_id, text = result.proposedText or "" }
+  end
   vim.api.nvim_win_set_buf(0, left)
   if vim.api.nvim_buf_is_valid(placeholder) and placeholder ~= left then
     pcall(vim.api.nvim_buf_delete, placeholder, { force = true })
@@ -67,16 +128,18 @@ function M.show(result, change_set_id, hint)
   local key = config.options.keymaps.diff.close
   local closing = key and (key .. " or :tabclose") or ":tabclose"
   local suffix = hint and (" │ %s: %s"):format(closing, hint) or ""
-  vim.wo.winbar = util.escape_status("proposed by the agent: " .. shown .. suffix)
+  local side = editable and "proposed by the agent (edit it: your text is what an allow applies): " or "proposed by the agent: "
+  vim.wo.winbar = util.escape_status(side .. shown .. suffix)
   vim.cmd("diffthis")
   vim.t[tab].lsp_agent_diff = change_set_id
   return tab
 end
 
 --- Fetch and show every file of a change set; `cb(tabs)` when done. `opts.hint`: shown in
---- the winbar, what closing the tab does.
+--- the winbar, what closing the tab does; `opts.editable`: the proposals can be edited.
 function M.open(client, session_id, change_set_id, uris, cb, opts)
   local hint = opts and opts.hint
+  local editable = opts and opts.editable or false
   local tabs = {}
   local pending = #uris
   if pending == 0 then
@@ -95,7 +158,7 @@ function M.open(client, session_id, change_set_id, uris, cb, opts)
       if pending == 0 then
         for j = 1, #uris do
           if results[j] then
-            table.insert(tabs, M.show(results[j], change_set_id, hint))
+            table.insert(tabs, M.show(results[j], change_set_id, hint, editable))
           end
         end
         if cb then

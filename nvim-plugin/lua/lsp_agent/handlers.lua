@@ -164,6 +164,7 @@ local function on_apply_edit(_, params, ctx)
 end
 
 function M.handlers()
+  require("lsp_agent.review") -- follows `review_update`s: signs and the quickfix list
   return {
     [protocol.server_notifications.update] = on_update,
     [protocol.server_requests.request_permission] = on_permission,

@@ -47,6 +47,7 @@ function M.setup(opts)
   end
   require("lsp_agent.commands").create()
   require("lsp_agent.diagnostics").setup()
+  require("lsp_agent.review")
   chat().setup()
   for action, lhs in pairs(options.keymaps.global or {}) do
     if lhs then
@@ -200,6 +201,39 @@ end
 --- Show the pending permission prompt again (after it was dismissed, or from a diff tab).
 function M.permission()
   require("lsp_agent.permission").answer()
+end
+
+--- Answer the pending permission with an allow (`kind`: "once" (default), "session" or
+--- "always"); from an edit's diff tab, the proposal as you edited it is what lands.
+function M.allow(kind)
+  require("lsp_agent.permission").allow(kind)
+end
+
+--- Fill the quickfix list with the current session's pending hunks (and open it).
+function M.review()
+  require("lsp_agent.review").show()
+end
+
+--- Keep the pending hunks of `opts.range` ({line1, line2}; default the cursor line), or
+--- `opts.all` (every pending hunk of the session) or `opts.file` (of the current buffer).
+function M.keep(opts)
+  opts = opts or {}
+  local what = opts.all and "all" or (opts.file and "file" or nil)
+  require("lsp_agent.review").command("keep", what, opts.range)
+end
+
+--- Undo the pending hunks of `opts.range` (or `opts.all`, `opts.file`), like `keep`.
+function M.undo_hunk(opts)
+  opts = opts or {}
+  local what = opts.all and "all" or (opts.file and "file" or nil)
+  require("lsp_agent.review").command("undo", what, opts.range)
+end
+
+--- Rewind to before the last prompt (or the prompt under the cursor in the chat): `scope`
+--- "both" (files and conversation), "code" (only the files) or "conversation" (only the
+--- messages); picked when nil.
+function M.rewind(scope)
+  actions().rewind(scope)
 end
 
 --- Show the plugin's log.

@@ -104,11 +104,50 @@ end
 
 local show, next_ask
 
+local function diff_uris(params)
+  local uris = {}
+  for _, file in ipairs(params.subject.files or {}) do
+    table.insert(uris, file.uri)
+  end
+  return uris
+end
+
+--- The option of an answer, by id.
+local function option_of(ask, option_id)
+  for _, option in ipairs(ask.params.options or {}) do
+    if option.optionId == option_id then
+      return option
+    end
+  end
+end
+
+--- An allow of an edit carries the proposals the user edited in the diff tab (only the
+--- files of that ask).
+local function with_user_edits(ask, result)
+  local subject = util.nn(ask.params.subject)
+  local outcome = result.outcome
+  local option = outcome and outcome.optionId and option_of(ask, outcome.optionId)
+  if not subject or subject.type ~= "edit" or not option or not vim.startswith(option.kind or "", "allow") then
+    return result
+  end
+  local edited = diff.edited(subject.changeSetId)
+  local content = {}
+  for _, uri in ipairs(diff_uris(ask.params)) do
+    content[uri] = edited[uri]
+  end
+  if next(content) then
+    outcome.modifiedContent = content
+    log.info("allowed with your edits of %s", table.concat(vim.tbl_map(util.display_path, vim.tbl_keys(content)), ", "))
+  end
+  return result
+end
+
 --- Answer an ask: out of the queue, its diff tabs closed, the server's request answered.
 local function finish(ask, result)
   if ask.done then
     return
   end
+  result = with_user_edits(ask, result)
   ask.done = true
   for i, queued in ipairs(M.queue) do
     if queued == ask then
@@ -119,20 +158,16 @@ local function finish(ask, result)
   if config.options.diff_close_on_answer then
     diff.close(ask.tabs)
   end
+  local subject = util.nn(ask.params.subject)
+  if subject and subject.changeSetId then
+    diff.forget(subject.changeSetId)
+  end
   refresh(ask.session)
   log.info("permission %q answered: %s", ask.params.title or "", vim.inspect(result.outcome))
   ask.resume(result)
   vim.schedule(next_ask)
 end
 M.finish = finish
-
-local function diff_uris(params)
-  local uris = {}
-  for _, file in ipairs(params.subject.files or {}) do
-    table.insert(uris, file.uri)
-  end
-  return uris
-end
 
 --- Whether any of the ask's diff tabs is still open.
 local function diff_open(ask)
@@ -167,7 +202,7 @@ local function view_diff(ask)
       log.warn("could not show the diff")
       return show(ask)
     end
-  end, { hint = "back to the permission prompt" })
+  end, { hint = "back to the permission prompt (:LspAgent allow applies your edits)", editable = true })
 end
 
 --- Show the ask's prompt (one `vim.ui.select`, answered now or later; only the answer of
@@ -242,6 +277,22 @@ function M.answer()
   vim.schedule(function()
     show(ask)
   end)
+end
+
+--- `:LspAgent allow [once|session|always]`: answer the current session's pending ask (or the
+--- oldest one) with that allow, from anywhere, e.g. the diff tab after editing the proposal.
+function M.allow(kind)
+  kind = (kind == nil or kind == "") and "once" or kind
+  local ask = session.current and M.pending_of(session.current) or M.queue[1]
+  if not ask then
+    return log.notify("no permission to answer")
+  end
+  for _, option in ipairs(ask.params.options or {}) do
+    if option.kind == "allow_" .. kind then
+      return finish(ask, selected(option.optionId))
+    end
+  end
+  log.warn("this ask offers no allow %s", kind)
 end
 
 --- `:LspAgent diff` of the pending ask's change set: the same as its "View diff".

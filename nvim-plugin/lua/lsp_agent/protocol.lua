@@ -16,6 +16,9 @@ M.requests = {
   set_config_option = "agent/session/setConfigOption",
   prompt = "agent/session/prompt",
   diff_get = "agent/diff/get",
+  review_list = "agent/review/list",
+  review_resolve = "agent/review/resolve",
+  revert_stage = "agent/revert/stage",
 }
 
 --- Client -> server notifications.
@@ -48,5 +51,8 @@ M.commands = {
 
 --- Permission option kinds (protocol.md §4).
 M.option_kinds = { "allow_once", "allow_session", "allow_always", "reject_once" }
+
+--- `scope` of `agent/revert/stage` (protocol.md §7): what a rewind takes back.
+M.revert_scopes = { "both", "code", "conversation" }
 
 return M

@@ -66,6 +66,8 @@ function Session:reset()
   self.usage = nil
   self.config_options = self.config_options or {}
   self.revert = nil
+  self.review = nil
+  self.review_stale = false
   self.last_change_set = nil
   self.last_user_message = nil
   self.compacting = false
@@ -218,9 +220,13 @@ function apply.checkpoint_update(s, u)
 end
 
 function apply.revert_update(s, u)
+  local scope = util.nn(u.scope) or (s.revert and s.revert.scope) or "both"
   if u.state == "staged" then
-    s.revert = { message_id = util.nn(u.messageId) }
+    s.revert = { message_id = util.nn(u.messageId), scope = scope }
   elseif u.state == "cleared" then
+    s.revert = nil
+  elseif u.state == "committed" and scope == "code" then
+    -- only the files went back: every message stays
     s.revert = nil
   elseif u.state == "committed" then
     local keep = {}
@@ -237,6 +243,13 @@ function apply.revert_update(s, u)
     s.items = keep
     s.revert = nil
   end
+end
+
+--- The review list changed (protocol.md "Review"): the counts per file are kept, the hunks
+--- themselves are fetched again by `lsp_agent.review`.
+function apply.review_update(s, u)
+  s.review = util.nn(u.files) or {}
+  s.review_stale = true
 end
 
 function apply.compaction_update(s, u)

@@ -31,6 +31,9 @@ export const Methods = {
   sessionCancel: m("agent/session/cancel", "client_to_server", "notification"),
   diagnostics: m("agent/diagnostics", "client_to_server", "notification"),
   diffGet: m("agent/diff/get", "client_to_server", "request"),
+  revertStage: m("agent/revert/stage", "client_to_server", "request"),
+  reviewList: m("agent/review/list", "client_to_server", "request"),
+  reviewResolve: m("agent/review/resolve", "client_to_server", "request"),
   sessionUpdate: m("agent/session/update", "server_to_client", "notification"),
   requestPermission: m("agent/session/requestPermission", "server_to_client", "request"),
   askQuestion: m("agent/session/askQuestion", "server_to_client", "request"),
@@ -110,6 +113,8 @@ export interface AgentServerCapabilities {
   sessions: Record<string, boolean>;
   revert: boolean;
   commands: string[];
+  /** `agent/review/*` and `review_update` (issue 21). */
+  review?: boolean;
 }
 
 // -- sessions ------------------------------------------------------------------------------------
@@ -147,6 +152,33 @@ export interface PromptResult { userMessageId: string; queued: boolean }
 export interface DiagnosticsParams { items: { uri: string; version?: number; diagnostics: Diagnostic[] }[] }
 export interface DiffGetParams { sessionId: string; changeSetId: string; uri: string }
 export interface DiffGetResult { uri: string; baseText: string; proposedText: string; patch: string }
+
+// -- review and rewind (docs/protocol.md "Review") -----------------------------------------------
+
+export type HunkStatus = "pending" | "kept" | "undone";
+export type ReviewFileStatus = HunkStatus | "mixed";
+/** One contiguous changed region of one file made by one agent step; whole lines. */
+export interface ReviewHunk {
+  hunkId: string;
+  status: HunkStatus;
+  messageId: string;
+  /** Where `newText` is in the file's current text (`oldText` once undone); null when no longer found. */
+  range: Range | null;
+  oldText: string;
+  newText: string;
+}
+export interface ReviewFile { uri: string; status: ReviewFileStatus; hunks: ReviewHunk[] }
+export interface ReviewListParams { sessionId: string }
+export interface ReviewListResult { files: ReviewFile[] }
+export type ReviewAction = "keep" | "undo";
+export interface ReviewResolveParams { sessionId: string; action: ReviewAction; hunkIds?: string[]; uris?: string[] }
+export interface ReviewConflict { hunkId: string; reason: string }
+export interface ReviewResolveResult { resolved: string[]; conflicts: ReviewConflict[] }
+export interface ReviewFileCounts { uri: string; status: ReviewFileStatus; pending: number; kept: number; undone: number }
+
+export type RevertScope = "both" | "code" | "conversation";
+export interface RevertStageParams { sessionId: string; messageId: string; force?: boolean; scope?: RevertScope }
+export interface RevertStageResult { files: string[]; conflicts: string[] }
 
 /** The argument of `lspAgent.fix|ask|explain` (protocol.md §8); no `sessionId`: a new session. */
 export interface CommandTarget {
@@ -201,7 +233,15 @@ export interface UsageUpdate extends Usage { sessionUpdate: "usage_update" }
 export interface ConfigOptionUpdate { sessionUpdate: "config_option_update"; configOptions: ConfigOption[] }
 export interface SessionInfoUpdate { sessionUpdate: "session_info_update"; title?: string; updatedAt?: string }
 export interface CheckpointUpdate { sessionUpdate: "checkpoint_update"; checkpointId: string; messageId: string; files: CheckpointFile[]; patch?: string }
-export interface RevertUpdate { sessionUpdate: "revert_update"; state: "staged" | "cleared" | "committed"; messageId?: string | null; files?: CheckpointFile[] }
+export interface RevertUpdate {
+  sessionUpdate: "revert_update";
+  state: "staged" | "cleared" | "committed";
+  messageId?: string | null;
+  files?: CheckpointFile[];
+  scope?: RevertScope;
+}
+/** The session's review list changed: every file with its counts (texts and ranges: `agent/review/list`). */
+export interface ReviewUpdate { sessionUpdate: "review_update"; files: ReviewFileCounts[] }
 export interface CompactionUpdate { sessionUpdate: "compaction_update"; phase: "started" | "ended"; auto: boolean }
 export interface PermissionUpdate {
   sessionUpdate: "permission_update";
@@ -210,6 +250,8 @@ export interface PermissionUpdate {
   state: "asked" | "allowed" | "rejected" | "cancelled";
   optionKind?: string;
   reason?: string;
+  /** The user edited the proposal: their text was applied. */
+  modified?: boolean;
 }
 export interface QuestionUpdate { sessionUpdate: "question_update"; toolCallId: string; state: "asked" | "answered" | "declined" | "cancelled" }
 export interface InternalUpdate { sessionUpdate: "internal"; type: string }
@@ -230,6 +272,7 @@ export type SessionUpdate =
   | CompactionUpdate
   | PermissionUpdate
   | QuestionUpdate
+  | ReviewUpdate
   | InternalUpdate;
 
 /** The variants as a runtime list (the drift test compares it with the schema's `sessionUpdates`). */
@@ -249,6 +292,7 @@ export const SESSION_UPDATE_KINDS = [
   "compaction_update",
   "permission_update",
   "question_update",
+  "review_update",
   "internal",
 ] as const;
 
@@ -278,7 +322,7 @@ export interface RequestPermissionParams {
   options: PermissionOption[];
 }
 export type RequestPermissionResult =
-  | { outcome: { outcome: "selected"; optionId: string; reason?: string } }
+  | { outcome: { outcome: "selected"; optionId: string; reason?: string; modifiedContent?: Record<string, string> } }
   | { outcome: { outcome: "cancelled" } };
 
 export interface Question {
@@ -310,7 +354,7 @@ const keys =
 export const WIRE_KEYS = {
   AgentClientOptions: ["AgentClientOptions", keys<AgentClientOptions>()(["protocolVersion", "ui", "forwardsDiagnostics", "clientInfo", "config"])],
   UiCapabilities: ["UiCapabilities", keys<AgentClientOptions["ui"]>()(["chat", "diff", "permissions", "questions", "plan"])],
-  AgentServerCapabilities: ["AgentServerCapabilities", keys<AgentServerCapabilities>()(["protocolVersion", "sessions", "revert", "commands"])],
+  AgentServerCapabilities: ["AgentServerCapabilities", keys<AgentServerCapabilities>()(["protocolVersion", "sessions", "revert", "commands", "review"])],
   SessionNewParams: ["SessionNewParams", keys<SessionNewParams>()(["workspaceFolder", "title", "mode", "model"])],
   SessionNewResult: ["SessionNewResult", keys<SessionNewResult>()(["sessionId", "configOptions"])],
   SessionListParams: ["SessionListParams", keys<SessionListParams>()(["workspaceFolder", "limit", "cursor"])],
@@ -332,6 +376,15 @@ export const WIRE_KEYS = {
   DocumentDiagnostics: ["DocumentDiagnostics", keys<DiagnosticsParams["items"][number]>()(["uri", "version", "diagnostics"])],
   DiffGetParams: ["DiffGetParams", keys<DiffGetParams>()(["sessionId", "changeSetId", "uri"])],
   DiffGetResult: ["DiffGetResult", keys<DiffGetResult>()(["uri", "baseText", "proposedText", "patch"])],
+  ReviewListParams: ["ReviewListParams", keys<ReviewListParams>()(["sessionId"])],
+  ReviewListResult: ["ReviewListResult", keys<ReviewListResult>()(["files"])],
+  ReviewFile: ["ReviewFile", keys<ReviewFile>()(["uri", "status", "hunks"])],
+  ReviewHunk: ["ReviewHunk", keys<ReviewHunk>()(["hunkId", "status", "messageId", "range", "oldText", "newText"])],
+  ReviewResolveParams: ["ReviewResolveParams", keys<ReviewResolveParams>()(["sessionId", "action", "hunkIds", "uris"])],
+  ReviewResolveResult: ["ReviewResolveResult", keys<ReviewResolveResult>()(["resolved", "conflicts"])],
+  ReviewConflict: ["ReviewConflict", keys<ReviewConflict>()(["hunkId", "reason"])],
+  RevertStageParams: ["RevertStageParams", keys<RevertStageParams>()(["sessionId", "messageId", "force", "scope"])],
+  RevertStageResult: ["RevertStageResult", keys<RevertStageResult>()(["files", "conflicts"])],
   SessionUpdateParams: ["SessionUpdateParams", keys<SessionUpdateParams>()(["sessionId", "seq", "update"])],
   RequestPermissionParams: [
     "RequestPermissionParams",

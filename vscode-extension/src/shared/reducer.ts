@@ -6,6 +6,7 @@
  * event stream. `seq` must grow by exactly one: a gap or a repeat is not applied and asks for a
  * resync (`agent/session/load` with `replay: {fromSeq: lastSeq + 1}`).
  */
+import type { ReviewSnapshot } from "./review";
 import type {
   CheckpointFile,
   ConfigOption,
@@ -13,6 +14,8 @@ import type {
   Location,
   PlanEntry,
   RequestPermissionParams,
+  ReviewFileCounts,
+  RevertScope,
   RevertUpdate,
   AskQuestionParams,
   SessionState,
@@ -41,7 +44,7 @@ export interface ToolItem {
   rawInput?: unknown;
   content?: ToolContent[];
   locations?: Location[];
-  permission?: { permission: string; state: string; optionKind?: string; reason?: string };
+  permission?: { permission: string; state: string; optionKind?: string; reason?: string; modified?: boolean };
   question?: { state: string };
 }
 export interface NoticeItem { kind: "notice"; id: string; text: string }
@@ -62,7 +65,9 @@ export interface SessionView {
   configOptions: ConfigOption[];
   compacting: boolean;
   checkpoints: { checkpointId: string; messageId: string; files: CheckpointFile[] }[];
-  revert?: { state: "staged" | "cleared" | "committed"; messageId?: string | null; files: CheckpointFile[] };
+  revert?: { state: "staged" | "cleared" | "committed"; messageId?: string | null; files: CheckpointFile[]; scope?: RevertScope };
+  /** The last `review_update`: every file of the session's review list with its counts. */
+  review: ReviewFileCounts[];
 }
 
 export function emptySession(sessionId: string, title = ""): SessionView {
@@ -77,6 +82,7 @@ export function emptySession(sessionId: string, title = ""): SessionView {
     configOptions: [],
     compacting: false,
     checkpoints: [],
+    review: [],
   };
 }
 
@@ -142,10 +148,12 @@ function reduceUpdate(s: SessionView, u: SessionUpdate): SessionView {
     case "permission_update":
       return patchTool(s, u.toolCallId, (t) => ({
         ...t,
-        permission: { permission: u.permission, state: u.state, optionKind: u.optionKind, reason: u.reason },
+        permission: { permission: u.permission, state: u.state, optionKind: u.optionKind, reason: u.reason, ...(u.modified ? { modified: true } : {}) },
       }));
     case "question_update":
       return patchTool(s, u.toolCallId, (t) => ({ ...t, question: { state: u.state } }));
+    case "review_update":
+      return { ...s, review: u.files };
     case "internal":
       return s;
     default:
@@ -212,21 +220,34 @@ function patchTool(s: SessionView, toolCallId: string, f: (t: ToolItem) => ToolI
   return { ...s, items };
 }
 
-/** Undo stages a revert to before a user message (hidden, not deleted); Redo clears it; a new prompt commits it. */
+/**
+ * Undo (or Rewind…) stages a revert to before a user message (hidden, not deleted); Redo clears
+ * it; a new prompt commits it. Its scope says what it takes back: the files and the messages
+ * (`both`, the default), the files only (`code`: no message is hidden) or the messages only.
+ */
 function reduceRevert(s: SessionView, u: RevertUpdate): SessionView {
   const files = u.files ?? [];
   if (u.state === "staged") {
-    const n = files.length;
-    return withNotice({ ...s, revert: { state: "staged", messageId: u.messageId, files } }, `Undone: the last prompt${n ? ` and its changes to ${n} file${n === 1 ? "" : "s"}` : ""}. Redo brings them back.`);
+    const revert: NonNullable<SessionView["revert"]> = { state: "staged", messageId: u.messageId, files };
+    if (u.scope) revert.scope = u.scope;
+    return withNotice({ ...s, revert }, revertNotice(u.scope ?? "both", files.length));
   }
   if (u.state === "cleared") return withNotice({ ...s, revert: undefined }, "Redone.");
+  if ((u.scope ?? s.revert?.scope) === "code") return { ...s, revert: undefined };
   const from = s.items.findIndex((i) => i.kind === "user" && i.messageId === (u.messageId ?? s.revert?.messageId));
   return { ...s, revert: undefined, items: from < 0 ? s.items : s.items.slice(0, from) };
 }
 
-/** The index of the first item an Undo hides, or -1. */
+function revertNotice(scope: RevertScope, n: number): string {
+  const files = `${n} file${n === 1 ? "" : "s"}`;
+  if (scope === "code") return `Rewound the code: ${n ? `${files} restored to` : "no file changed since"} before that message; the conversation stays. Redo brings the changes back.`;
+  if (scope === "conversation") return "Rewound the conversation: that message and the later ones are hidden; the files stay as they are. Redo brings them back.";
+  return `Undone: the last prompt${n ? ` and its changes to ${files}` : ""}. Redo brings them back.`;
+}
+
+/** The index of the first item an Undo hides, or -1 (a code-only rewind hides none). */
 export function revertedFrom(s: SessionView | undefined): number {
-  if (!s?.revert || s.revert.state !== "staged") return -1;
+  if (!s?.revert || s.revert.state !== "staged" || s.revert.scope === "code") return -1;
   return s.items.findIndex((i) => i.kind === "user" && i.messageId === s.revert!.messageId);
 }
 
@@ -248,6 +269,8 @@ export interface ChatState {
   questions: PendingQuestion[];
   /** Text to put back in the prompt input (after an undo). */
   draft?: { text: string; nonce: number };
+  /** The review list of a session (shown when it is the active one's). */
+  review?: ReviewSnapshot;
 }
 
 export function initialChatState(): ChatState {
@@ -263,7 +286,8 @@ export type HostMessage =
   | { type: "permission"; request: PendingPermission }
   | { type: "question"; request: PendingQuestion }
   | { type: "requestDone"; key: string }
-  | { type: "draft"; text: string };
+  | { type: "draft"; text: string }
+  | { type: "review"; review: ReviewSnapshot | undefined };
 
 /** Webview → host messages. */
 export type WebviewMessage =
@@ -281,7 +305,10 @@ export type WebviewMessage =
   | { type: "permission"; key: string; optionId?: string; reason?: string }
   | { type: "viewDiff"; key: string; uri: string }
   | { type: "question"; key: string; result: import("./protocol").AskQuestionResult }
-  | { type: "openLocation"; uri: string; range?: import("./protocol").Range };
+  | { type: "openLocation"; uri: string; range?: import("./protocol").Range }
+  /** Keep or undo hunks: `hunkIds` and `uris` select their union; neither = every pending hunk. */
+  | { type: "resolve"; action: import("./protocol").ReviewAction; hunkIds?: string[]; uris?: string[] }
+  | { type: "rewind"; messageId: string; scope: RevertScope };
 
 export interface ChatResult {
   state: ChatState;
@@ -293,7 +320,8 @@ export interface ChatResult {
 export function reduceChat(state: ChatState, msg: HostMessage): ChatResult {
   switch (msg.type) {
     case "state":
-      return { state: msg.state };
+      // the review list comes in its own messages: a state without one keeps the last
+      return { state: msg.state.review || !state.review ? msg.state : { ...msg.state, review: state.review } };
     case "update": {
       if (!state.session || state.session.sessionId !== msg.params.sessionId) return { state };
       const r = applyUpdate(state.session, msg.params);
@@ -317,6 +345,8 @@ export function reduceChat(state: ChatState, msg: HostMessage): ChatResult {
       };
     case "draft":
       return { state: { ...state, draft: { text: msg.text, nonce: (state.draft?.nonce ?? 0) + 1 } } };
+    case "review":
+      return { state: { ...state, review: msg.review } };
     default:
       return { state };
   }

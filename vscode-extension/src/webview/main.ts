@@ -17,7 +17,8 @@ import {
   type ToolItem,
   type WebviewMessage,
 } from "../shared/reducer";
-import type { AskQuestionResult, ConfigOption, ContentBlock, PermissionOptionKind } from "../shared/protocol";
+import type { AskQuestionResult, ConfigOption, ContentBlock, PermissionOptionKind, RevertScope, ReviewAction } from "../shared/protocol";
+import { countsLine, reviewModel, type Counts, type FileRow, type HunkRow, type ReviewSnapshot } from "../shared/review";
 import { highlight, renderMarkdown } from "./markdown";
 
 interface VsCodeApi {
@@ -57,6 +58,7 @@ const serverBanner = h("div", { class: "banner", "data-testid": "server-status",
 const planBox = h("section", { class: "plan", "data-testid": "plan", hidden: true });
 const transcript = h("main", { class: "transcript", "data-testid": "transcript" });
 const pendingBox = h("section", { class: "pending", "data-testid": "pending" });
+const changesBox = h("section", { class: "changes", "data-testid": "changes", hidden: true });
 const modeSelect = h("select", { "data-testid": "mode-select", title: "Mode", "aria-label": "Mode" });
 const modelSelect = h("select", { "data-testid": "model-select", title: "Model", "aria-label": "Model" });
 const usage = h("div", { class: "usage", "data-testid": "usage-line" });
@@ -72,6 +74,7 @@ app.append(
   serverBanner,
   planBox,
   transcript,
+  changesBox,
   pendingBox,
   h(
     "footer",
@@ -130,6 +133,7 @@ function render(): void {
   stateBadge.textContent = stateLabel(s);
   stateBadge.dataset.state = s?.state ?? "none";
   const busy = s?.state === "running" || s?.state === "requires_action";
+  app.classList.toggle("busy", busy);
   stopButton.disabled = !busy;
   undoButton.disabled = !s || busy;
   redoButton.disabled = !s || busy;
@@ -138,6 +142,7 @@ function render(): void {
   usage.textContent = usageLine(s?.usage);
   renderPlan();
   renderTranscript(s?.items ?? []);
+  renderChanges();
   renderPending();
   if (state.draft && state.draft.nonce !== draftNonce) {
     draftNonce = state.draft.nonce;
@@ -225,7 +230,12 @@ function renderTranscript(items: ChatItem[]): void {
 function renderItem(item: ChatItem): HTMLElement {
   switch (item.kind) {
     case "user":
-      return h("div", { class: "msg user", "data-testid": "message-user", "data-message-id": item.messageId, "data-state": item.state }, ...item.content.map(renderBlock));
+      return h(
+        "div",
+        { class: "msg user", "data-testid": "message-user", "data-message-id": item.messageId, "data-state": item.state },
+        ...item.content.map(renderBlock),
+        rewindMenu(item.messageId),
+      );
     case "text": {
       const status = state.session?.messageStatus[item.messageId];
       const el = h("div", { class: "msg assistant markdown", "data-testid": "message-assistant", "data-message-id": item.messageId, "data-status": status ?? "streaming" });
@@ -284,7 +294,13 @@ function renderTool(t: ToolItem): HTMLElement {
         `${loc.uri.split("/").pop()}${loc.range ? `:${loc.range.start.line + 1}` : ""}`,
       ),
     ),
-    t.permission ? h("div", { class: "perm-state", "data-testid": "tool-call-permission" }, `permission ${t.permission.state}${t.permission.reason ? `: ${t.permission.reason}` : ""}`) : undefined,
+    t.permission
+      ? h(
+          "div",
+          { class: "perm-state", "data-testid": "tool-call-permission", "data-modified": t.permission.modified ? "true" : undefined },
+          `permission ${t.permission.state}${t.permission.modified ? " with your edit" : ""}${t.permission.reason ? `: ${t.permission.reason}` : ""}`,
+        )
+      : undefined,
     text ? outputBlock(text, running || status === "failed" || status === "interrupted", (t.content ?? []).some((c) => c.type === "diff")) : undefined,
   );
 }
@@ -293,6 +309,109 @@ function outputBlock(text: string, open: boolean, isDiff: boolean): HTMLElement 
   const code = h("code", { class: "hljs" });
   code.innerHTML = highlight(text, isDiff ? "diff" : undefined);
   return h("details", { class: "output", open }, h("summary", {}, "Output"), h("pre", { "data-testid": "tool-call-output" }, code));
+}
+
+// -- rewind ----------------------------------------------------------------------------------------
+
+const REWIND_SCOPES: [RevertScope, string, string][] = [
+  ["both", "Code and conversation", "Restore the files the agent changed since, and hide this message and the later ones"],
+  ["code", "Code only", "Restore the files the agent changed since; the conversation stays"],
+  ["conversation", "Conversation only", "Hide this message and the later ones; the files stay as they are"],
+];
+
+/** "Rewind…" under a user message: the three scopes of `agent/revert/stage`. Redo takes it back. */
+function rewindMenu(messageId: string): HTMLElement {
+  const choices = h(
+    "div",
+    { class: "rewind-choices", "data-testid": "rewind-menu", hidden: true },
+    ...REWIND_SCOPES.map(([scope, label, title]) =>
+      h("button", { "data-testid": `rewind-${scope}`, title, onclick: () => { choices.hidden = true; post({ type: "rewind", messageId, scope }); } }, label),
+    ),
+    h("button", { "data-testid": "rewind-cancel", onclick: () => (choices.hidden = true) }, "Cancel"),
+  );
+  return h(
+    "div",
+    { class: "rewind" },
+    h("button", { class: "link", "data-testid": "rewind-button", title: "Go back to before this message", onclick: () => (choices.hidden = !choices.hidden) }, "Rewind…"),
+    choices,
+  );
+}
+
+// -- the Changes section ---------------------------------------------------------------------------
+
+let changesShown: ReviewSnapshot | undefined;
+let changesCollapsed = false;
+const collapsedFiles = new Set<string>();
+
+function renderChanges(force = false): void {
+  const review = state.review && state.review.sessionId === state.session?.sessionId ? state.review : undefined;
+  if (review === changesShown && !force) return;
+  changesShown = review;
+  changesBox.hidden = !review?.files.length;
+  if (!review?.files.length) {
+    changesBox.replaceChildren();
+    return;
+  }
+  const model = reviewModel(review);
+  const resolve = (action: ReviewAction, selection: { hunkIds?: string[]; uris?: string[] } = {}) => post({ type: "resolve", action, ...selection });
+  const pending = model.counts.pending > 0;
+  const head = h(
+    "div",
+    { class: "changes-head" },
+    h("button", { class: "link twisty", "data-testid": "changes-toggle", title: changesCollapsed ? "Show the changes" : "Hide the changes", onclick: () => { changesCollapsed = !changesCollapsed; renderChanges(true); } }, changesCollapsed ? "▸" : "▾"),
+    h("span", { class: "changes-title" }, "Changes"),
+    countsSpan("changes-counts", model.counts),
+    h("span", { class: "spacer" }),
+    h("button", { "data-testid": "changes-keep-all", disabled: !pending, title: "Keep every pending change", onclick: () => resolve("keep") }, "Keep all"),
+    h("button", { "data-testid": "changes-undo-all", disabled: !pending, title: "Undo every pending change", onclick: () => resolve("undo") }, "Undo all"),
+  );
+  changesBox.replaceChildren(head, ...(changesCollapsed ? [] : [h("div", { class: "changes-list" }, ...model.files.map((f) => fileRow(f, resolve)))]));
+}
+
+function countsSpan(testid: string, c: Counts): HTMLElement {
+  return h("span", { class: "counts", "data-testid": testid, "data-pending": String(c.pending), "data-kept": String(c.kept), "data-undone": String(c.undone) }, countsLine(c));
+}
+
+type Resolve = (action: ReviewAction, selection?: { hunkIds?: string[]; uris?: string[] }) => void;
+
+function fileRow(f: FileRow, resolve: Resolve): HTMLElement {
+  const collapsed = collapsedFiles.has(f.uri);
+  const pending = f.counts.pending > 0;
+  return h(
+    "div",
+    { class: "change-file", "data-testid": "change-file", "data-uri": f.uri, "data-status": f.status },
+    h(
+      "div",
+      { class: "row change-file-head" },
+      h("button", { class: "link twisty", onclick: () => { if (collapsed) collapsedFiles.delete(f.uri); else collapsedFiles.add(f.uri); renderChanges(true); } }, collapsed ? "▸" : "▾"),
+      h("a", { href: "#", class: "file-name", title: f.dir ? `${f.dir}/${f.name}` : f.name, "data-testid": "change-file-open", onclick: (e) => { e.preventDefault(); post({ type: "openLocation", uri: f.uri }); } }, f.name),
+      f.dir ? h("span", { class: "dir" }, f.dir.split("/").slice(-2).join("/")) : undefined,
+      countsSpan("change-file-counts", f.counts),
+      h("span", { class: "spacer" }),
+      pending ? h("button", { "data-testid": "change-file-keep", title: "Keep this file's pending changes", onclick: () => resolve("keep", { uris: [f.uri] }) }, "Keep") : undefined,
+      pending ? h("button", { "data-testid": "change-file-undo", title: "Undo this file's pending changes", onclick: () => resolve("undo", { uris: [f.uri] }) }, "Undo") : undefined,
+    ),
+    ...(collapsed ? [] : f.hunks.map((hk) => hunkRow(hk, resolve))),
+  );
+}
+
+function hunkRow(hk: HunkRow, resolve: Resolve): HTMLElement {
+  return h(
+    "div",
+    { class: `row change-hunk status-${hk.status}`, "data-testid": "change-hunk", "data-hunk-id": hk.hunkId, "data-status": hk.status },
+    h(
+      "a",
+      { href: "#", class: "hunk-label", "data-testid": "change-hunk-open", title: hk.line ? `line ${hk.line}` : "no longer found in the file", onclick: (e) => { e.preventDefault(); post({ type: "openLocation", uri: hk.uri, range: hk.range ?? undefined }); } },
+      h("span", { class: "line" }, hk.line ? `${hk.line}` : "?"),
+      ` ${hk.label}`,
+    ),
+    h("span", { class: "add" }, `+${hk.additions}`),
+    h("span", { class: "del" }, `−${hk.deletions}`),
+    hk.status === "pending"
+      ? h("button", { "data-testid": "change-hunk-keep", title: "Keep this change", onclick: () => resolve("keep", { hunkIds: [hk.hunkId] }) }, "Keep")
+      : h("span", { class: `badge ${hk.status}`, "data-testid": "change-hunk-status" }, hk.status),
+    hk.status === "pending" ? h("button", { "data-testid": "change-hunk-undo", title: "Undo this change", onclick: () => resolve("undo", { hunkIds: [hk.hunkId] }) }, "Undo") : undefined,
+  );
 }
 
 // -- permission and question cards ---------------------------------------------------------------

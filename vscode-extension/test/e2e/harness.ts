@@ -148,8 +148,8 @@ export interface Workbench {
   logs(): string;
 }
 
-/** Starts code-server with the extension, the fake LLM and chromium, and opens `files` in a folder. */
-export async function startWorkbench(files: Record<string, string>): Promise<Workbench> {
+/** Starts code-server with the extension, the fake LLM and chromium, and opens `files` in a folder; `settings` go into the user settings. */
+export async function startWorkbench(files: Record<string, string>, settings: Record<string, unknown> = {}): Promise<Workbench> {
   const { codeServer, browser: browserPath, python, vsce } = tools();
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "lsp-agent-vscode-e2e-"));
   const home = path.join(tmp, "home");
@@ -184,6 +184,7 @@ export async function startWorkbench(files: Record<string, string>): Promise<Wor
         "editor.autoSurround": "never",
         "lspAgent.serverCommand": [python, "-m", "lsp_agent", "serve"],
         "lspAgent.serverEnv": { LSP_AGENT_LOG: "INFO" },
+        ...settings,
       },
       null,
       1,
@@ -311,10 +312,12 @@ export async function runCommand(page: Page, title: string): Promise<void> {
   await page.keyboard.press("Enter");
 }
 
-export async function openFile(page: Page, name: string): Promise<void> {
+/** Quick open: `name` is a file name, or a full path (to pass over other entries of its name). */
+export async function openFile(page: Page, file: string): Promise<void> {
+  const name = path.basename(file);
   await page.keyboard.press("Control+P");
   await page.locator(".quick-input-widget input").waitFor();
-  await page.keyboard.type(name);
+  await page.keyboard.type(file);
   await page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first().waitFor();
   await page.keyboard.press("Enter");
   await page.locator(`.tab.active[data-resource-name="${name}"], .tab.active:has-text("${name}")`).first().waitFor();

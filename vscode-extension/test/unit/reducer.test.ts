@@ -218,6 +218,46 @@ describe("applyUpdate: each sessionUpdate variant", () => {
     assert.equal(s.revert, undefined);
   });
 
+  it("revert_update with scope code: the files go back, no message is hidden or dropped", () => {
+    const text = (t: string) => [{ type: "text" as const, text: t }];
+    const files = [{ path: "a.py", status: "modify", additions: 1, deletions: 1 }];
+    let s = play(
+      fresh(),
+      { sessionUpdate: "user_message", messageId: "u1", content: text("one"), state: "promoted" },
+      { sessionUpdate: "agent_message_chunk", messageId: "m1", text: "first" },
+    );
+    s = play(s, { sessionUpdate: "revert_update", state: "staged", messageId: "u1", files, scope: "code" });
+    assert.deepEqual(s.revert, { state: "staged", messageId: "u1", files, scope: "code" });
+    assert.equal(revertedFrom(s), -1);
+    assert.match((s.items.at(-1) as { text: string }).text, /Rewound the code: 1 file restored.*conversation stays/);
+    // committed without a scope in the update: the staged one's scope counts
+    s = play(s, { sessionUpdate: "revert_update", state: "committed", messageId: "u1", files: [] });
+    assert.deepEqual(s.items.filter((i) => i.kind !== "notice").map((i) => i.id), ["u:u1", "t:m1:0"]);
+    assert.equal(s.revert, undefined);
+  });
+
+  it("revert_update with scope conversation: the messages are hidden, then dropped", () => {
+    const text = (t: string) => [{ type: "text" as const, text: t }];
+    let s = play(
+      fresh(),
+      { sessionUpdate: "user_message", messageId: "u1", content: text("one"), state: "promoted" },
+      { sessionUpdate: "user_message", messageId: "u2", content: text("two"), state: "promoted" },
+    );
+    s = play(s, { sessionUpdate: "revert_update", state: "staged", messageId: "u2", files: [], scope: "conversation" });
+    assert.equal(revertedFrom(s), 1);
+    assert.match((s.items.at(-1) as { text: string }).text, /Rewound the conversation.*files stay/);
+    s = play(s, { sessionUpdate: "revert_update", state: "committed", messageId: "u2", files: [], scope: "conversation" });
+    assert.deepEqual(s.items.map((i) => i.id), ["u:u1"]);
+  });
+
+  variant("review_update", () => {
+    const files = [{ uri: "file:///w/a.py", status: "mixed" as const, pending: 1, kept: 0, undone: 1 }];
+    assert.deepEqual(fresh().review, []);
+    const s = play(fresh(), { sessionUpdate: "review_update", files });
+    assert.deepEqual(s.review, files);
+    assert.deepEqual(play(s, { sessionUpdate: "review_update", files: [] }).review, []);
+  });
+
   variant("compaction_update", () => {
     let s = play(fresh(), { sessionUpdate: "compaction_update", phase: "started", auto: true });
     assert.equal(s.compacting, true);
@@ -239,6 +279,11 @@ describe("applyUpdate: each sessionUpdate variant", () => {
     assert.equal(s.items.length, 1);
     assert.equal(t.toolName, "edit");
     assert.deepEqual(t.permission, { permission: "edit", state: "rejected", optionKind: "reject_once", reason: "use tabs" });
+  });
+
+  it("permission_update: an allow with the user's edit is marked modified", () => {
+    const s = play(fresh(), { sessionUpdate: "permission_update", toolCallId: "t1", permission: "edit", state: "allowed", optionKind: "allow_once", modified: true });
+    assert.equal(tool(s, "t1")?.permission?.modified, true);
   });
 
   variant("question_update", () => {
@@ -340,6 +385,19 @@ describe("reduceChat: the webview's state", () => {
     const r = reduceChat(state, { type: "update", params: { sessionId: "ses_2", seq: 9, update: { sessionUpdate: "internal", type: "x" } } });
     assert.equal(r.resync, undefined);
     assert.equal(r.state, state);
+  });
+
+  it("keeps the review list across state messages until a review message replaces it", () => {
+    const review = { sessionId: S, files: [] };
+    let state = reduceChat(initialChatState(), { type: "review", review }).state;
+    assert.equal(state.review, review);
+    state = reduceChat(state, { type: "state", state: withSession(fresh()) }).state;
+    assert.equal(state.review, review);
+    const other = { sessionId: S, files: [{ uri: "file:///w/a.py", status: "pending" as const, hunks: [] }] };
+    state = reduceChat(state, { type: "state", state: { ...withSession(fresh()), review: other } }).state;
+    assert.equal(state.review, other);
+    state = reduceChat(state, { type: "review", review: undefined }).state;
+    assert.equal(state.review, undefined);
   });
 
   it("replaces everything on a state message", () => {

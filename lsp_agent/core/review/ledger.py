@@ -1,0 +1,187 @@
+"""The review list folded from a session's events: which hunks exist and their status.
+
+- ``review_recorded`` adds a step's hunks, ``pending``;
+- ``review_resolved`` marks the hunks it names ``kept`` or ``undone``;
+- a revert that restores files (``revert_staged`` with scope ``both`` or ``code``) hides the
+  hunks of the steps it took back, except in the files it left alone as conflicts;
+  ``revert_cleared`` shows them again and ``revert_committed`` drops them for good. A revert
+  of the conversation only leaves the files, and so the hunks, as they are;
+- a ``context_noted`` with ``reviewHunks`` told the model about those undone hunks.
+
+The fold can be fed incrementally (:meth:`Ledger.apply` skips what it has seen), so a turn
+reads only the events since its last look.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal
+
+import attrs
+
+from lsp_agent.core.events import StoredEvent
+from lsp_agent.core.review.hunks import HunkKind
+from lsp_agent.core.uris import file_uri
+
+HunkStatus = Literal["pending", "kept", "undone"]
+FileStatus = Literal["pending", "kept", "undone", "mixed"]
+STATUSES: tuple[HunkStatus, ...] = ("pending", "kept", "undone")
+
+
+@attrs.frozen(kw_only=True)
+class Hunk:
+    hunk_id: str
+    path: str
+    """Relative to the session's workspace folder, ``/``-separated."""
+    kind: HunkKind
+    message_id: str
+    """The user message whose turn made the change."""
+    step: str
+    """The checkpoint of the step that made it (hunks of one step share the after tree)."""
+    after: str
+    """The snapshot tree after that step."""
+    recorded_seq: int
+    old_start: int
+    new_start: int
+    old_text: str
+    new_text: str
+
+
+def hunk_from(data: dict[str, Any], event: dict[str, Any], seq: int) -> Hunk:
+    """One hunk of a ``review_recorded`` event's ``data`` (``event``)."""
+    return Hunk(
+        hunk_id=str(data["hunkId"]),
+        path=str(data["path"]),
+        kind=data.get("kind", "modified"),
+        message_id=str(event.get("messageId", "")),
+        step=str(event.get("checkpointId", "")),
+        after=str(event.get("after", "")),
+        recorded_seq=seq,
+        old_start=int(data.get("oldStart", 0)),
+        new_start=int(data.get("newStart", 0)),
+        old_text=str(data.get("oldText", "")),
+        new_text=str(data.get("newText", "")),
+    )
+
+
+class Ledger:
+    def __init__(self) -> None:
+        self.seen = 0
+        """The last seq folded in."""
+        self._hunks: dict[str, Hunk] = {}
+        self._status: dict[str, HunkStatus] = {}
+        self._undone_at: dict[str, int] = {}
+        self._noted: set[str] = set()
+        self._promoted: dict[str, int] = {}
+        self._staged: set[str] = set()
+        self._dropped: set[str] = set()
+
+    def apply_all(self, events: Iterable[StoredEvent]) -> Ledger:
+        for event in events:
+            self.apply(event)
+        return self
+
+    def apply(self, event: StoredEvent) -> None:
+        if event.seq <= self.seen:
+            return
+        self.seen = event.seq
+        data = event.data
+        kind = event.type
+        if kind == "user_message_promoted":
+            self._promoted[str(data["messageId"])] = event.seq
+        elif kind == "review_recorded":
+            for entry in data.get("hunks", []):
+                hunk = hunk_from(entry, data, event.seq)
+                self._hunks.setdefault(hunk.hunk_id, hunk)
+                self._status.setdefault(hunk.hunk_id, "pending")
+        elif kind == "review_resolved":
+            status: HunkStatus = "undone" if data.get("action") == "undo" else "kept"
+            for hunk_id in data.get("resolved", []):
+                if hunk_id in self._hunks:
+                    self._status[hunk_id] = status
+            self._undone_at.update({str(k): int(v) for k, v in data.get("lines", {}).items()})
+        elif kind == "context_noted":
+            self._noted.update(data.get("reviewHunks", []))
+        elif kind == "revert_staged":
+            self._staged = self._taken_back(data)
+        elif kind == "revert_cleared":
+            self._staged = set()
+        elif kind == "revert_committed":
+            self._dropped |= self._staged
+            self._staged = set()
+
+    def _taken_back(self, data: dict[str, Any]) -> set[str]:
+        if data.get("scope", "both") == "conversation" or not data.get("files"):
+            return set()
+        since = self._promoted.get(str(data.get("messageId")))
+        if since is None:
+            return set()
+        left = set(data.get("conflicts", []))
+        return {
+            h.hunk_id for h in self._hunks.values() if h.recorded_seq > since and h.path not in left
+        }
+
+    # -- reading -------------------------------------------------------------------------
+
+    def hunks(self) -> list[Hunk]:
+        """The listed hunks, in the order they were recorded."""
+        hidden = self._staged | self._dropped
+        return [h for h in self._hunks.values() if h.hunk_id not in hidden]
+
+    def status(self, hunk_id: str) -> HunkStatus:
+        return self._status.get(hunk_id, "pending")
+
+    def undone_at(self, hunk_id: str) -> int | None:
+        """The line the hunk's old text was restored at, when it was undone."""
+        return self._undone_at.get(hunk_id)
+
+    def files(self) -> list[str]:
+        """The listed files, in the order they were first changed."""
+        return list(dict.fromkeys(h.path for h in self.hunks()))
+
+    def unnoted_undone(self) -> list[Hunk]:
+        """Undone hunks the model has not been told about yet."""
+        return [
+            h
+            for h in self.hunks()
+            if self.status(h.hunk_id) == "undone" and h.hunk_id not in self._noted
+        ]
+
+    def summary(
+        self,
+        folder: str,
+        *,
+        adding: Sequence[str] = (),
+        resolved: Mapping[str, HunkStatus] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Every listed file with its counts (``review_update`` ``files``), as it is once
+        ``adding`` (the paths of new pending hunks, one entry per hunk) and ``resolved`` (hunk
+        id → its new status) are folded in too."""
+        changed = resolved or {}
+        counts: dict[str, dict[HunkStatus, int]] = {}
+        for hunk in self.hunks():
+            status = changed.get(hunk.hunk_id, self.status(hunk.hunk_id))
+            counts.setdefault(hunk.path, dict.fromkeys(STATUSES, 0))[status] += 1
+        for path in adding:
+            counts.setdefault(path, dict.fromkeys(STATUSES, 0))["pending"] += 1
+        return [
+            {
+                "uri": file_uri(posixpath.join(folder, path)),
+                "status": file_status(c),
+                "pending": c["pending"],
+                "kept": c["kept"],
+                "undone": c["undone"],
+            }
+            for path, c in counts.items()
+        ]
+
+
+def file_status(counts: dict[HunkStatus, int]) -> FileStatus:
+    """The hunks' common status, else ``mixed``."""
+    present = [status for status in STATUSES if counts.get(status)]
+    return present[0] if len(present) == 1 else "mixed"
+
+
+def fold(events: Iterable[StoredEvent]) -> Ledger:
+    return Ledger().apply_all(events)
