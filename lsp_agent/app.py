@@ -45,8 +45,10 @@ from lsp_agent.skills.catalog import discover_skills
 from lsp_agent.snapshots import GitShadowSnapshots
 from lsp_agent.storage.event_log import SqliteEventStore, open_store
 from lsp_agent.storage.recovery import RecoveryReport, recover
-from lsp_agent.tools.registry import default_registry
+from lsp_agent.tools.bash_runner import CommandRunner
+from lsp_agent.tools.registry import ToolRegistry, default_registry
 from lsp_agent.workspace.boundary import data_folder_path
+from lsp_agent.workspace.disk_texts import DiskTexts
 from lsp_agent.workspace.spill import prune_spill_files
 from lsp_agent.workspace.truncation import OutputLimits
 
@@ -102,6 +104,8 @@ class App:
     ``run`` masks attached files with it too."""
     mcp: McpManager | None = None
     """The configured MCP servers (docs/mcp.md), started in the background."""
+    tools: ToolRegistry | None = None
+    """The registry the sessions run tools from (``acp`` adds each session's MCP servers)."""
 
     async def aclose(self) -> None:
         if self.mcp is not None:
@@ -116,7 +120,8 @@ class AgentInputs:
     ``cli_overrides``: ``run``'s flags (config keys → values, ``None`` skipped);
     ``init_options``: an editor's ``initializationOptions.agent.config``;
     ``session_model``: the model of the session a command continues (default: the
-    configured one).
+    configured one); ``command_runner``: where ``bash`` commands run (an ACP client's
+    terminal; default: spawned here).
     """
 
     workspace: Path
@@ -124,6 +129,7 @@ class AgentInputs:
     cli_overrides: Mapping[str, Any] | None = None
     init_options: Mapping[str, Any] | None = None
     session_model: str | None = None
+    command_runner: CommandRunner | None = None
 
     def settings(self) -> Settings:
         """Raises :class:`~lsp_agent.config.settings.InvalidConfig`."""
@@ -171,6 +177,7 @@ async def load_agent(
             roots=roots,
             editor_diagnostics=editor_diagnostics,
             mcp_servers=mcp_servers,
+            command_runner=inputs.command_runner,
         )
     except BaseException:
         if opened:
@@ -245,6 +252,7 @@ async def build_app(
     roots: Callable[[str], Sequence[str]] | None = None,
     editor_diagnostics: bool = False,
     mcp_servers: bool = True,
+    command_runner: CommandRunner | None = None,
 ) -> App:
     """The agent from loaded settings and model (front doors use :func:`load_agent`).
 
@@ -252,7 +260,7 @@ async def build_app(
     the session's own folder. ``editor_diagnostics``: the editor reports its language
     servers' diagnostics (``editor.diagnostics``), so the ``diagnostics`` tool is offered.
     ``mcp_servers``: start the configured MCP servers (off for commands that run no turn);
-    ``App.aclose`` stops them."""
+    ``App.aclose`` stops them. ``command_runner``: see :class:`AgentInputs`."""
     keys = key_variables(settings)
     secrets = SecretFilter.from_env(env, keys)
     provider_keys = ProviderKeys(env, secrets=secrets)  # the environment, then the keyring
@@ -289,6 +297,7 @@ async def build_app(
             allow_read=settings.sandbox.allow_read,
             hidden=(str(data_dir(env)),),
         ),
+        command_runner=command_runner,
     )
     options = attrs.evolve(agent_options(settings, model), secrets=secrets)
     mcp: McpManager | None = None
@@ -331,5 +340,8 @@ async def build_app(
         models=ConfiguredModels(settings, env, model, provider, provider_keys.stored),
         roots=roots,
         notices=mcp.notices if mcp is not None else no_notices,
+        files=DiskTexts(),
     )
-    return App(settings=settings, store=store, sessions=sessions, secrets=secrets, mcp=mcp)
+    return App(
+        settings=settings, store=store, sessions=sessions, secrets=secrets, mcp=mcp, tools=tools
+    )

@@ -87,6 +87,14 @@ def build_parser() -> argparse.ArgumentParser:
     what.add_argument("--clear", action="store_true", help="undo the staged revert")
     what.add_argument("--commit", action="store_true", help="make the staged revert final")
     revert.add_argument("--force", action="store_true", help="also restore files you changed")
+    revert.add_argument(
+        "--scope",
+        choices=("both", "code", "conversation"),
+        default="both",
+        help="with --message, what to take back: both (default) the files and the messages,"
+        " code only the files (every message stays), conversation only the messages (no file"
+        " is touched)",
+    )
     delete = verbs.add_parser("delete", help="delete sessions for good (not one whose turn runs)")
     delete.add_argument("ids", nargs="+", metavar="ID")
     search = verbs.add_parser(
@@ -104,6 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     transport.add_argument("--stdio", action="store_true", help="talk LSP on stdin/stdout")
     transport.add_argument("--tcp", metavar="HOST:PORT", help="listen for one client on TCP")
 
+    commands.add_parser("acp", help="the Agent Client Protocol agent on stdio (docs/acp.md)")
     commands.add_parser("doctor", help="what is installed and configured, what is missing")
     add_auth_parser(commands)
     return parser
@@ -126,6 +135,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run_with_interrupt(args, env)
     if args.command == "serve":
         return _serve(args, env)
+    if args.command == "acp":
+        return _acp(env)
     if args.command == "sessions" and args.verb in ("compact", "revert"):
         return asyncio.run(_with_agent(args, env, sys.stdout, sys.stderr))
     if args.command == "sessions":
@@ -321,6 +332,22 @@ def _serve(args: argparse.Namespace, env: dict[str, str]) -> int:
     return serve(env, tcp=tcp)
 
 
+def _acp(env: dict[str, str]) -> int:
+    """The ACP agent (docs/acp.md). stdout carries ACP, so logs go to stderr
+    (``LSP_AGENT_LOG`` sets the level, default WARNING)."""
+    import logging
+
+    level = env.get("LSP_AGENT_LOG", "WARNING").upper()
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=getattr(logging, level, logging.WARNING),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    from lsp_agent.acp.server import serve
+
+    return serve(env)
+
+
 def _interactive(stdin: TextIO | None) -> bool:
     """Asks go to a person only when stdin is a terminal (never in CI or a pipe)."""
     try:
@@ -386,7 +413,7 @@ async def _revert(
         return EXIT_OK
     target = await _user_message_for(store, args.id, args.message)
     try:
-        result = await sessions.revert_stage(args.id, target, force=args.force)
+        result = await sessions.revert_stage(args.id, target, force=args.force, scope=args.scope)
     except LspAgentError as error:
         return _fail(err, str(error), EXIT_FAILED)
     if target != args.message:
@@ -395,7 +422,10 @@ async def _revert(
     for path in result.files:
         mark = "conflict (left as you changed it)" if path in result.conflicts else "restored"
         out.write(f"{mark}: {one_line(path)}\n")
-    out.write("revert staged (undo with --clear, make final with --commit)\n")
+    kept = {"code": ": the files only, every message kept", "conversation": ": the messages only"}
+    out.write(
+        f"revert staged{kept.get(args.scope, '')} (undo with --clear, make final with --commit)\n"
+    )
     if result.conflicts:
         err.write(
             f"{len(result.conflicts)} file(s) changed since the agent's step were left alone; "

@@ -123,6 +123,10 @@ class Editor(Protocol):
         ``base_text`` is exactly what :meth:`open_document_text` returned (a leading U+FEFF
         and the line endings included); ``new_text`` is the whole text the buffer should
         hold, in the same form. The editor does no BOM or line-ending handling of its own.
+
+        A file that does not exist yet comes with ``base_text`` ``""`` (``write``): an
+        editor that writes files itself (ACP's ``fs/write_text_file``) creates it, any other
+        answers ``not_open`` and the tool writes the disk.
         """
         ...
 

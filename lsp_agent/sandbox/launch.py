@@ -142,8 +142,11 @@ class CommandSandbox:
         env: Mapping[str, str],
         network: bool,
         grace: float,
+        report: bool = True,
     ) -> Launch | SandboxUnavailable:
-        """The launch of ``argv`` in ``workdir``; ``writable``: the folders it may change."""
+        """The launch of ``argv`` in ``workdir``; ``writable``: the folders it may change.
+        ``report=False``: the launch is started by another process (an ACP client's
+        terminal), which cannot inherit the supervisor's status pipe; it then has none."""
         if self.mode != "off":
             found = await self.availability(env)
             if found.works and found.bwrap is not None:
@@ -162,13 +165,16 @@ class CommandSandbox:
             if not self._warned:
                 self._warned = True
                 _log.warning("commands run without the sandbox: %s", found.reason)
-            return _supervised(argv, grace, notice)
-        return _supervised(argv, grace, None)
+            return _supervised(argv, grace, notice, report)
+        return _supervised(argv, grace, None, report)
 
 
-def _supervised(argv: Sequence[str], grace: float, notice: str | None) -> Launch:
+def _supervised(argv: Sequence[str], grace: float, notice: str | None, report: bool) -> Launch:
     if not sys.platform.startswith("linux"):
         return Launch(list(argv), sandboxed=False, notice=notice)
+    if not report:
+        command = [sys.executable, "-I", "-S", _SUPERVISOR, "-", f"{grace:g}", "--"]
+        return Launch([*command, *argv], sandboxed=False, notice=notice)
     read_end, write_end = os.pipe()
     os.set_inheritable(read_end, False)
     command = [sys.executable, "-I", "-S", _SUPERVISOR, str(write_end), f"{grace:g}", "--"]

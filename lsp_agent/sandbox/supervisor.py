@@ -1,6 +1,7 @@
 """The supervisor of one unsandboxed command: nothing the command starts outlives it.
 
-Run as ``python -I -S supervisor.py STATUS_FD GRACE -- COMMAND…`` (the standard library and
+Run as ``python -I -S supervisor.py STATUS_FD GRACE -- COMMAND…`` (``STATUS_FD`` ``-``: no
+report, for a launch another process starts; the standard library and
 ``lsp_agent.system`` only, no site-packages, so it starts in milliseconds). A process that calls
 ``setsid`` or double-forks leaves the command's process group, so stopping the group misses
 it; this process is a *child subreaper* (``PR_SET_CHILD_SUBREAPER``), so every orphan below
@@ -178,8 +179,10 @@ def main(argv: Sequence[str]) -> NoReturn:
     if len(argv) < 5 or argv[3] != "--":
         os.write(2, b"usage: supervisor.py STATUS_FD GRACE -- COMMAND...\n")
         os._exit(_USAGE)
-    status_fd, grace, command = int(argv[1]), float(argv[2]), argv[4:]
-    os.set_inheritable(status_fd, False)
+    status_fd = -1 if argv[1] == "-" else int(argv[1])  # "-": nobody to report to
+    grace, command = float(argv[2]), argv[4:]
+    if status_fd >= 0:
+        os.set_inheritable(status_fd, False)
     prctl = prctl_function()
     if prctl is not None:
         prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
@@ -187,7 +190,7 @@ def main(argv: Sequence[str]) -> NoReturn:
     signal.pthread_sigmask(signal.SIG_BLOCK, _WATCHED)
     supervisor = _Supervisor(prctl)
     supervisor.start(command)
-    if supervisor.wait_for_main():
+    if supervisor.wait_for_main() and status_fd >= 0:
         _report(status_fd, len(supervisor.descendants()))
     supervisor.end_all(grace)
     supervisor.exit_like_main()

@@ -9,25 +9,20 @@ cannot be judged needs ``external_directory`` first, in one ask.
 The command is started by :class:`~lsp_agent.sandbox.CommandSandbox`: inside bubblewrap
 (workspace read-write, the rest read-only, ``$HOME`` and the data folder hidden, no network
 unless ``network`` is set and ``bash_network`` allows it, its own PID namespace), or, where
-the sandbox is off, under a supervisor that ends whatever it leaves behind. It runs through
-:class:`~lsp_agent.shell.process.ProcessGroup`: its process group is
-reported to the loop (``process_started``) before the command starts and ``process_ended``
-after, output is streamed to the editor as it comes, and on timeout or cancellation the whole
-group is stopped (``SIGTERM``, ``SIGKILL`` after a grace period). Background processes still
-running when the command ends are stopped too. The environment is the agent's, less the
-variables that hold its own provider keys.
+the sandbox is off, under a supervisor that ends whatever it leaves behind. That launch is
+hosted by a :class:`~lsp_agent.tools.bash_runner.CommandRunner`: by default
+:class:`~lsp_agent.tools.bash_runner.LocalRunner` (its own process group here, recorded for
+recovery, output streamed, the whole group stopped on timeout or cancellation), or an ACP
+client's terminal (``lsp_agent.acp.terminal``). Either way the permission asks before and the
+outcome after are the same. The environment is the agent's, less the variables that hold its
+own provider keys.
 """
 
 from __future__ import annotations
 
-import asyncio
-import codecs
-import logging
 import os
 import signal
-from collections import deque
-from collections.abc import Awaitable, Callable, Collection, Mapping
-from typing import TypeVar
+from collections.abc import Collection, Mapping
 
 import attrs
 from pydantic import BaseModel, ConfigDict, Field
@@ -37,8 +32,17 @@ from lsp_agent.core.permission.rules import PermissionRequest
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.sandbox import CommandSandbox, Launch, SandboxUnavailable
 from lsp_agent.shell.plan import PermissionPlan, plan_permissions
-from lsp_agent.shell.process import ProcessGroup, shell_argv
+from lsp_agent.shell.process import shell_argv
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
+from lsp_agent.tools.bash_runner import (
+    MAX_KEPT_CHARS,
+    CommandFailed,
+    CommandRun,
+    CommandRunner,
+    CommandSpec,
+    LocalRunner,
+    OutputTail,
+)
 
 __all__ = [
     "DEFAULT_TIMEOUT_MS",
@@ -55,16 +59,7 @@ __all__ = [
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
 KILL_GRACE_SECONDS = 3.0
-MAX_KEPT_CHARS = 10 * 1024 * 1024
-"""Output kept in memory per call (the tail); the registry cuts what the model sees."""
-
-_READ_BYTES = 64 * 1024
-_DRAIN_SECONDS = 1.0
 _TITLE_CHARS = 80
-
-T = TypeVar("T")
-
-_log = logging.getLogger(__name__)
 
 
 class BashParams(BaseModel):
@@ -97,73 +92,7 @@ class BashParams(BaseModel):
 # --- permissions: lsp_agent.shell.plan --------------------------------------------
 
 
-# --- output -----------------------------------------------------------------------------
-
-
-class OutputTail:
-    """A command's output text, keeping only its last ``limit`` characters."""
-
-    def __init__(self, limit: int = MAX_KEPT_CHARS) -> None:
-        self._limit = limit
-        self._chunks: deque[str] = deque()
-        self._size = 0
-        self.dropped = 0
-        """Characters dropped from the front."""
-
-    def append(self, text: str) -> None:
-        self._chunks.append(text)
-        self._size += len(text)
-        while self._size > self._limit:
-            excess = self._size - self._limit
-            first = self._chunks[0]
-            if len(first) <= excess:
-                self._chunks.popleft()
-                cut = len(first)
-            else:
-                self._chunks[0] = first[excess:]
-                cut = excess
-            self._size -= cut
-            self.dropped += cut
-
-    def text(self) -> str:
-        body = "".join(self._chunks)
-        if self.dropped:
-            return f"…earlier output dropped ({self.dropped} characters)…\n{body}"
-        return body
-
-
-async def _pump(
-    stream: asyncio.StreamReader, tail: OutputTail, emit: Callable[[str], Awaitable[None]]
-) -> None:
-    """Read until end of file; each decoded chunk is kept and streamed. Streaming that fails
-    stops (logged); the command and its kept output go on."""
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    streaming = True
-    final = False
-    while not final:
-        chunk = await stream.read(_READ_BYTES)
-        final = not chunk
-        text = decoder.decode(chunk, final=final)
-        if not text:
-            continue
-        tail.append(text)
-        if streaming:
-            try:
-                await emit(text)
-            except Exception:
-                _log.exception("streaming command output failed; output is still kept")
-                streaming = False
-
-
 # --- the tool ---------------------------------------------------------------------------
-
-
-@attrs.frozen(kw_only=True)
-class _Run:
-    returncode: int | None
-    timed_out: bool
-    leftovers: bool
-    output: str
 
 
 class BashTool:
@@ -172,7 +101,8 @@ class BashTool:
     ``hidden_env``: names of environment variables the command must not see (the agent's
     provider keys). ``env``: the environment to start from (default ``os.environ`` at run
     time). ``kill_grace``: seconds between ``SIGTERM`` and ``SIGKILL`` when stopping.
-    ``sandbox``: how commands are confined (default: off, supervised only).
+    ``sandbox``: how commands are confined (default: off, supervised only). ``runner``:
+    where the confined command runs (default: :class:`LocalRunner`, here).
     """
 
     name = "bash"
@@ -188,6 +118,7 @@ class BashTool:
         kill_grace: float = KILL_GRACE_SECONDS,
         max_kept_chars: int = MAX_KEPT_CHARS,
         sandbox: CommandSandbox | None = None,
+        runner: CommandRunner | None = None,
     ) -> None:
         self.description = load_description(self.name)
         self._hidden = frozenset(hidden_env)
@@ -195,6 +126,7 @@ class BashTool:
         self._kill_grace = kill_grace
         self._max_kept = max_kept_chars
         self._sandbox = sandbox or CommandSandbox("off")
+        self._runner: CommandRunner = runner or LocalRunner()
         self._noticed: set[str] = set()  # sessions told that the sandbox is off
 
     def child_env(self) -> dict[str, str]:
@@ -250,24 +182,26 @@ class BashTool:
             env=env,
             network=params.network,
             grace=self._kill_grace,
+            report=self._runner.inherits_descriptors,
         )
         if isinstance(launch, SandboxUnavailable):
             return _error(launch.message(), title)
+        spec = CommandSpec(
+            launch=launch,
+            workdir=workdir,
+            env=env,
+            hidden_env=self._hidden,
+            timeout=timeout_ms / 1000,
+            kill_grace=self._kill_grace,
+            max_kept_chars=self._max_kept,
+        )
         try:
-            try:
-                group = await ProcessGroup.spawn(
-                    launch.argv, cwd=workdir, env=env, pass_fds=launch.pass_fds
-                )
-            except OSError as exc:
-                return _error(f"Could not start the command: {exc.strerror or exc}", title)
-            finally:
-                launch.spawned()
-            run = await self._supervise(group, ctx, timeout_ms / 1000, launch)
+            run = await self._runner.run(spec, ctx)
         finally:
             launch.close()
-        outcome = _outcome(
-            run, timeout_ms=timeout_ms, title=title, pgid=group.pgid, workdir=workdir
-        )
+        if isinstance(run, CommandFailed):
+            return _error(run.message, title)
+        outcome = _outcome(run, timeout_ms=timeout_ms, title=title, workdir=workdir)
         return self._with_sandbox_note(outcome, launch, ctx.call.session_id)
 
     def _with_sandbox_note(self, outcome: ToolOutcome, launch: Launch, session: str) -> ToolOutcome:
@@ -278,53 +212,6 @@ class BashTool:
             self._noticed.add(session)
             output = f"{output}\n{launch.notice}"
         return attrs.evolve(outcome, output=output, metadata=metadata)
-
-    async def _supervise(
-        self, group: ProcessGroup, ctx: ToolRunContext, timeout: float, launch: Launch
-    ) -> _Run:
-        events = ctx.call.events
-        try:
-            await events.process_started(group.pgid, group.start_ticks())
-        except BaseException:
-            await _uninterrupted(group.stop(0))  # never released: nothing of it ran
-            group.close()
-            raise
-        tail = OutputTail(self._max_kept)
-        reader = asyncio.create_task(_pump(group.stdout, tail, events.output))
-        try:
-            await group.release()
-            timed_out = False
-            try:
-                async with asyncio.timeout(timeout):
-                    await group.wait()
-            except TimeoutError:
-                timed_out = True
-            in_group = not timed_out and group.alive()
-            leftovers = in_group or (not timed_out and launch.left_behind())
-            if timed_out or in_group:
-                await group.stop(self._kill_grace + launch.stop_margin)
-            await _finish_reading(reader)
-        except BaseException:
-            await _uninterrupted(self._abandon(group, reader, launch.stop_margin))
-            raise
-        finally:
-            group.close()
-            await _uninterrupted(events.process_ended(group.pgid))
-        return _Run(
-            returncode=group.returncode,
-            timed_out=timed_out,
-            leftovers=leftovers,
-            output=tail.text(),
-        )
-
-    async def _abandon(
-        self, group: ProcessGroup, reader: asyncio.Task[None], margin: float
-    ) -> None:
-        await group.stop(self._kill_grace + margin)
-        if not reader.done():
-            await asyncio.wait({reader}, timeout=_DRAIN_SECONDS)
-            reader.cancel()
-            await asyncio.wait({reader})
 
 
 async def _authorize(
@@ -433,34 +320,7 @@ async def _authorize_network(
     )
 
 
-async def _finish_reading(reader: asyncio.Task[None]) -> None:
-    """The rest of the output; a process that left the group may hold the pipe open."""
-    await asyncio.wait({reader}, timeout=_DRAIN_SECONDS)
-    if not reader.done():
-        reader.cancel()
-        await asyncio.wait({reader})
-        return
-    reader.result()  # a failure to stream is the call's failure
-
-
-async def _uninterrupted(awaitable: Awaitable[T]) -> T:
-    """Run ``awaitable`` to its end even if this task is cancelled meanwhile; a cancellation
-    that arrived is raised afterwards."""
-    task = asyncio.ensure_future(awaitable)
-    cancelled = False
-    while not task.done():
-        try:
-            await asyncio.shield(task)
-        except asyncio.CancelledError:
-            if task.cancelled():
-                raise
-            cancelled = True
-    if cancelled:
-        raise asyncio.CancelledError
-    return task.result()
-
-
-def _outcome(run: _Run, *, timeout_ms: int, title: str, pgid: int, workdir: str) -> ToolOutcome:
+def _outcome(run: CommandRun, *, timeout_ms: int, title: str, workdir: str) -> ToolOutcome:
     body = run.output.rstrip("\n") or "(no output)"
     exit_code: int | None = None
     if run.timed_out:
@@ -486,7 +346,7 @@ def _outcome(run: _Run, *, timeout_ms: int, title: str, pgid: int, workdir: str)
         metadata={
             "exit_code": exit_code,
             "timed_out": run.timed_out,
-            "pgid": pgid,
+            **run.metadata,
             "workdir": workdir,
         },
     )

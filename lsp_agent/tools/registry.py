@@ -29,6 +29,7 @@ from lsp_agent.skills.catalog import SkillCatalog
 from lsp_agent.tools.apply_patch import ApplyPatchTool
 from lsp_agent.tools.base import Tool, ToolRunContext
 from lsp_agent.tools.bash import BashTool
+from lsp_agent.tools.bash_runner import CommandRunner
 from lsp_agent.tools.diagnostics import DiagnosticsTool
 from lsp_agent.tools.edit import EditTool
 from lsp_agent.tools.glob import GlobTool
@@ -90,13 +91,15 @@ def default_registry(
     skills: SkillCatalog | None = None,
     editor_diagnostics: bool = False,
     sandbox: CommandSandbox | None = None,
+    command_runner: CommandRunner | None = None,
 ) -> ToolRegistry:
     """Every built-in tool. Adding a tool is one line here.
 
     ``hidden_env`` names the variables ``bash`` commands never see (the agent's own keys);
     ``allow_hosts`` admits named hosts to ``webfetch`` even on private addresses;
     ``editor_diagnostics`` offers the ``diagnostics`` tool (only an editor has them);
-    ``sandbox`` confines ``bash`` commands (default: off).
+    ``sandbox`` confines ``bash`` commands (default: off); ``command_runner`` hosts them
+    (default: spawned here; an ACP client's terminal).
     """
     locks = FileLocks()  # one per registry: edits to one file never interleave
     return ToolRegistry(
@@ -109,7 +112,7 @@ def default_registry(
             WriteTool(locks),
             EditTool(locks),
             ApplyPatchTool(locks),
-            BashTool(hidden_env=hidden_env, sandbox=sandbox),
+            BashTool(hidden_env=hidden_env, sandbox=sandbox, runner=command_runner),
             WebfetchTool(allow_hosts=allow_hosts),
             TodoWriteTool(),
             QuestionTool(),

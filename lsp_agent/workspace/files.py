@@ -175,8 +175,21 @@ async def commit(
     and ``data`` is not used: the editor saves in its own encoding. A conflict — the buffer
     changed, was closed, or the editor refused — writes nothing anywhere. Otherwise ``data``
     is written atomically (:func:`save`). ``display`` names the file in messages.
+
+    A new file (``base`` None) is offered to the editor first, from the empty text: an
+    editor that writes files itself (an ACP client's ``fs/write_text_file``) creates it;
+    ``not_open`` (every other editor) means the disk.
     """
-    if base is None or base.source != "editor":
+    if base is None:
+        created = BOM + text if data.startswith(BOM.encode("utf-8")) else text
+        result = await editor.apply_document_edit(path, "", created)
+        if result.status == "applied":
+            return None
+        if result.status == "conflict":
+            conflict = editor_conflict(display or path, result)
+            return f"{conflict}; nothing was written. Read it again, then retry."
+        return await save(path, data)
+    if base.source != "editor":
         return await save(path, data)
     result = await editor.apply_document_edit(path, base.as_buffer(base.text), base.as_buffer(text))
     if result.status == "applied":

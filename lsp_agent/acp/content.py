@@ -1,0 +1,71 @@
+"""A ``session/prompt``'s ACP content blocks → the user content the core stores.
+
+Text stays text; a ``resource_link`` stays a link (the model reads the file with its
+tools, through the wall); an embedded text ``resource`` (``embeddedContext``) becomes a
+``resource`` block with its text. The core's messages carry no images or audio yet, so an
+image, audio or binary resource becomes a line telling the model what was attached and
+that it cannot see it (``promptCapabilities.image`` is therefore false).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+
+from acp.schema import (
+    AudioContentBlock,
+    BlobResourceContents,
+    EmbeddedResourceContentBlock,
+    ImageContentBlock,
+    ResourceContentBlock,
+    TextContentBlock,
+    TextResourceContents,
+)
+
+PromptBlock = (
+    TextContentBlock
+    | ImageContentBlock
+    | AudioContentBlock
+    | ResourceContentBlock
+    | EmbeddedResourceContentBlock
+)
+
+
+def user_content(prompt: list[PromptBlock]) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for block in prompt:
+        if isinstance(block, TextContentBlock):
+            blocks.append({"type": "text", "text": block.text})
+        elif isinstance(block, ResourceContentBlock):
+            link: dict[str, Any] = {"type": "resource_link", "uri": block.uri}
+            if block.name:
+                link["name"] = block.name
+            blocks.append(link)
+        elif isinstance(block, EmbeddedResourceContentBlock):
+            resource = block.resource
+            if isinstance(resource, TextResourceContents):
+                blocks.append({"type": "resource", "uri": resource.uri, "text": resource.text})
+            elif isinstance(resource, BlobResourceContents):
+                what = f"{resource.uri} ({resource.mime_type or 'binary'}, {_size(resource.blob)})"
+                blocks.append(_unseen(f"a binary resource {what}"))
+        elif isinstance(block, ImageContentBlock):
+            blocks.append(_unseen(f"an image ({block.mime_type}, {_size(block.data)})"))
+        elif isinstance(block, AudioContentBlock):
+            blocks.append(_unseen(f"audio ({block.mime_type}, {_size(block.data)})"))
+    return blocks
+
+
+def _unseen(what: str) -> dict[str, Any]:
+    return {
+        "type": "text",
+        "text": f"[The user attached {what}; lsp-agent cannot show it to the model.]",
+    }
+
+
+def _size(data: str) -> str:
+    try:
+        size = len(base64.b64decode(data, validate=False))
+    except (binascii.Error, ValueError):
+        size = len(data)
+    return f"{size:,} bytes"

@@ -1,0 +1,407 @@
+"""What ``lsp-agent acp`` holds: the store, an agent per workspace, the client's open
+sessions, their turns (issue 23 §2, §3, §8).
+
+ACP sessions are ordinary sessions: created, stored and listed by the same store as
+``serve``'s and ``run``'s (``sessions list`` shows them). A session's ``cwd`` is its
+workspace folder (the wall) and ``additionalDirectories`` join it as roots; the agent for
+a folder comes from :func:`lsp_agent.app.load_agent` the first time a session works there
+(its project configuration applies), and serves every session in that folder.
+
+One turn at a time per session: ``session/prompt`` admits the input, runs the turn in a
+task of its own with :data:`~lsp_agent.acp.editor.PROMPTING` set to the session, and answers
+its stop reason; ``session/cancel`` cancels that task (the running tool is interrupted, its
+process group killed, the turn recorded as cancelled) and the prompt answers ``cancelled``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+from acp.schema import (
+    ClientCapabilities,
+    SessionMode,
+    SessionModeState,
+)
+from acp.schema import (
+    SessionInfo as AcpSessionInfo,
+)
+
+from lsp_agent.acp.capabilities import ClientFeatures
+from lsp_agent.acp.content import PromptBlock, user_content
+from lsp_agent.acp.editor import PROMPTING, AcpEditor
+from lsp_agent.acp.errors import InvalidParams, SessionBusy
+from lsp_agent.acp.peer import AcpPeer
+from lsp_agent.acp.session_mcp import ClientServer, InvalidServers, SessionServers
+from lsp_agent.acp.updates import UpdateMapper, config_options
+from lsp_agent.app import AgentInputs, App, load_agent
+from lsp_agent.core.errors import SessionNotFound
+from lsp_agent.core.modes import CLIENT_MODES, MODES
+from lsp_agent.core.session.config_options import ConfigChoices
+from lsp_agent.core.transcript import SessionInfo
+from lsp_agent.core.uris import file_uri, local_path
+from lsp_agent.storage.event_log import SqliteEventStore
+
+_log = logging.getLogger(__name__)
+
+CANCEL_WAIT = 15.0
+"""How long closing waits for a cancelled turn to record its end."""
+LIST_PAGE = 100
+COMPACT_COMMAND = "compact"
+COMMANDS = (
+    {
+        "name": COMPACT_COMMAND,
+        "description": "Summarize the older part of the conversation now (frees context)",
+    },
+)
+_STOP_REASONS = {
+    "end_turn": "end_turn",
+    "max_steps": "max_turn_requests",
+    "refusal": "refusal",
+    "cancelled": "cancelled",
+}
+
+
+@attrs.define
+class OpenSession:
+    session_id: str
+    app: App
+    folder: str
+    roots: tuple[str, ...]
+    turn: asyncio.Task[str] | None = None
+    servers_started: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class SessionSetup:
+    """What ``session/new``, ``load`` and ``resume`` answer besides the session id."""
+
+    modes: SessionModeState
+    config_options: list[dict[str, Any]]
+
+
+class AcpHost:
+    def __init__(self, *, peer: AcpPeer, env: Mapping[str, str], store: SqliteEventStore) -> None:
+        self.peer = peer
+        self.env = env
+        self.store = store
+        self._open: dict[str, OpenSession] = {}
+        self._apps: dict[str, App] = {}
+        self._loading: dict[str, asyncio.Lock] = {}
+        self.editor = AcpEditor(peer, visible=lambda session_id: session_id in self._open)
+        self.servers = SessionServers(env=env)
+
+    # -- initialize ------------------------------------------------------------------------
+
+    def initialize(self, capabilities: ClientCapabilities | None) -> None:
+        self.peer.features = ClientFeatures.of(capabilities)
+        self._client_extras()
+
+    def _client_extras(self) -> None:
+        """What the client's capabilities add: questions through elicitation (H4b)."""
+        if self.peer.features.elicitation_form:
+            from lsp_agent.acp.elicitation import ElicitationAsker
+
+            self.editor.questions = ElicitationAsker(self.peer)
+
+    def _agent_inputs(self, folder: str) -> AgentInputs:
+        """The agent's inputs for a folder: bash in the client's terminal when it has one."""
+        runner = None
+        if self.peer.features.terminal:
+            from lsp_agent.acp.terminal import ClientTerminalRunner
+
+            runner = ClientTerminalRunner(
+                self.peer,
+                attached=lambda session_id, call_id, terminal_id: self.editor.mapper(
+                    session_id
+                ).note_terminal(call_id, terminal_id),
+            )
+        return AgentInputs(workspace=Path(folder), env=self.env, command_runner=runner)
+
+    # -- sessions --------------------------------------------------------------------------
+
+    async def new_session(
+        self, cwd: str, additional: Sequence[str] | None, servers: Sequence[ClientServer]
+    ) -> tuple[str, SessionSetup]:
+        folder = _folder(cwd, "cwd")
+        roots = _roots(folder, additional)
+        app = await self._app_for(folder)
+        session_id = await app.sessions.create(workspace_folder=folder)
+        await self._open_session(session_id, app, folder, roots, servers)
+        return session_id, await self._setup(session_id)
+
+    async def load_session(
+        self,
+        session_id: str,
+        cwd: str,
+        additional: Sequence[str] | None,
+        servers: Sequence[ClientServer] | None,
+        *,
+        replay: bool,
+    ) -> SessionSetup:
+        """``session/load`` (``replay``: the whole conversation is sent as updates first)
+        and ``session/resume`` (no replay)."""
+        _folder(cwd, "cwd")
+        info = await self._stored(session_id)
+        folder = local_path(info.workspace_folder)
+        app = await self._app_for(folder)
+        running = self._open.get(session_id)
+        if running is not None and running.turn is not None:
+            raise SessionBusy(f"session {session_id} is running a prompt")
+        self._open.pop(session_id, None)
+        self.editor.forget(session_id)
+        if replay:
+            await self._replay(session_id, folder)
+        await self._open_session(session_id, app, folder, _roots(folder, additional), servers or ())
+        return await self._setup(session_id)
+
+    async def _open_session(
+        self,
+        session_id: str,
+        app: App,
+        folder: str,
+        roots: tuple[str, ...],
+        servers: Sequence[ClientServer],
+    ) -> None:
+        reserved: set[str] = set(app.tools.names if app.tools is not None else ())
+        if app.mcp is not None:
+            reserved |= {spec.name for spec in app.mcp.specs()}
+        try:
+            await self.servers.start(session_id, servers, reserved=reserved)
+        except InvalidServers as error:
+            raise InvalidParams(str(error)) from error
+        self.editor.track(session_id, cwd=folder)
+        self._open[session_id] = OpenSession(
+            session_id=session_id, app=app, folder=folder, roots=roots
+        )
+
+    async def _replay(self, session_id: str, folder: str) -> None:
+        """Every visible message of the stored session, as the updates a live turn sent."""
+        visible = {m.message_id for m in await self.store.transcript(session_id)}
+        mapper = UpdateMapper(cwd=folder, replay=True)
+        for event in await self.store.events(session_id):
+            message_id = event.data.get("messageId")
+            if isinstance(message_id, str) and message_id not in visible:
+                continue  # reverted, or never promoted
+            for update in mapper.updates(event):
+                await self.editor.send_update(session_id, update)
+
+    async def _setup(self, session_id: str) -> SessionSetup:
+        session = self._require(session_id)
+        choices = await session.app.sessions.config_options(session_id)
+        return SessionSetup(modes=modes(choices), config_options=config_options(choices.to_json()))
+
+    async def announce(self, session_id: str) -> None:
+        """``available_commands_update``, after the answer that made the session known."""
+        await asyncio.sleep(0)
+        if session_id in self._open:
+            await self.editor.send_update(
+                session_id,
+                {"sessionUpdate": "available_commands_update", "availableCommands": COMMANDS},
+            )
+
+    async def list_sessions(
+        self, cwd: str | None, cursor: str | None
+    ) -> tuple[list[AcpSessionInfo], str | None]:
+        folder = file_uri(_folder(cwd, "cwd")) if cwd is not None else None
+        start = 0
+        if cursor is not None:
+            if not cursor.isdigit():
+                raise InvalidParams("cursor: not a cursor this agent gave")
+            start = int(cursor)
+        infos = await self.store.list_sessions(folder, limit=start + LIST_PAGE + 1)
+        page = infos[start : start + LIST_PAGE]
+        more = len(infos) > start + LIST_PAGE
+        listed = [
+            AcpSessionInfo.model_validate(
+                {
+                    "sessionId": info.session_id,
+                    "cwd": local_path(info.workspace_folder),
+                    "title": info.title or None,
+                    "updatedAt": info.updated_at,
+                }
+            )
+            for info in page
+        ]
+        return listed, str(start + LIST_PAGE) if more else None
+
+    async def close_session(self, session_id: str) -> None:
+        session = self._open.get(session_id)
+        if session is None:
+            await self._stored(session_id)  # unknown → SessionNotFound; known but closed: ok
+            return
+        await self._stop_turn(session)
+        self._open.pop(session_id, None)
+        self.editor.forget(session_id)
+        await self.servers.stop(session_id)
+
+    async def set_config(self, session_id: str, config_id: str, value: str) -> list[dict[str, Any]]:
+        session = self._require(session_id)
+        choices = await session.app.sessions.set_config(session_id, config_id, value)
+        return config_options(choices.to_json())
+
+    # -- prompts ---------------------------------------------------------------------------
+
+    async def prompt(self, session_id: str, blocks: list[PromptBlock]) -> str:
+        """Run one prompt to its end; the ACP stop reason."""
+        session = self._require(session_id)
+        if session.turn is not None:
+            raise SessionBusy(f"session {session_id} is already running a prompt")
+        content = user_content(blocks)
+        context = contextvars.copy_context()
+        context.run(PROMPTING.set, session_id)
+        task = asyncio.create_task(self._run(session, content), context=context)
+        session.turn = task
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                task.cancel()  # the prompt's own request went away (the connection closes)
+                raise
+            return "cancelled"
+        finally:
+            if session.turn is task and task.done():
+                session.turn = None
+            elif session.turn is task:
+                task.add_done_callback(lambda _t: _clear(session, task))
+
+    async def _run(self, session: OpenSession, content: list[dict[str, Any]]) -> str:
+        sessions = session.app.sessions
+        session_id = session.session_id
+        if not session.servers_started:
+            await self.servers.settled(session_id)
+            session.servers_started = True
+        command = _command(content)
+        if command == COMPACT_COMMAND:
+            done = await sessions.compact(session_id)
+            text = "Compacted the conversation." if done else "There was nothing to compact."
+            await self.editor.send_update(
+                session_id,
+                {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}},
+            )
+            return "end_turn"
+        first_seq = await self.store.last_seq(session_id)
+        await sessions.admit(session_id, content)
+        outcome = await sessions.run_turn(session_id)
+        if outcome.stop_reason == "error":
+            raise outcome.error or RuntimeError("the turn failed")
+        stop = _STOP_REASONS.get(outcome.stop_reason, "end_turn")
+        if stop == "end_turn" and await self._hit_max_tokens(session_id, first_seq):
+            return "max_tokens"
+        return stop
+
+    async def _hit_max_tokens(self, session_id: str, after_seq: int) -> bool:
+        ended = [
+            e
+            for e in await self.store.events(session_id, after_seq=after_seq)
+            if e.type == "assistant_message_ended"
+        ]
+        return bool(ended) and ended[-1].data.get("finishReason") == "max_tokens"
+
+    async def cancel(self, session_id: str) -> None:
+        """``session/cancel``: stop the running prompt (nothing happens when idle)."""
+        session = self._open.get(session_id)
+        if session is not None and session.turn is not None:
+            session.turn.cancel()
+
+    async def _stop_turn(self, session: OpenSession) -> None:
+        task = session.turn
+        if task is not None:
+            task.cancel()
+            await asyncio.wait([task], timeout=CANCEL_WAIT)
+
+    # -- the agents ------------------------------------------------------------------------
+
+    async def _app_for(self, folder: str) -> App:
+        """The agent for sessions working in ``folder`` (built once; ``ConfigError``)."""
+        lock = self._loading.setdefault(folder, asyncio.Lock())
+        async with lock:
+            app = self._apps.get(folder)
+            if app is None:
+                app = await load_agent(
+                    self._agent_inputs(folder),
+                    editor=self.editor,
+                    store=self.store,
+                    roots=self._roots_for,
+                )
+                if app.tools is not None:
+                    app.tools.add_source(self.servers)
+                self._apps[folder] = app
+            return app
+
+    def _roots_for(self, folder: str) -> Sequence[str]:
+        """The prompting session's roots (its folder and additional directories)."""
+        session = self._open.get(PROMPTING.get())
+        if session is not None and session.folder == folder:
+            return session.roots
+        return (folder,)
+
+    def _require(self, session_id: str) -> OpenSession:
+        session = self._open.get(session_id)
+        if session is None:
+            raise SessionNotFound(session_id)
+        return session
+
+    async def _stored(self, session_id: str) -> SessionInfo:
+        info = await self.store.session(session_id)
+        if info is None:
+            raise SessionNotFound(session_id)
+        return info
+
+    async def aclose(self) -> None:
+        for session in list(self._open.values()):
+            await self._stop_turn(session)
+        await self.servers.aclose()
+        for app in self._apps.values():
+            await app.sessions.drain(timeout=2.0)
+            if app.mcp is not None:
+                await app.mcp.aclose()
+        await self.store.close()
+
+
+def modes(choices: ConfigChoices) -> SessionModeState:
+    """The legacy ``modes`` (``session/set_mode``) beside ``configOptions``."""
+    return SessionModeState(
+        current_mode_id=choices.mode,
+        available_modes=[
+            SessionMode(id=name, name=MODES[name].title, description=MODES[name].description)
+            for name in CLIENT_MODES
+        ],
+    )
+
+
+def _folder(path: str | None, field: str) -> str:
+    if not path or not os.path.isabs(path):
+        raise InvalidParams(f"{field}: an absolute path is required, got {path!r}")
+    real = os.path.realpath(path)
+    if not os.path.isdir(real):
+        raise InvalidParams(f"{field}: {path} is not a folder")
+    return real
+
+
+def _roots(folder: str, additional: Sequence[str] | None) -> tuple[str, ...]:
+    extra = [_folder(path, "additionalDirectories") for path in additional or ()]
+    return tuple(dict.fromkeys([folder, *extra]))
+
+
+def _command(content: list[dict[str, Any]]) -> str | None:
+    """The slash command a prompt is (``/compact``), or None for an ordinary prompt."""
+    if len(content) != 1 or content[0].get("type") != "text":
+        return None
+    text = str(content[0].get("text", "")).strip()
+    if not text.startswith("/"):
+        return None
+    name = text[1:].split(maxsplit=1)[0] if len(text) > 1 else ""
+    return name if name in {c["name"] for c in COMMANDS} else None
+
+
+def _clear(session: OpenSession, task: asyncio.Task[str]) -> None:
+    if session.turn is task:
+        session.turn = None

@@ -1,0 +1,257 @@
+"""Where a ``bash`` command's process lives: the :class:`CommandRunner` port, and the default
+that spawns it here.
+
+The bash tool decides everything before a command runs (its permission, its workdir, the
+sandboxed :class:`~lsp_agent.sandbox.Launch`: ``bwrap … --`` or the supervisor) and turns
+what comes back into the outcome; the output limit and the secret filter stay the registry's.
+A runner only hosts the launch: it starts exactly ``spec.launch.argv`` — never the raw
+command — with ``spec.env``, waits up to ``spec.timeout``, stops it on timeout or
+cancellation, and reports how it ended. :class:`LocalRunner` runs it in a process group of
+its own here (:class:`~lsp_agent.shell.process.ProcessGroup`); an ACP client's terminal is
+another runner (``lsp_agent.acp.terminal``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol, TypeVar
+
+import attrs
+
+from lsp_agent.sandbox import Launch
+from lsp_agent.shell.process import ProcessGroup
+from lsp_agent.tools.base import ToolRunContext
+
+__all__ = [
+    "MAX_KEPT_CHARS",
+    "CommandFailed",
+    "CommandRun",
+    "CommandRunner",
+    "CommandSpec",
+    "LocalRunner",
+    "OutputTail",
+    "uninterrupted",
+]
+
+MAX_KEPT_CHARS = 10 * 1024 * 1024
+"""Output kept in memory per call (the tail); the registry cuts what the model sees."""
+
+_READ_BYTES = 64 * 1024
+_DRAIN_SECONDS = 1.0
+
+T = TypeVar("T")
+
+_log = logging.getLogger(__name__)
+
+
+@attrs.frozen(kw_only=True)
+class CommandSpec:
+    """One prepared command, as the bash tool hands it to a runner."""
+
+    launch: Launch
+    """What to start: the sandboxed launch (its ``argv`` wraps the user's command)."""
+    workdir: str
+    env: Mapping[str, str]
+    """The command's environment: the agent's, less ``hidden_env``."""
+    hidden_env: frozenset[str]
+    """Variables the command must never see (the agent's provider keys), whatever a host
+    adds to ``env``."""
+    timeout: float
+    """Seconds before the command is stopped."""
+    kill_grace: float
+    """Seconds between ``SIGTERM`` and ``SIGKILL`` when stopping."""
+    max_kept_chars: int
+
+
+@attrs.frozen(kw_only=True)
+class CommandRun:
+    """How a command ended."""
+
+    returncode: int | None
+    """Its exit status; negative: killed by that signal; None: unknown."""
+    timed_out: bool
+    leftovers: bool
+    """It left processes running, which were stopped."""
+    output: str
+    metadata: Mapping[str, Any] = attrs.field(factory=dict)
+    """What the outcome carries about where it ran (``pgid``, ``terminal_id``)."""
+
+
+@attrs.frozen
+class CommandFailed:
+    """The command could not be started or followed: the message the model reads."""
+
+    message: str
+
+
+class CommandRunner(Protocol):
+    """Hosts one prepared command at a time per call (see the module docstring)."""
+
+    @property
+    def inherits_descriptors(self) -> bool:
+        """Whether the command is this process's child, so it can inherit descriptors (the
+        supervisor's status pipe); a command another process starts cannot."""
+        ...
+
+    async def run(self, spec: CommandSpec, ctx: ToolRunContext) -> CommandRun | CommandFailed:
+        """Start, wait, stop on timeout; on cancellation stop it, then re-raise."""
+        ...
+
+
+class OutputTail:
+    """A command's output text, keeping only its last ``limit`` characters."""
+
+    def __init__(self, limit: int = MAX_KEPT_CHARS) -> None:
+        self._limit = limit
+        self._chunks: deque[str] = deque()
+        self._size = 0
+        self.dropped = 0
+        """Characters dropped from the front."""
+
+    def append(self, text: str) -> None:
+        self._chunks.append(text)
+        self._size += len(text)
+        while self._size > self._limit:
+            excess = self._size - self._limit
+            first = self._chunks[0]
+            if len(first) <= excess:
+                self._chunks.popleft()
+                cut = len(first)
+            else:
+                self._chunks[0] = first[excess:]
+                cut = excess
+            self._size -= cut
+            self.dropped += cut
+
+    def text(self) -> str:
+        body = "".join(self._chunks)
+        if self.dropped:
+            return f"…earlier output dropped ({self.dropped} characters)…\n{body}"
+        return body
+
+
+class LocalRunner:
+    """The command in its own process group, this process's child.
+
+    Its process group is reported to the loop (``process_started``) before the command
+    starts and ``process_ended`` after, output is streamed to the editor as it comes, and on
+    timeout or cancellation the whole group is stopped (``SIGTERM``, ``SIGKILL`` after the
+    grace). Background processes still running when the command ends are stopped too.
+    """
+
+    inherits_descriptors = True
+
+    async def run(self, spec: CommandSpec, ctx: ToolRunContext) -> CommandRun | CommandFailed:
+        launch = spec.launch
+        try:
+            group = await ProcessGroup.spawn(
+                launch.argv, cwd=spec.workdir, env=spec.env, pass_fds=launch.pass_fds
+            )
+        except OSError as exc:
+            return CommandFailed(f"Could not start the command: {exc.strerror or exc}")
+        finally:
+            launch.spawned()
+        return await self._supervise(group, ctx, spec)
+
+    async def _supervise(
+        self, group: ProcessGroup, ctx: ToolRunContext, spec: CommandSpec
+    ) -> CommandRun:
+        events = ctx.call.events
+        launch = spec.launch
+        grace = spec.kill_grace + launch.stop_margin
+        try:
+            await events.process_started(group.pgid, group.start_ticks())
+        except BaseException:
+            await uninterrupted(group.stop(0))  # never released: nothing of it ran
+            group.close()
+            raise
+        tail = OutputTail(spec.max_kept_chars)
+        reader = asyncio.create_task(_pump(group.stdout, tail, events.output))
+        try:
+            await group.release()
+            timed_out = False
+            try:
+                async with asyncio.timeout(spec.timeout):
+                    await group.wait()
+            except TimeoutError:
+                timed_out = True
+            in_group = not timed_out and group.alive()
+            leftovers = in_group or (not timed_out and launch.left_behind())
+            if timed_out or in_group:
+                await group.stop(grace)
+            await _finish_reading(reader)
+        except BaseException:
+            await uninterrupted(_abandon(group, reader, grace))
+            raise
+        finally:
+            group.close()
+            await uninterrupted(events.process_ended(group.pgid))
+        return CommandRun(
+            returncode=group.returncode,
+            timed_out=timed_out,
+            leftovers=leftovers,
+            output=tail.text(),
+            metadata={"pgid": group.pgid},
+        )
+
+
+async def _pump(
+    stream: asyncio.StreamReader, tail: OutputTail, emit: Callable[[str], Awaitable[None]]
+) -> None:
+    """Read until end of file; each decoded chunk is kept and streamed. Streaming that fails
+    stops (logged); the command and its kept output go on."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    streaming = True
+    final = False
+    while not final:
+        chunk = await stream.read(_READ_BYTES)
+        final = not chunk
+        text = decoder.decode(chunk, final=final)
+        if not text:
+            continue
+        tail.append(text)
+        if streaming:
+            try:
+                await emit(text)
+            except Exception:
+                _log.exception("streaming command output failed; output is still kept")
+                streaming = False
+
+
+async def _abandon(group: ProcessGroup, reader: asyncio.Task[None], grace: float) -> None:
+    await group.stop(grace)
+    if not reader.done():
+        await asyncio.wait({reader}, timeout=_DRAIN_SECONDS)
+        reader.cancel()
+        await asyncio.wait({reader})
+
+
+async def _finish_reading(reader: asyncio.Task[None]) -> None:
+    """The rest of the output; a process that left the group may hold the pipe open."""
+    await asyncio.wait({reader}, timeout=_DRAIN_SECONDS)
+    if not reader.done():
+        reader.cancel()
+        await asyncio.wait({reader})
+        return
+    reader.result()  # a failure to stream is the call's failure
+
+
+async def uninterrupted(awaitable: Awaitable[T]) -> T:
+    """Run ``awaitable`` to its end even if this task is cancelled meanwhile; a cancellation
+    that arrived is raised afterwards."""
+    task = asyncio.ensure_future(awaitable)
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if task.cancelled():
+                raise
+            cancelled = True
+    if cancelled:
+        raise asyncio.CancelledError
+    return task.result()
