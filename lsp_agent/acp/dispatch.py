@@ -140,30 +140,27 @@ class Dispatcher:
         )
 
     async def load_session(self, request: LoadSessionRequest) -> LoadSessionResponse:
-        setup = await self._host.load_session(
-            request.session_id,
-            request.cwd,
-            request.additional_directories,
-            request.mcp_servers,
-            replay=True,
-        )
-        self._announce(request.session_id)
-        return LoadSessionResponse.model_validate(
-            {"modes": setup.modes.model_dump(by_alias=True), "configOptions": setup.config_options}
-        )
+        return LoadSessionResponse.model_validate(await self._reopen(request, replay=True))
 
     async def resume_session(self, request: ResumeSessionRequest) -> ResumeSessionResponse:
+        return ResumeSessionResponse.model_validate(await self._reopen(request, replay=False))
+
+    async def _reopen(
+        self, request: LoadSessionRequest | ResumeSessionRequest, *, replay: bool
+    ) -> dict[str, Any]:
+        """A stored session opened again (``replay``: its history sent first), announced."""
         setup = await self._host.load_session(
             request.session_id,
             request.cwd,
             request.additional_directories,
             request.mcp_servers,
-            replay=False,
+            replay=replay,
         )
         self._announce(request.session_id)
-        return ResumeSessionResponse.model_validate(
-            {"modes": setup.modes.model_dump(by_alias=True), "configOptions": setup.config_options}
-        )
+        return {
+            "modes": setup.modes.model_dump(by_alias=True),
+            "configOptions": setup.config_options,
+        }
 
     async def list_sessions(self, request: ListSessionsRequest) -> ListSessionsResponse:
         sessions, cursor = await self._host.list_sessions(request.cwd, request.cursor)

@@ -27,8 +27,6 @@ from lsp_agent.testing.tools import tool_context
 from lsp_agent.tools.bash import BashParams, BashTool
 from tests.support.acp_terminal_client import TerminalChannel, running, wait_until
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the supervisor")
-
 KEY = "sk-ant-test-0123456789abcdefghijkl"
 HIDDEN = "ANTHROPIC_API_KEY"
 
