@@ -151,6 +151,40 @@ def staged_revert(events: Sequence[StoredEvent]) -> StagedRevert | None:
     return staged
 
 
+@attrs.frozen(kw_only=True)
+class CodeRewind:
+    """A committed ``code``-scope revert: the files went back, the messages stayed."""
+
+    seq: int
+    """The ``revert_committed`` event's seq: what a later note names."""
+    message_id: str
+    files: tuple[str, ...]
+    """The files restored (conflicts were left as they were)."""
+
+
+def unnoted_code_rewinds(events: Sequence[StoredEvent]) -> list[CodeRewind]:
+    """Committed ``code``-scope reverts the model was not told about (no ``context_noted``
+    names their seq in ``codeRewinds``): its messages still say it made changes the files no
+    longer have."""
+    restored: dict[str, tuple[str, ...]] = {}
+    rewinds: list[CodeRewind] = []
+    noted: set[int] = set()
+    for event in events:
+        data = event.data
+        if event.type == "revert_staged":
+            conflicts = set(data.get("conflicts", []))
+            files = tuple(f for f in data.get("files", []) if f not in conflicts)
+            restored[str(data.get("messageId"))] = files
+        elif event.type == "revert_committed" and revert_scope(data.get("scope")) == "code":
+            message_id = str(data.get("messageId"))
+            files = restored.get(message_id, ())
+            if files:
+                rewinds.append(CodeRewind(seq=event.seq, message_id=message_id, files=files))
+        elif event.type == "context_noted":
+            noted.update(n for n in data.get("codeRewinds", []) if isinstance(n, int))
+    return [r for r in rewinds if r.seq not in noted]
+
+
 def hidden_messages(events: Sequence[StoredEvent]) -> frozenset[str]:
     """Messages a staged revert hides or a committed one dropped: never sent to the model.
     A ``code``-scope revert hides none."""

@@ -139,29 +139,34 @@ async def _next_prompt(client: AgentClient, session: str) -> None:
     await client.wait_for(idles)
 
 
+async def _staged(
+    client: AgentClient, fake_llm: FakeLLMServer, path: Path, scope: str
+) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """One writing turn, then a revert of it staged with ``scope``: the session, the
+    ``revert/stage`` answer and the ``revert_update`` it streamed."""
+    session, message_id = await _one_writing_turn(client, fake_llm, path)
+    staged = await client.request(
+        "agent/revert/stage", {"sessionId": session, "messageId": message_id, "scope": scope}
+    )
+    [update] = updates_of(client, session, "revert_update")
+    assert (update["state"], update["scope"]) == ("staged", scope)
+    return session, staged, update
+
+
 async def test_revert_scope_code_restores_the_files_and_keeps_the_messages(
     workspace: Path, fake_llm: FakeLLMServer, server_env: dict[str, str]
 ) -> None:
     path = workspace / "b.py"
     path.write_text("b = 1\n")
     async with agent_client(env=server_env, folders=[workspace]) as client:
-        session, message_id = await _one_writing_turn(client, fake_llm, path)
-
-        staged = await client.request(
-            "agent/revert/stage",
-            {"sessionId": session, "messageId": message_id, "scope": "code"},
-        )
+        session, staged, update = await _staged(client, fake_llm, path, "code")
         assert staged == {"files": [path.as_uri()], "conflicts": []}
         assert path.read_text() == "b = 1\n"
-        [update] = updates_of(client, session, "revert_update")
-        assert update["state"] == "staged"
-        assert update["scope"] == "code"
         assert update["files"] == ["b.py"]
 
         await _next_prompt(client, session)
         [_, committed] = updates_of(client, session, "revert_update")
-        assert committed["state"] == "committed"
-        assert committed["scope"] == "code"
+        assert (committed["state"], committed["scope"]) == ("committed", "code")
         history = await client.request("agent/session/history", {"sessionId": session})
         dropped = [e for e in history["events"] if e["type"] == "revert_committed"]
         assert dropped[0]["data"]["dropped"] == []
@@ -169,6 +174,7 @@ async def test_revert_scope_code_restores_the_files_and_keeps_the_messages(
     assert "FIRST-PROMPT" in sent
     assert "wrote it" in sent
     assert "SECOND-PROMPT" in sent
+    assert "The user rewound the code" in sent  # the model is told its change is gone
     assert path.read_text() == "b = 1\n"
 
 
@@ -178,20 +184,10 @@ async def test_revert_scope_conversation_hides_the_messages_and_keeps_the_files(
     path = workspace / "b.py"
     path.write_text("b = 1\n")
     async with agent_client(env=server_env, folders=[workspace]) as client:
-        session, message_id = await _one_writing_turn(client, fake_llm, path)
-
-        staged = await client.request(
-            "agent/revert/stage",
-            {"sessionId": session, "messageId": message_id, "scope": "conversation"},
-        )
+        session, staged, update = await _staged(client, fake_llm, path, "conversation")
         assert staged == {"files": [], "conflicts": []}
         assert path.read_text() == "b = 2\n"
-        [update] = updates_of(client, session, "revert_update")
-        assert (update["state"], update["scope"], update["files"]) == (
-            "staged",
-            "conversation",
-            [],
-        )
+        assert update["files"] == []
 
         await _next_prompt(client, session)
     sent = str(fake_llm.model_bodies()[-1]["messages"])

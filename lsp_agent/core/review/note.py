@@ -1,8 +1,10 @@
-"""What the model is told about the hunks the user undid: one note before its next request.
+"""What the model is told about changes the user took back: one note before its next request.
 
 The note names each hunk — its file, its lines, the text the agent had written and the text
 the user restored — and asks the model not to make the change again unless the user asks
-for it. Kept hunks need no note: the files already show them.
+for it. Kept hunks need no note: the files already show them. A rewind of the code alone
+(``revert/stage`` with ``scope: "code"``) keeps the messages that say the model changed the
+files, so it gets a note too: which files went back, and to read them again before editing.
 """
 
 from __future__ import annotations
@@ -57,3 +59,17 @@ def _block(text: str) -> str:
     more = len(lines) - MAX_NOTE_LINES
     tail = f"… ({more} more lines)\n" if more > 0 else ""
     return f"```\n{shown}{tail}```"
+
+
+def code_rewind_note(files: Sequence[str]) -> str:
+    """The note for a ``code``-scope rewind that restored ``files`` (workspace-relative)."""
+    shown = ", ".join(files[:MAX_NOTE_LINES])
+    more = len(files) - MAX_NOTE_LINES
+    if more > 0:
+        shown += f" and {more} more"
+    return (
+        "<review-update>\nThe user rewound the code: these files are back to how they were "
+        "before the user's earlier message, and the changes you made to them since are gone "
+        f"(the conversation was kept): {shown}. Read a file again before you edit it, and do "
+        "not make those changes again unless the user asks you to.\n</review-update>"
+    )

@@ -6,14 +6,15 @@ Before each request, what changed in the context sources becomes a note (``conte
 compaction moves the point and starts a new epoch (``compaction``, ``compaction_summary``).
 Hunks the user undid since the model last heard of them (``core/review``) become one note
 too, at the start of the next turn (undo waits for an idle session), stored like every note
-(``context_noted`` with ``reviewHunks``) so a replay sends the same bytes.
+(``context_noted`` with ``reviewHunks``) so a replay sends the same bytes; so does a rewind of
+the code alone (``codeRewinds``), whose messages still say the files were changed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from lsp_agent.core.checkpoints import hidden_messages
+from lsp_agent.core.checkpoints import hidden_messages, unnoted_code_rewinds
 from lsp_agent.core.compaction.policy import (
     CompactionPoint,
     current_view,
@@ -35,7 +36,7 @@ from lsp_agent.core.interfaces import Clock, EventStore, IdFactory, Provider
 from lsp_agent.core.messages import Message, SystemBlock, ThinkingConfig
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.review.ledger import fold
-from lsp_agent.core.review.note import undo_note
+from lsp_agent.core.review.note import code_rewind_note, undo_note
 from lsp_agent.core.transcript import TranscriptMessage
 from lsp_agent.core.turn.recorder import Recorder
 
@@ -82,6 +83,7 @@ class ModelView:
         if epoch is not None:
             self._epoch, self._fresh_epoch = epoch, False
             await self._note_undone(events)
+            await self._note_code_rewinds(events)
             return
         snapshot = await self._sources.collect(roots, full=True)
         unreadable = snapshot.unreadable()
@@ -108,6 +110,21 @@ class ModelView:
                 "messageId": self._ids.new("msg"),
                 "text": text,
                 "reviewHunks": [h.hunk_id for h in undone],
+            },
+        )
+
+    async def _note_code_rewinds(self, events: Sequence[StoredEvent]) -> None:
+        """A ``code``-scope rewind the model was not told about: one note naming the files."""
+        rewinds = unnoted_code_rewinds(events)
+        if not rewinds:
+            return
+        files = sorted({f for r in rewinds for f in r.files})
+        await self._rec.emit(
+            "context_noted",
+            {
+                "messageId": self._ids.new("msg"),
+                "text": code_rewind_note(files),
+                "codeRewinds": [r.seq for r in rewinds],
             },
         )
 

@@ -104,6 +104,43 @@ async def test_code_restores_the_files_and_hides_no_message(session: Session) ->
     assert second in [m.message_id for m in await session.store.transcript(session.sid)]
 
 
+async def test_after_a_code_rewind_the_model_is_told_once_which_files_went_back(
+    session: Session,
+) -> None:
+    first, _second = await session.two_turns()
+    await session.service.revert_stage(session.sid, first, scope="code")
+
+    await session.turn("THIRD-PROMPT", done())
+    told = session.sent()
+    assert "The user rewound the code" in told
+    assert "a.py, b.py" in told
+    [note] = [
+        e
+        for e in await session.store.events(session.sid)
+        if e.type == "context_noted" and e.data.get("codeRewinds")
+    ]
+
+    # the note is stored once: the next turn sends it again as history, and adds none
+    await session.turn("FOURTH-PROMPT", done())
+    notes = [
+        e
+        for e in await session.store.events(session.sid)
+        if e.type == "context_noted" and e.data.get("codeRewinds")
+    ]
+    assert notes == [note]
+    assert session.sent().count("The user rewound the code") == 1
+
+
+async def test_a_cleared_code_rewind_tells_the_model_nothing(session: Session) -> None:
+    first, _second = await session.two_turns()
+    await session.service.revert_stage(session.sid, first, scope="code")
+    await session.service.revert_clear(session.sid)
+
+    await session.turn("THIRD-PROMPT", done())
+
+    assert "The user rewound the code" not in session.sent()
+
+
 async def test_code_cleared_puts_the_files_back(session: Session) -> None:
     first, _ = await session.two_turns()
     await session.service.revert_stage(session.sid, first, scope="code")
