@@ -2,7 +2,10 @@
 
 :func:`build_server` registers, in this order:
 
-- ``initialize``: builds the :class:`~lsp_agent.lsp.host.AgentHost` (``host.start_host``);
+- ``initialize``: checks the client's options and starts building the
+  :class:`~lsp_agent.lsp.host.AgentHost` (``host.start_host``) in the background
+  (``startup.py``): it is answered at once, and every request waits for the host;
+- ``initialized``: "starting…" as work-done progress until the host is up;
 - ``textDocument/didOpen|didChange|didClose``: the open documents (``documents.py``);
 - ``workspace/didChangeWorkspaceFolders``: logged (the host reads the folders when needed);
 - ``shutdown``: stops the turns;
@@ -17,7 +20,6 @@ registered here from those tables.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -28,43 +30,39 @@ from pygls.exceptions import JsonRpcException
 from lsp_agent.lsp.commands import COMMAND_HANDLERS, code_actions
 from lsp_agent.lsp.errors import RpcError, to_rpc_error
 from lsp_agent.lsp.handlers import HANDLERS
-from lsp_agent.lsp.host import AgentHost, start_host
+from lsp_agent.lsp.host import agent_options, start_host
 from lsp_agent.lsp.protocol import COMMAND_TYPES, METHODS, Method, Model
 from lsp_agent.lsp.server import AgentServer, BadParams, serve_stdio, serve_tcp, validate_params
+from lsp_agent.lsp.startup import Startup
 
 _log = logging.getLogger(__name__)
-
-SERVER_NOT_INITIALIZED = -32002
-
-
-class Holder:
-    """The host, once ``initialize`` has built it."""
-
-    def __init__(self) -> None:
-        self.host: AgentHost | None = None
-        self.ready = asyncio.Event()
 
 
 def build_server(env: Mapping[str, str]) -> tuple[AgentServer, Callable[[], Awaitable[None]]]:
     """The server with every feature registered, and the coroutine that closes it."""
     server = AgentServer(env)
-    holder = Holder()
+    holder = Startup()
 
     @server.feature(lsp.INITIALIZE)
-    async def initialize(params: lsp.InitializeParams) -> None:
+    def initialize(params: lsp.InitializeParams) -> None:
         server.documents.attach(server.workspace)
         try:
-            holder.host = await start_host(
+            options = agent_options(params.initialization_options)
+        except Exception as error:
+            raise to_rpc_error(error, lsp.INITIALIZE) from error
+        holder.begin(
+            lambda: start_host(
                 client=server,
                 env=server.env,
                 documents=server.documents,
                 folders=lambda: _folder_uris(server),
-                raw_options=params.initialization_options,
+                options=options,
             )
-        except Exception as error:
-            raise to_rpc_error(error, lsp.INITIALIZE) from error
-        finally:
-            holder.ready.set()
+        )
+
+    @server.feature(lsp.INITIALIZED)
+    async def initialized(params: lsp.InitializedParams) -> None:
+        await holder.show_progress(server)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(params: lsp.DidOpenTextDocumentParams) -> None:
@@ -84,7 +82,7 @@ def build_server(env: Mapping[str, str]) -> tuple[AgentServer, Callable[[], Awai
 
     @server.feature(lsp.SHUTDOWN)
     async def shutdown(*_args: Any) -> None:
-        host = holder.host
+        host = await holder.settled()
         if host is not None:
             await host.scheduler.aclose()
 
@@ -99,8 +97,8 @@ def build_server(env: Mapping[str, str]) -> tuple[AgentServer, Callable[[], Awai
             code_action_kinds=[lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.RefactorRewrite]
         ),
     )
-    def code_action(params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
-        host = holder.host
+    async def code_action(params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
+        host = await holder.settled()  # asked while starting: answered once it is up
         if host is None or not host.agent_available:
             return None
         return code_actions(host, params)
@@ -114,23 +112,25 @@ def build_server(env: Mapping[str, str]) -> tuple[AgentServer, Callable[[], Awai
         if host is not None and host.plain is not None:
             await host.plain.cancelled(params.token)
 
+    closed = False
+
     async def close() -> None:
-        host, holder.host = holder.host, None
-        if host is not None:
+        nonlocal closed
+        host = await holder.settled()
+        if host is not None and not closed:
+            closed = True
             await host.aclose()
 
     return server, close
 
 
-async def _call(name: str, holder: Holder, handler: Any, params: Any, *, is_request: bool) -> Any:
+async def _call(name: str, holder: Startup, handler: Any, params: Any, *, is_request: bool) -> Any:
     """Run a handler with validated params: bad params, no host yet and errors become the
     JSON-RPC errors of a request, or are logged for a notification (nobody to answer)."""
     try:
         if isinstance(params, BadParams):
             raise RpcError(params.message, -32602)
-        host = holder.host
-        if host is None:
-            raise RpcError("the server is not initialized", SERVER_NOT_INITIALIZED)
+        host = await holder.wait()
         try:
             result = await handler(host, params)
         except JsonRpcException:
@@ -145,7 +145,7 @@ async def _call(name: str, holder: Holder, handler: Any, params: Any, *, is_requ
     return result.dump() if isinstance(result, Model) else result
 
 
-def _wrap(name: str, holder: Holder, is_request: bool) -> Callable[[Any], Awaitable[Any]]:
+def _wrap(name: str, holder: Startup, is_request: bool) -> Callable[[Any], Awaitable[Any]]:
     handler = HANDLERS[name]
 
     async def handle(params: Any) -> Any:
@@ -155,7 +155,7 @@ def _wrap(name: str, holder: Holder, is_request: bool) -> Callable[[Any], Awaita
     return handle
 
 
-def _command(name: str, holder: Holder) -> Callable[..., Awaitable[Any]]:
+def _command(name: str, holder: Startup) -> Callable[..., Awaitable[Any]]:
     """A ``workspace/executeCommand`` handler: one argument, validated like params."""
     spec = Method.for_command(COMMAND_TYPES[name])
     handler = COMMAND_HANDLERS[name]

@@ -1,12 +1,12 @@
 """What the server holds once initialized: the store, the agent, turns, the boundary.
 
-:func:`start_host` runs in ``initialize`` and only adapts: the client becomes the core's
-ports (``LspEditor``, the update stream or a plain client's progress), its workspace folders
-the workspace and the roots, ``initializationOptions.agent.config`` a settings layer; the
-agent itself comes from :func:`lsp_agent.app.load_agent`. Without a usable model the server
-still starts: sessions can be listed, loaded and exported, and
-``agent/session/new``/``prompt`` answer with the reason (no model configured, a bad config
-file) instead of the server failing to start.
+:func:`start_host` runs right after ``initialize`` is answered (``startup.py``) and only
+adapts: the client becomes the core's ports (``LspEditor``, the update stream or a plain
+client's progress), its workspace folders the workspace and the roots,
+``initializationOptions.agent.config`` a settings layer; the agent itself comes from
+:func:`lsp_agent.app.load_agent`. Without a usable model the server still starts: sessions
+can be listed, loaded and exported, and ``agent/session/new``/``prompt`` answer with the
+reason (no model configured, a bad config file) instead of the server failing to start.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from lsp_agent.lsp.editor import ChangeSets, LspEditor
 from lsp_agent.lsp.errors import InvalidParams
 from lsp_agent.lsp.plain import PlainProgress
 from lsp_agent.lsp.protocol import AgentClientOptions
+from lsp_agent.lsp.queries import LspEditorQueries
 from lsp_agent.lsp.stream import UpdateStream
 from lsp_agent.lsp.turns import TurnScheduler
 from lsp_agent.storage.event_log import SqliteEventStore
@@ -134,18 +135,22 @@ class AgentHost:
         await self.store.close()
 
 
+def agent_options(raw_options: Any) -> AgentClientOptions | None:
+    """``initializationOptions.agent``, checked; None for a plain LSP client."""
+    if isinstance(raw_options, dict) and "agent" in raw_options:
+        return AgentClientOptions.model_validate(raw_options["agent"])
+    return None
+
+
 async def start_host(
     *,
     client: Any,
     env: Mapping[str, str],
     documents: OpenDocuments,
     folders: Callable[[], Iterable[str]],
-    raw_options: Any,
+    options: AgentClientOptions | None,
 ) -> AgentHost:
     """Open the store and load the agent for this client (see the module docstring)."""
-    options = None
-    if isinstance(raw_options, dict) and "agent" in raw_options:
-        options = AgentClientOptions.model_validate(raw_options["agent"])
     store = await open_data_store(env)
     plain: PlainProgress | None = None
     if options is None:
@@ -178,8 +183,14 @@ async def start_host(
     init_config: dict[str, Any] | None = None
     if options is not None and options.config is not None:
         init_config = options.config.model_dump(exclude_none=True)
+    queries = None
+    if options is not None and options.editor_queries:
+        queries = LspEditorQueries(client, options.editor_queries)
     inputs = AgentInputs(
-        workspace=Path(roots[0]) if roots else Path.cwd(), env=env, init_options=init_config
+        workspace=Path(roots[0]) if roots else Path.cwd(),
+        env=env,
+        init_options=init_config,
+        editor_queries=queries,
     )
     app: App | None = None
     app_error: str | None = None
