@@ -22,18 +22,18 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
-from lsp_agent.lsp.commands import COMMAND_HANDLERS, code_actions
 from lsp_agent.lsp.errors import RpcError, to_rpc_error
-from lsp_agent.lsp.handlers import HANDLERS
-from lsp_agent.lsp.host import agent_options, start_host
 from lsp_agent.lsp.protocol import COMMAND_TYPES, METHODS, Method, Model
 from lsp_agent.lsp.server import AgentServer, BadParams, serve_stdio, serve_tcp, validate_params
-from lsp_agent.lsp.startup import Startup
+from lsp_agent.lsp.startup import Startup, agent_options
+
+if TYPE_CHECKING:
+    from lsp_agent.lsp.host import AgentHost
 
 _log = logging.getLogger(__name__)
 
@@ -50,15 +50,19 @@ def build_server(env: Mapping[str, str]) -> tuple[AgentServer, Callable[[], Awai
             options = agent_options(params.initialization_options)
         except Exception as error:
             raise to_rpc_error(error, lsp.INITIALIZE) from error
-        holder.begin(
-            lambda: start_host(
+
+        async def start() -> AgentHost:
+            from lsp_agent.lsp.host import start_host  # the agent: after the answer
+
+            return await start_host(
                 client=server,
                 env=server.env,
                 documents=server.documents,
                 folders=lambda: _folder_uris(server),
                 options=options,
             )
-        )
+
+        holder.begin(start)
 
     @server.feature(lsp.INITIALIZED)
     async def initialized(params: lsp.InitializedParams) -> None:
@@ -101,6 +105,8 @@ def build_server(env: Mapping[str, str]) -> tuple[AgentServer, Callable[[], Awai
         host = await holder.settled()  # asked while starting: answered once it is up
         if host is None or not host.agent_available:
             return None
+        from lsp_agent.lsp.commands import code_actions
+
         return code_actions(host, params)
 
     for name in COMMAND_TYPES:
@@ -124,15 +130,19 @@ def build_server(env: Mapping[str, str]) -> tuple[AgentServer, Callable[[], Awai
     return server, close
 
 
-async def _call(name: str, holder: Startup, handler: Any, params: Any, *, is_request: bool) -> Any:
-    """Run a handler with validated params: bad params, no host yet and errors become the
-    JSON-RPC errors of a request, or are logged for a notification (nobody to answer)."""
+async def _call(
+    name: str, holder: Startup, handler_of: Callable[[], Any], params: Any, *, is_request: bool
+) -> Any:
+    """Run a handler with validated params once the host is up: bad params, a failed start
+    and errors become the JSON-RPC errors of a request, or are logged for a notification
+    (nobody to answer). The handler is looked up then (``handler_of``): the handlers'
+    modules import the agent, which waits until ``initialize`` is answered."""
     try:
         if isinstance(params, BadParams):
             raise RpcError(params.message, -32602)
         host = await holder.wait()
         try:
-            result = await handler(host, params)
+            result = await handler_of()(host, params)
         except JsonRpcException:
             raise
         except Exception as error:
@@ -146,7 +156,10 @@ async def _call(name: str, holder: Startup, handler: Any, params: Any, *, is_req
 
 
 def _wrap(name: str, holder: Startup, is_request: bool) -> Callable[[Any], Awaitable[Any]]:
-    handler = HANDLERS[name]
+    def handler() -> Any:
+        from lsp_agent.lsp.handlers import HANDLERS
+
+        return HANDLERS[name]
 
     async def handle(params: Any) -> Any:
         return await _call(name, holder, handler, params, is_request=is_request)
@@ -158,7 +171,11 @@ def _wrap(name: str, holder: Startup, is_request: bool) -> Callable[[Any], Await
 def _command(name: str, holder: Startup) -> Callable[..., Awaitable[Any]]:
     """A ``workspace/executeCommand`` handler: one argument, validated like params."""
     spec = Method.for_command(COMMAND_TYPES[name])
-    handler = COMMAND_HANDLERS[name]
+
+    def handler() -> Any:
+        from lsp_agent.lsp.commands import COMMAND_HANDLERS
+
+        return COMMAND_HANDLERS[name]
 
     async def run(ls: object, *arguments: object) -> Any:
         # ``ls`` is the server, which pygls passes first; the rest are the arguments.

@@ -135,13 +135,6 @@ class AgentHost:
         await self.store.close()
 
 
-def agent_options(raw_options: Any) -> AgentClientOptions | None:
-    """``initializationOptions.agent``, checked; None for a plain LSP client."""
-    if isinstance(raw_options, dict) and "agent" in raw_options:
-        return AgentClientOptions.model_validate(raw_options["agent"])
-    return None
-
-
 async def start_host(
     *,
     client: Any,

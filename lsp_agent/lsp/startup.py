@@ -6,7 +6,9 @@ tells its user the server "is not running". So ``initialize`` only checks the cl
 options and starts :class:`Startup`; every request then waits for the host (never an error
 because it is still starting), and a client that supports work-done progress sees
 "lsp-agent: starting…" until it is up. A start that fails answers every later request with
-the reason and shows it once (``window/showMessage``).
+the reason and shows it once (``window/showMessage``). Nothing of the agent is imported
+before ``initialize`` is answered: ``features.py`` reaches the host, the handlers and the
+commands only from here on.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 
 from lsp_agent.lsp.errors import RpcError
+from lsp_agent.lsp.protocol import AgentClientOptions
 
 if TYPE_CHECKING:
     from lsp_agent.lsp.host import AgentHost
@@ -27,6 +30,13 @@ _log = logging.getLogger(__name__)
 
 SERVER_NOT_INITIALIZED = -32002
 PROGRESS_TOKEN = "lsp-agent/starting"
+
+
+def agent_options(raw_options: Any) -> AgentClientOptions | None:
+    """``initializationOptions.agent``, checked; None for a plain LSP client."""
+    if isinstance(raw_options, dict) and "agent" in raw_options:
+        return AgentClientOptions.model_validate(raw_options["agent"])
+    return None
 
 
 class Startup:
