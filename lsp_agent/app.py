@@ -39,6 +39,7 @@ from lsp_agent.core.secrets.filter import SecretFilter
 from lsp_agent.core.session.service import SessionService
 from lsp_agent.core.turn.loop import no_notices
 from lsp_agent.core.turn.retry import RetryPolicy
+from lsp_agent.mentions import PromptExpansion
 from lsp_agent.providers import make_provider
 from lsp_agent.sandbox import CommandSandbox
 from lsp_agent.skills.catalog import discover_skills
@@ -46,6 +47,7 @@ from lsp_agent.snapshots import GitShadowSnapshots
 from lsp_agent.storage.event_log import SqliteEventStore, open_store
 from lsp_agent.storage.recovery import RecoveryReport, recover
 from lsp_agent.tools.bash_runner import CommandRunner
+from lsp_agent.tools.editor_queries import EditorQueries
 from lsp_agent.tools.registry import ToolRegistry, default_registry
 from lsp_agent.workspace.boundary import data_folder_path
 from lsp_agent.workspace.disk_texts import DiskTexts
@@ -121,7 +123,8 @@ class AgentInputs:
     ``init_options``: an editor's ``initializationOptions.agent.config``;
     ``session_model``: the model of the session a command continues (default: the
     configured one); ``command_runner``: where ``bash`` commands run (an ACP client's
-    terminal; default: spawned here).
+    terminal; default: spawned here); ``editor_queries``: the editor's language servers,
+    behind ``definition``, ``references``… (default: none, and no such tool).
     """
 
     workspace: Path
@@ -130,6 +133,7 @@ class AgentInputs:
     init_options: Mapping[str, Any] | None = None
     session_model: str | None = None
     command_runner: CommandRunner | None = None
+    editor_queries: EditorQueries | None = None
 
     def settings(self) -> Settings:
         """Raises :class:`~lsp_agent.config.settings.InvalidConfig`."""
@@ -178,6 +182,7 @@ async def load_agent(
             editor_diagnostics=editor_diagnostics,
             mcp_servers=mcp_servers,
             command_runner=inputs.command_runner,
+            editor_queries=inputs.editor_queries,
         )
     except BaseException:
         if opened:
@@ -253,6 +258,7 @@ async def build_app(
     editor_diagnostics: bool = False,
     mcp_servers: bool = True,
     command_runner: CommandRunner | None = None,
+    editor_queries: EditorQueries | None = None,
 ) -> App:
     """The agent from loaded settings and model (front doors use :func:`load_agent`).
 
@@ -260,7 +266,8 @@ async def build_app(
     the session's own folder. ``editor_diagnostics``: the editor reports its language
     servers' diagnostics (``editor.diagnostics``), so the ``diagnostics`` tool is offered.
     ``mcp_servers``: start the configured MCP servers (off for commands that run no turn);
-    ``App.aclose`` stops them. ``command_runner``: see :class:`AgentInputs`."""
+    ``App.aclose`` stops them. ``command_runner``, ``editor_queries``: see
+    :class:`AgentInputs`."""
     keys = key_variables(settings)
     secrets = SecretFilter.from_env(env, keys)
     provider_keys = ProviderKeys(env, secrets=secrets)  # the environment, then the keyring
@@ -298,6 +305,7 @@ async def build_app(
             hidden=(str(data_dir(env)),),
         ),
         command_runner=command_runner,
+        editor_queries=editor_queries,
     )
     options = attrs.evolve(agent_options(settings, model), secrets=secrets)
     mcp: McpManager | None = None
@@ -341,6 +349,7 @@ async def build_app(
         roots=roots,
         notices=mcp.notices if mcp is not None else no_notices,
         files=DiskTexts(),
+        attachments=PromptExpansion(editor, secrets=secrets),
     )
     return App(
         settings=settings, store=store, sessions=sessions, secrets=secrets, mcp=mcp, tools=tools

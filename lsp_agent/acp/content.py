@@ -1,10 +1,11 @@
 """A ``session/prompt``'s ACP content blocks → the user content the core stores.
 
-Text stays text; a ``resource_link`` stays a link (the model reads the file with its
-tools, through the wall); an embedded text ``resource`` (``embeddedContext``) becomes a
-``resource`` block with its text. The core's messages carry no images or audio yet, so an
-image, audio or binary resource becomes a line telling the model what was attached and
-that it cannot see it (``promptCapabilities.image`` is therefore false).
+Text stays text; a ``resource_link`` stays a link, which the core reads at admission
+(``mentions.py``: through the editor, so the client's buffer, inside the wall); an embedded
+text ``resource`` (``embeddedContext``) becomes a ``resource`` block with its text. The
+core's messages carry no images or audio yet, so an image, audio or binary resource becomes
+a line telling the model what was attached and that it cannot see it
+(``promptCapabilities.image`` is therefore false).
 """
 
 from __future__ import annotations

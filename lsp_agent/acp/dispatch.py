@@ -49,6 +49,7 @@ from lsp_agent import __version__
 from lsp_agent.acp.auth import auth_methods, authenticate
 from lsp_agent.acp.errors import to_request_error
 from lsp_agent.acp.host import AcpHost
+from lsp_agent.core.errors import LspAgentError
 
 _log = logging.getLogger(__name__)
 
@@ -63,6 +64,7 @@ class Dispatcher:
     def __init__(self, host: AcpHost) -> None:
         self._host = host
         self._background: set[asyncio.Task[None]] = set()
+        self._inflight: set[asyncio.Task[Any]] = set()
         self._requests: Mapping[str, tuple[type[BaseModel], Handler]] = {
             "initialize": (InitializeRequest, self.initialize),
             "authenticate": (AuthenticateRequest, self.authenticate),
@@ -88,17 +90,40 @@ class Dispatcher:
                 return None
             raise RequestError.method_not_found(method)
         model, handler = entry
+        current = asyncio.current_task()
+        if current is not None:
+            self._inflight.add(current)
         try:
             request = model.model_validate(params if params is not None else {})
             return await handler(request)
         except asyncio.CancelledError:
             raise
         except Exception as error:
-            if isinstance(error, (ValidationError, RequestError)) or is_notification:
+            expected = isinstance(error, (ValidationError, RequestError, LspAgentError))
+            if expected:
                 _log.info("%s failed: %s", method, error)
             else:
                 _log.warning("%s failed: %s", method, error, exc_info=True)
+            if is_notification:
+                return None  # a notification has no answer to carry the error
             raise to_request_error(error) from error
+        finally:
+            if current is not None:
+                self._inflight.discard(current)
+
+    async def drain(self, timeout: float) -> None:
+        """At the end of input: let the requests still being served finish and answer
+        (running turns are cancelled first, ``host.py``), then cancel what is left, so
+        nothing touches the store once it is closed."""
+        pending = [*self._inflight, *self._background]
+        if not pending:
+            return
+        _, late = await asyncio.wait(pending, timeout=timeout)
+        for task in late:
+            task.cancel()
+        if late:
+            _log.warning("%d request(s) still running at exit were cancelled", len(late))
+            await asyncio.wait(late, timeout=timeout)
 
     # -- methods ---------------------------------------------------------------------------
 

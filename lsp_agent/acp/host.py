@@ -355,9 +355,12 @@ class AcpHost:
             raise SessionNotFound(session_id)
         return info
 
+    async def stop_turns(self) -> None:
+        """Cancel every running turn and wait until each has recorded its end."""
+        await asyncio.gather(*(self._stop_turn(s) for s in list(self._open.values())))
+
     async def aclose(self) -> None:
-        for session in list(self._open.values()):
-            await self._stop_turn(session)
+        await self.stop_turns()
         await self.servers.aclose()
         for app in self._apps.values():
             await app.sessions.drain(timeout=2.0)

@@ -1,8 +1,9 @@
 """``lsp-agent acp``: the process. stdin/stdout carry ACP (newline-delimited JSON-RPC), logs
 go to stderr. The SDK's ``Connection`` does the JSON-RPC bookkeeping (ids, concurrent
 handlers, answers to our requests) over our transport (``transport.py``); it runs until the
-client closes stdin, then running turns are cancelled (recorded as such) and the store is
-closed.
+client closes stdin. Then, in this order: running turns are cancelled (each records its end),
+the requests still being served finish and answer (``Dispatcher.drain``), the sessions' MCP
+servers stop, and only then is the store closed — no request ever meets a closed store.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from lsp_agent.app import open_data_store
 
 _log = logging.getLogger(__name__)
 
+DRAIN_WAIT = 20.0
+"""How long the end of input waits for the requests still being served to answer."""
+
 
 def serve(env: Mapping[str, str]) -> int:
     asyncio.run(_serve(env))
@@ -33,12 +37,15 @@ async def _serve(env: Mapping[str, str]) -> None:
     store = await open_data_store(env)
     peer = AcpPeer()
     host = AcpHost(peer=peer, env=env, store=store)
-    connection = Connection(Dispatcher(host), NdjsonStdio(reader, writer), listening=False)
+    dispatcher = Dispatcher(host)
+    connection = Connection(dispatcher, NdjsonStdio(reader, writer), listening=False)
     peer.connect(connection)
     try:
         await connection.main_loop()
     finally:
         try:
+            await host.stop_turns()
+            await dispatcher.drain(DRAIN_WAIT)
             await host.aclose()
         finally:
             await connection.close()

@@ -102,7 +102,8 @@ class UpdateMapper:
     def _tool_call(self, data: dict[str, Any]) -> dict[str, Any]:
         call_id = str(data["toolCallId"])
         raw_input = data.get("input")
-        if isinstance(raw_input, dict) and call_id not in self._paths:
+        if isinstance(raw_input, dict) and (raw_input or call_id not in self._paths):
+            # a streamed call is announced with no input yet: its paths come with the input
             self._paths[call_id] = tuple(self._input_paths(raw_input))
         first = call_id not in self._announced
         self._announced.add(call_id)
@@ -116,7 +117,7 @@ class UpdateMapper:
         tool_kind = str(data.get("kind", "other"))
         if first or "kind" in data:
             body["kind"] = tool_kind if tool_kind in _ACP_KINDS else "other"
-        title = data.get("title") or (_title(data) if first else None)
+        title = data.get("title") or (_title(data) if first or raw_input else None)
         if title:
             body["title"] = str(title)[:_TITLE_CHARS]
         if isinstance(raw_input, dict):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import (
@@ -26,6 +26,7 @@ from pydantic import (
 )
 
 from lsp_agent.core.errors import ConfigError
+from lsp_agent.core.messages import REASONING_BUDGETS as CORE_REASONING_BUDGETS
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.modes import CLIENT_MODES, DEFAULT_MODE
 from lsp_agent.providers import ProviderType
@@ -201,13 +202,9 @@ class ThinkingSettings(_Config):
 
 ReasoningEffort = Literal["low", "medium", "high"]
 
-#: ``agents.<name>.reasoning_effort`` as the thinking budget the providers take (OpenAI maps
-#: a budget back to the same effort: under 2000 low, under 8000 medium, else high).
-REASONING_BUDGETS: Final[dict[ReasoningEffort, int]] = {
-    "low": 1024,
-    "medium": 4000,
-    "high": 16_000,
-}
+#: ``agents.<name>.reasoning_effort`` as the thinking budget the providers take (the core's
+#: table: a session's thought level uses the same).
+REASONING_BUDGETS: Final[Mapping[str, int]] = CORE_REASONING_BUDGETS
 
 #: The agents ``agents`` may configure: the two modes, the ``task`` tool's subagents, and the
 #: title and summary (compaction) side requests.

@@ -53,8 +53,9 @@ Catalogue (type → data):
 - ``revert_staged``     {messageId, restoreTree, undoTree, files, conflicts, hidden}
 - ``revert_cleared``    {messageId, files}
 - ``revert_committed``  {messageId, dropped}
-- ``config_changed``    {configId: mode|model, value, configOptions} — a session option was
-  set (``agent/session/setConfigOption``); the session's ``mode``/``model`` become ``value``
+- ``config_changed``    {configId: mode|model|thought_level, value, configOptions} — a session
+  option was set (``agent/session/setConfigOption``); the session's ``mode``/``model``/
+  ``thought_level`` become ``value``
   and a running turn picks it up at its next step. ``configOptions`` is the whole list after
   the change, as the client shows it
 - ``review_recorded``   {checkpointId, messageId, stepMessageId, after, hunks: [{hunkId, path,

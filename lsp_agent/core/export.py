@@ -62,7 +62,7 @@ def _message_markdown(message: TranscriptMessage) -> list[str]:
     if message.status != "completed":
         heading += f" ({message.status})"
     lines = [heading, ""]
-    for part in message.parts:
+    for part in message.shown_parts:
         if isinstance(part, ToolCallView):
             lines += _tool_markdown(part)
         elif part.type == "reasoning":

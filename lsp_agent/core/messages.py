@@ -7,7 +7,8 @@ splits them into ``tool`` role messages.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Any, Final, Literal
 
 import attrs
 
@@ -114,6 +115,16 @@ class ToolSpec:
 @attrs.frozen(kw_only=True)
 class ThinkingConfig:
     budget_tokens: int = 4000
+
+
+REASONING_BUDGETS: Final[Mapping[str, int]] = {"low": 1024, "medium": 4000, "high": 16_000}
+"""A reasoning effort (``agents.<name>.reasoning_effort``, a session's thought level) as the
+thinking budget the providers take (OpenAI maps a budget back to the same effort: under 2000
+low, under 8000 medium, else high)."""
+
+THOUGHT_LEVELS: Final = ("default", "off", *REASONING_BUDGETS)
+"""A session's ``thought_level`` option: ``default`` follows the configuration, ``off``
+sends no thinking, the others their budget."""
 
 
 ToolChoice = Literal["auto", "none"]

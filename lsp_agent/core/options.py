@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 import attrs
 
 from lsp_agent.core.compaction.policy import CompactionPolicy
-from lsp_agent.core.messages import ThinkingConfig
+from lsp_agent.core.messages import REASONING_BUDGETS, ThinkingConfig
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.modes import DEFAULT_MODE, MODES
 from lsp_agent.core.permission.rules import Rule
@@ -73,6 +73,11 @@ class AgentOptions:
         """The model a session in ``mode`` starts with: its agent's, else the configured."""
         return self.agent(agent_of(mode)).model or self.model.ref
 
-    def thinking_for(self, agent: str) -> ThinkingConfig | None:
-        """An agent's thinking: its ``reasoning_effort``, else the configured thinking."""
+    def thinking_for(self, agent: str, level: str = "default") -> ThinkingConfig | None:
+        """An agent's thinking: the session's thought ``level`` when one is picked, else its
+        ``reasoning_effort``, else the configured thinking."""
+        if level == "off":
+            return None
+        if level in REASONING_BUDGETS:
+            return ThinkingConfig(budget_tokens=REASONING_BUDGETS[level])
         return self.agent(agent).thinking or self.thinking

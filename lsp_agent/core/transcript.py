@@ -49,6 +49,8 @@ class SessionInfo:
     model: str
     mode: str
     usage: SessionUsage = SessionUsage()
+    thought_level: str = "default"
+    """The session's ``thought_level`` option (core/session/config_options.py)."""
 
     def to_json(self) -> dict[str, Any]:
         """The session summary of ``docs/protocol.md`` (``agent/session/list`` entries)."""
@@ -70,6 +72,9 @@ class TextPartView:
     text: str
     signature: str | None = None
     redacted_data: str | None = None
+    attachment: str | None = None
+    """A user message's attachment (core/attachments.py): its source. The model is sent
+    it; the transcript shows the link or mention instead."""
 
     def to_json(self) -> dict[str, Any]:
         return {"type": self.type, "text": self.text}
@@ -111,10 +116,17 @@ class TranscriptMessage:
     seq: int = 0
     """The seq of the event that added the message (its place in the conversation)."""
 
+    @property
+    def shown_parts(self) -> tuple[PartView, ...]:
+        """The parts people are shown: attachments left out (their link is a part)."""
+        return tuple(
+            p for p in self.parts if not (isinstance(p, TextPartView) and p.attachment is not None)
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "messageId": self.message_id,
             "role": self.role,
             "status": self.status,
-            "parts": [p.to_json() for p in self.parts],
+            "parts": [p.to_json() for p in self.shown_parts],
         }

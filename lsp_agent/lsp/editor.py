@@ -133,7 +133,7 @@ class LspEditor:
         document = self._documents.document(real)
         if version is not None and document is not None and (document.version or 0) > version:
             return
-        self._diagnostics.update(real, [_core_diagnostic(d) for d in diagnostics])
+        self._diagnostics.update(real, [core_diagnostic(d) for d in diagnostics])
 
     def diagnostics_at(self, uri: str, range_: lsp.Range) -> list[lsp.Diagnostic]:
         """The known diagnostics of ``uri`` on the lines of ``range_``, as LSP diagnostics."""
@@ -168,7 +168,7 @@ class LspEditor:
         first, last = range_.start.line, range_.end.line
         kept = [d for d in self._diagnostics.get(real) if d.end_line < first or d.line > last]
         fresh = [
-            _core_diagnostic(p.Diagnostic.model_validate(diagnostic_json(d))) for d in diagnostics
+            core_diagnostic(p.Diagnostic.model_validate(diagnostic_json(d))) for d in diagnostics
         ]
         if kept or fresh or self._diagnostics.known(real):
             self._diagnostics.update(real, [*kept, *fresh])
@@ -382,7 +382,7 @@ class LspEditor:
         return QuestionReply(outcome="declined")
 
 
-def _core_diagnostic(d: p.Diagnostic) -> Diagnostic:
+def core_diagnostic(d: p.Diagnostic) -> Diagnostic:
     return Diagnostic(
         line=d.range.start.line,
         character=d.range.start.character,
@@ -459,3 +459,8 @@ def _plain(value: Any) -> Any:
     if hasattr(value, "_asdict"):
         return {k: _plain(v) for k, v in value._asdict().items()}
     return value
+
+
+def plain_json(value: Any) -> Any:
+    """A client's raw answer as plain JSON values (for other adapters of client requests)."""
+    return _plain(value)

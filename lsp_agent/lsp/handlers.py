@@ -10,6 +10,7 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from lsp_agent.core.attachments import PromptFocus
 from lsp_agent.core.errors import SessionNotFound
 from lsp_agent.core.export import export_session
 from lsp_agent.core.modes import CLIENT_MODES
@@ -18,6 +19,7 @@ from lsp_agent.core.transcript import SessionInfo
 from lsp_agent.core.uris import file_uri, path_of_uri
 from lsp_agent.lsp import protocol as p
 from lsp_agent.lsp.errors import InvalidParams
+from lsp_agent.lsp.focus import context_blocks, prompt_focus
 from lsp_agent.lsp.host import AgentHost
 from lsp_agent.storage.search_index import DEFAULT_LIMIT, SearchQueryError
 
@@ -168,9 +170,13 @@ async def session_prompt(host: AgentHost, params: p.PromptParams) -> p.PromptRes
         if existing is not None:
             return p.PromptResult(user_message_id=existing, queued=False)
     blocks = [block.dump() for block in params.prompt]
-    blocks += _context_blocks(params.context)
+    blocks += context_blocks(params.context, host.workspace_folders(), host.app.secrets)
     result = await submit_prompt(
-        host, session_id, blocks, client_message_id=params.client_message_id
+        host,
+        session_id,
+        blocks,
+        client_message_id=params.client_message_id,
+        focus=prompt_focus(params.context),
     )
     if key is not None:
         host.remember_answer(key, result)
@@ -183,13 +189,14 @@ async def submit_prompt(
     blocks: list[dict[str, Any]],
     *,
     client_message_id: str | None,
+    focus: PromptFocus | None = None,
 ) -> p.PromptResult:
     """Admit the input (durable before anything else) and run it now, or right after the
-    running turn."""
+    running turn; ``focus``: the editor context it came with (for its mentions)."""
     host.scheduler.check_free(session_id)
     host.stream.follow(session_id, await host.store.last_seq(session_id))
     message_id = await host.app.sessions.admit(
-        session_id, blocks, client_message_id=client_message_id
+        session_id, blocks, client_message_id=client_message_id, focus=focus
     )
     queued = not host.scheduler.start(session_id)
     return p.PromptResult(user_message_id=message_id, queued=queued)
@@ -277,35 +284,6 @@ def _checkpoint_file(folder: str, entry: dict[str, Any]) -> p.CheckpointFile:
 def _uri_in(folder: str, path: str) -> str:
     """The uri of ``path`` (relative to the session's folder, or absolute)."""
     return file_uri(os.path.join(folder, path) if folder else path)
-
-
-def _context_blocks(context: p.PromptContext | None) -> list[dict[str, Any]]:
-    """The editor context of a prompt (active document, selection, diagnostics) as blocks the
-    model reads after the prompt."""
-    if context is None:
-        return []
-    lines: list[str] = []
-    document = context.active_document
-    uri = None
-    if isinstance(document, p.ResourceLinkBlock):
-        uri = document.uri
-    elif isinstance(document, dict) and isinstance(document.get("uri"), str):
-        uri = document["uri"]
-    if uri is not None:
-        lines.append(f"Active document: {uri}")
-    if context.selection is not None:
-        start, end = context.selection.start, context.selection.end
-        lines.append(
-            f"Selection: line {start.line + 1} col {start.character + 1} to line "
-            f"{end.line + 1} col {end.character + 1}"
-        )
-    for diagnostic in context.diagnostics or []:
-        where = diagnostic.range.start
-        source = f" [{diagnostic.source}]" if diagnostic.source else ""
-        lines.append(f"Diagnostic at line {where.line + 1}{source}: {diagnostic.message}")
-    if not lines:
-        return []
-    return [{"type": "text", "text": "Editor context:\n" + "\n".join(lines)}]
 
 
 async def mcp_list(host: AgentHost, params: p.McpListParams) -> p.McpListResult:

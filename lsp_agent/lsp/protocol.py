@@ -66,7 +66,23 @@ class ResourceBlock(Model):
     text: Annotated[StrictStr, Field(max_length=1_000_000)]
 
 
-ContentBlock = Annotated[TextBlock | ResourceLinkBlock | ResourceBlock, Field(discriminator="type")]
+MentionName = Literal["diagnostics", "selection", "buffers", "diff"]
+MENTIONS: tuple[MentionName, ...] = ("diagnostics", "selection", "buffers", "diff")
+
+
+class MentionBlock(Model):
+    """``#diagnostics``, ``#selection``, ``#buffers``, ``#diff`` in a prompt: expanded by the
+    server when the prompt is admitted (protocol.md "Mentions")."""
+
+    type: Literal["mention"]
+    name: MentionName
+    uri: Uri | None = None
+    """For ``diagnostics``: only this file's (absent: the workspace's)."""
+
+
+ContentBlock = Annotated[
+    TextBlock | ResourceLinkBlock | ResourceBlock | MentionBlock, Field(discriminator="type")
+]
 
 
 class Diagnostic(Model):
@@ -103,6 +119,9 @@ class ClientConfig(Model):
     mode: StrictStr | None = None
 
 
+QueryKindWord = Annotated[StrictStr, Field(max_length=100)]
+
+
 class AgentClientOptions(Model):
     """``initializationOptions.agent``; absent: a plain LSP client (protocol.md §9)."""
 
@@ -111,6 +130,8 @@ class AgentClientOptions(Model):
     forwards_diagnostics: StrictBool = False
     client_info: ClientInfo = ClientInfo()
     config: ClientConfig | None = None
+    editor_queries: Annotated[list[QueryKindWord], Field(max_length=50)] = []
+    """The ``agent/editor/query`` kinds the client answers; unknown kinds are ignored."""
 
 
 class AgentServerCapabilities(Model):
@@ -122,11 +143,13 @@ class AgentServerCapabilities(Model):
     commands: list[str]
     review: bool = True
     """``agent/review/list|resolve`` and ``review_update`` (protocol.md "Review")."""
+    mentions: list[str] = list(MENTIONS)
+    """The ``mention`` block names the server expands."""
 
 
 # -- §1 sessions ---------------------------------------------------------------------------
 
-ConfigId = Literal["mode", "model"]
+ConfigId = Literal["mode", "model", "thought_level"]
 
 
 class ConfigChoice(Model):
@@ -138,7 +161,7 @@ class ConfigChoice(Model):
 class ConfigOption(Model):
     config_id: ConfigId
     name: str
-    category: Literal["mode", "model"]
+    category: Literal["mode", "model", "thought_level"]
     type: Literal["select"] = "select"
     current_value: str
     options: list[ConfigChoice]
@@ -262,8 +285,12 @@ class EmptyResult(Model):
 
 
 class PromptContext(Model):
+    """The user's focus when the prompt was sent; rendered into the prompt's own message."""
+
     active_document: ResourceLinkBlock | dict[str, Any] | None = None
+    cursor: Position | None = None
     selection: Range | None = None
+    selected_text: Annotated[StrictStr, Field(max_length=100_000)] | None = None
     diagnostics: Annotated[list[Diagnostic], Field(max_length=1000)] | None = None
 
 
@@ -287,6 +314,36 @@ class DocumentDiagnostics(Model):
 
 class DiagnosticsParams(Model):
     items: Annotated[list[DocumentDiagnostics], Field(max_length=10_000)]
+
+
+# -- editor queries ------------------------------------------------------------------------
+
+QueryKindName = Literal[
+    "definition",
+    "references",
+    "hover",
+    "documentSymbols",
+    "workspaceSymbols",
+    "implementation",
+    "typeDefinition",
+]
+
+
+class EditorQueryParams(Model):
+    """``agent/editor/query`` (server → client): what the editor's language servers know."""
+
+    session_id: str
+    kind: QueryKindName
+    uri: str | None = None
+    position: Position | None = None
+    query: str | None = None
+
+
+class EditorQueryResult(Model):
+    """LSP's own shapes, one list: Location | LocationLink, Hover, DocumentSymbol |
+    SymbolInformation, SymbolInformation | WorkspaceSymbol; ``[]``: no answer."""
+
+    items: Annotated[list[dict[str, Any]], Field(max_length=100_000)]
 
 
 # -- §3 streaming --------------------------------------------------------------------------
@@ -641,6 +698,13 @@ METHODS: dict[str, Method] = {
             kind="request",
             params=RequestPermissionParams,
             result=RequestPermissionResult,
+        ),
+        Method(
+            name="agent/editor/query",
+            direction="server_to_client",
+            kind="request",
+            params=EditorQueryParams,
+            result=EditorQueryResult,
         ),
         Method(
             name="agent/session/askQuestion",

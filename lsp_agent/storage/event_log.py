@@ -629,6 +629,7 @@ def _session_info(row: sqlite3.Row) -> SessionInfo:
         state=row["state"],
         model=row["model"],
         mode=row["mode"],
+        thought_level=row["thought_level"],
         usage=SessionUsage(
             input_tokens=row["input_tokens"],
             output_tokens=row["output_tokens"],
@@ -658,4 +659,5 @@ def _part_view(row: sqlite3.Row) -> PartView:
         text=data.get("text", ""),
         signature=data.get("signature"),
         redacted_data=data.get("redactedData"),
+        attachment=data.get("attachment"),
     )

@@ -37,7 +37,7 @@ PROJECTION_TABLES: Final = (
 _SESSION_STATES: Final = frozenset(get_args(SessionState))
 _TOOL_STATUSES: Final = frozenset(get_args(ToolStatus))
 _END_STATUSES: Final = frozenset(get_args(MessageStatus)) - {"streaming"}
-_CONFIG_COLUMNS: Final = frozenset({"mode", "model"})
+_CONFIG_COLUMNS: Final = frozenset({"mode", "model", "thought_level"})
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -155,9 +155,14 @@ def _user_message_admitted(conn: sqlite3.Connection, event: StoredEvent) -> None
         isinstance(block, dict) and isinstance(block.get("type"), str) for block in content
     ):
         raise _error(event, "data.content must be a list of content blocks")
+    attachments = event.data.get("attachments", [])
+    if not isinstance(attachments, list) or not all(
+        isinstance(item, dict) and isinstance(item.get("text"), str) for item in attachments
+    ):
+        raise _error(event, "data.attachments must be a list of {text, source}")
     conn.execute(
         "INSERT INTO inbox (message_id, session_id, content, client_message_id, admitted_seq,"
-        " admitted_at) VALUES (?, ?, ?, ?, ?, ?)",
+        " admitted_at, attachments) VALUES (?, ?, ?, ?, ?, ?, ?)",
         (
             _str(event, "messageId"),
             event.session_id,
@@ -165,6 +170,7 @@ def _user_message_admitted(conn: sqlite3.Connection, event: StoredEvent) -> None
             _opt_str(event, "clientMessageId"),
             event.seq,
             event.time,
+            dumps(attachments),
         ),
     )
 
@@ -173,7 +179,7 @@ def _user_message_promoted(conn: sqlite3.Connection, event: StoredEvent) -> None
     message_id = _str(event, "messageId")
     row = _fetch_one(
         conn,
-        "SELECT session_id, content, promoted_seq FROM inbox WHERE message_id = ?",
+        "SELECT session_id, content, attachments, promoted_seq FROM inbox WHERE message_id = ?",
         (message_id,),
     )
     if row is None or row["session_id"] != event.session_id:
@@ -186,7 +192,9 @@ def _user_message_promoted(conn: sqlite3.Connection, event: StoredEvent) -> None
         " VALUES (?, ?, ?, 'user', 'completed', ?, ?)",
         (message_id, event.session_id, event.seq, event.time, event.time),
     )
-    for position, data in enumerate(user_text_parts(json.loads(row["content"]))):
+    parts = user_text_parts(json.loads(row["content"]))
+    parts += attachment_parts(json.loads(row["attachments"]))
+    for position, data in enumerate(parts):
         conn.execute(
             "INSERT INTO parts (part_id, message_id, session_id, position, type, data)"
             " VALUES (?, ?, ?, ?, 'text', ?)",
@@ -199,7 +207,8 @@ def user_text_parts(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The text parts (their ``data``) a user message's content blocks become.
 
     ``text`` → its text; ``resource`` → a header line naming the uri, then the resource text;
-    ``resource_link`` → a line naming the uri (and the lines of its range). Other block types
+    ``resource_link`` → a line naming the uri (and the lines of its range); ``mention`` → a
+    line naming it (``[mention: #diff]``). Other block types
     carry nothing the model can read and are left out.
     """
     parts: list[dict[str, Any]] = []
@@ -213,7 +222,21 @@ def user_text_parts(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
         elif kind == "resource_link":
             where = _describe_range(block.get("range"))
             parts.append({"text": f"[resource link: {uri}{where}]", "uri": uri})
+        elif kind == "mention":
+            name = _clean(str(block.get("name", "")))
+            scope = f" ({uri})" if uri else ""
+            parts.append({"text": f"[mention: #{name}{scope}]"})
     return parts
+
+
+def attachment_parts(attachments: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The text parts a message's attachments become, after its content's: marked
+    ``attachment`` (their source), so the model is sent them and the transcript, exports
+    and the search index leave them out."""
+    return [
+        {"text": _clean(str(item.get("text", ""))), "attachment": str(item.get("source", ""))}
+        for item in attachments
+    ]
 
 
 def _describe_range(value: Any) -> str:

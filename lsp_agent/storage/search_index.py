@@ -73,7 +73,10 @@ def index_message(conn: sqlite3.Connection, session_id: str, message_id: str) ->
         (message_id,),
     ).fetchall()
     for row in rows:
-        text = str(json.loads(row["data"]).get("text", ""))
+        data = json.loads(row["data"])
+        if "attachment" in data:
+            continue  # not the user's words: what a link or mention named
+        text = str(data.get("text", ""))
         if row["role"] == "user":
             kind: SearchKind = "user"
         else:

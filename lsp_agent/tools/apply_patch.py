@@ -25,7 +25,10 @@ All or nothing, in five steps:
    disk writes. If the editor refuses one or the buffer changed meanwhile, the documents
    already edited are changed back (the reverse edit) and the disk writes are undone, and the
    model is told which file conflicted. Deletes and moves of an open document are done on
-   disk; the editor notices the file change.
+   disk; the editor notices the file change. An editor that writes files itself (ACP's
+   ``fs/write_text_file``) also gets every new file — an Add, a Move's destination — before
+   the disk writes; only removals (a Delete, a Move's source) then touch the disk, as ACP
+   has no delete.
 
 When the user edited the proposal of some files before allowing it, their texts replace the
 patch's for those files (each must still be what the patch was verified against at the ask)
@@ -498,11 +501,16 @@ def _reason(exc: OSError) -> str:
 
 
 async def _write_all(changes: Sequence[_Change], editor: Editor) -> str | None:
-    """The disk changes (a worker thread), then the open documents' edits; all or nothing.
-    None on success, else the message for the model."""
-    written = await asyncio.to_thread(_commit, [c for c in changes if not c.in_editor])
+    """The new files an editor writes itself (an Add, a Move's destination: ACP's
+    ``fs/write_text_file``), then the disk changes (a worker thread), then the open
+    documents' edits; all or nothing. None on success, else the message for the model."""
+    created, on_disk = await _create_in_editor(changes, editor)
+    if isinstance(created, str):
+        return created
+    written = await asyncio.to_thread(_commit, [c for c in on_disk if not c.in_editor])
     if isinstance(written, str):
-        return written
+        problems = await _uncreate(created, editor)
+        return "\n".join([written, *(f"- {problem}" for problem in problems)])
     edited: list[_Change] = []
     for change in changes:
         if not change.in_editor:
@@ -512,10 +520,54 @@ async def _write_all(changes: Sequence[_Change], editor: Editor) -> str | None:
         if result.status != "applied":
             problems = await _unedit(edited, editor)
             problems += await asyncio.to_thread(_undo, written)
+            problems += await _uncreate(created, editor)
             conflict = editor_conflict(change.source.display, result)
             return f"{_failure(conflict, problems)}\nRead the files again and make a new patch."
         edited.append(change)
     return None
+
+
+async def _create_in_editor(
+    changes: Sequence[_Change], editor: Editor
+) -> tuple[list[_Change] | str, list[_Change]]:
+    """Offer each new file to the editor (from the empty text, as ``workspace.files.commit``
+    does): one it writes itself is left out of the disk plan — a Move then only removes its
+    source on disk (ACP has no delete). ``not_open`` keeps it on the disk. The created
+    changes and the rest; a conflict undoes the created ones and is the message."""
+    created: list[_Change] = []
+    rest: list[_Change] = []
+    for change in changes:
+        if change.operation not in ("add", "move") or change.text is None:
+            rest.append(change)
+            continue
+        text = change.base.as_buffer(change.text) if change.base is not None else change.text
+        result = await editor.apply_document_edit(change.final.path, "", text)
+        if result.status == "not_open":
+            rest.append(change)
+        elif result.status == "applied":
+            created.append(change)
+            if change.destination is not None:  # the source still goes away, on disk
+                rest.append(attrs.evolve(change, destination=None, data=None))
+        else:
+            problems = await _uncreate(created, editor)
+            conflict = editor_conflict(change.final.display, result)
+            return f"{_failure(conflict, problems)}\nRead the files again and make a new patch.", []
+    return created, rest
+
+
+async def _uncreate(created: Sequence[_Change], editor: Editor) -> list[str]:
+    """Empty again the files the editor created (it has no way to delete them)."""
+    problems: list[str] = []
+    for change in reversed(created):
+        assert change.text is not None
+        text = change.base.as_buffer(change.text) if change.base is not None else change.text
+        result = await editor.apply_document_edit(change.final.path, text, "")
+        if result.status != "applied":
+            why = editor_conflict(change.final.display, result)
+            problems.append(f"{why}, so the file the patch created could not be emptied")
+        else:
+            problems.append(f"{change.final.display} was created in the editor and is now empty")
+    return problems
 
 
 def _buffer_texts(change: _Change) -> tuple[str, str]:

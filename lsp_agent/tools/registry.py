@@ -30,8 +30,10 @@ from lsp_agent.tools.apply_patch import ApplyPatchTool
 from lsp_agent.tools.base import Tool, ToolRunContext
 from lsp_agent.tools.bash import BashTool
 from lsp_agent.tools.bash_runner import CommandRunner
+from lsp_agent.tools.code_nav import code_nav_tools
 from lsp_agent.tools.diagnostics import DiagnosticsTool
 from lsp_agent.tools.edit import EditTool
+from lsp_agent.tools.editor_queries import EditorQueries
 from lsp_agent.tools.glob import GlobTool
 from lsp_agent.tools.grep import GrepTool
 from lsp_agent.tools.list import ListTool
@@ -92,6 +94,7 @@ def default_registry(
     editor_diagnostics: bool = False,
     sandbox: CommandSandbox | None = None,
     command_runner: CommandRunner | None = None,
+    editor_queries: EditorQueries | None = None,
 ) -> ToolRegistry:
     """Every built-in tool. Adding a tool is one line here.
 
@@ -99,7 +102,8 @@ def default_registry(
     ``allow_hosts`` admits named hosts to ``webfetch`` even on private addresses;
     ``editor_diagnostics`` offers the ``diagnostics`` tool (only an editor has them);
     ``sandbox`` confines ``bash`` commands (default: off); ``command_runner`` hosts them
-    (default: spawned here; an ACP client's terminal).
+    (default: spawned here; an ACP client's terminal); ``editor_queries`` answers the
+    code-navigation tools (``definition``, ``references``…: those whose kinds it answers).
     """
     locks = FileLocks()  # one per registry: edits to one file never interleave
     return ToolRegistry(
@@ -109,6 +113,7 @@ def default_registry(
             GlobTool(),
             GrepTool(),
             *([DiagnosticsTool()] if editor_diagnostics else []),
+            *code_nav_tools(editor_queries),
             WriteTool(locks),
             EditTool(locks),
             ApplyPatchTool(locks),

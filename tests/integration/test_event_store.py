@@ -268,6 +268,8 @@ async def test_fresh_database_reaches_latest_version_and_migrating_again_is_a_no
             (1, "init"),
             (2, "approvals"),
             (3, "search"),
+            (4, "inbox_attachments"),
+            (5, "thought_level"),
         ]
     finally:
         await conn.close()
@@ -517,8 +519,12 @@ async def test_every_event_bumps_updated_at_and_last_seq(store: SqliteEventStore
     session = await store.session("ses_1")
     assert session is not None
     assert (session.created_at, session.updated_at) == (at(1), at(9))
-    rows = await projection_rows(store.path)
-    assert rows["sessions"][0][-1] == 2  # last_seq
+    conn = await connect(store.path)
+    try:
+        [row] = await fetch_all(conn, "SELECT last_seq FROM sessions")
+    finally:
+        await conn.close()
+    assert row["last_seq"] == 2
 
 
 async def test_admitted_input_waits_in_the_inbox(store: SqliteEventStore) -> None:

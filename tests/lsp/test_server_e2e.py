@@ -243,7 +243,11 @@ async def test_load_with_full_replay_reproduces_the_live_stream(
         replayed = client.updates[before:]
         assert [u["seq"] for u in replayed] == list(range(1, loaded["lastSeq"] + 1))
         assert loaded["state"] == "idle"
-        assert {o["configId"] for o in loaded["configOptions"]} == {"mode", "model"}
+        assert {o["configId"] for o in loaded["configOptions"]} == {
+            "mode",
+            "model",
+            "thought_level",
+        }
         assert replayed[: len(live)] == live
         assert streamed_text(replayed) == streamed_text(live) == "Let me look. It sets x to one."
 

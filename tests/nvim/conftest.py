@@ -24,6 +24,8 @@ from lsp_agent.testing.fake_llm import FakeLLMServer
 NVIM = Path(sys.executable).parent / "nvim"
 PLUGIN = Path(__file__).resolve().parents[2] / "nvim-plugin"
 KEY = "sk-lsp-nvim-test-key"
+#: The current session's chat view (its chat and prompt buffers, focus, …), as a Lua expression.
+VIEW = "require('lsp_agent.chat').views[require('lsp_agent.session').current]"
 SERVER_CMD = [sys.executable, "-m", "lsp_agent", "serve"]
 
 SPY = r"""
@@ -126,6 +128,12 @@ class Editor:
             f"the lsp_agent client attached to {path.name}",
         )
 
+    def focus_buffer(self, path: Path) -> None:
+        """Make the window showing `path` the current one."""
+        win = self.lua("return vim.fn.bufwinid(vim.fn.bufnr(...))", str(path))
+        assert win != -1, f"{path.name} is not in a window"
+        self.lua("vim.api.nvim_set_current_win(...)", win)
+
     def buffer_text(self, path: Path) -> str:
         return "\n".join(
             self.lua(
@@ -155,6 +163,10 @@ class Editor:
             return vim.api.nvim_buf_get_lines(view.chat_buf, 0, -1, false)
             """
         )
+
+    def prompt_lines(self) -> list[str]:
+        """The lines of the current session's prompt area."""
+        return self.lua(f"return vim.api.nvim_buf_get_lines({VIEW}.prompt_buf, 0, -1, false)")
 
     def chat_text(self) -> str:
         return "\n".join(self.chat_lines())

@@ -13,12 +13,6 @@ def edit_script(path: Path, old: str, new: str, then: str = "Done.") -> dict[str
     return {"turns": [{"tool_calls": [{"name": "edit", "input": edit}]}, {"text": then}]}
 
 
-def focus_buffer(editor: Any, path: Path) -> None:
-    win = editor.lua("return vim.fn.bufwinid(vim.fn.bufnr(...))", str(path))
-    assert win != -1, f"{path.name} is not in a window"
-    editor.lua("vim.api.nvim_set_current_win(...)", win)
-
-
 def disk_text(path: Path) -> str | None:
     """The file's text, or None while a restore has it out of place: git's checkout-index
     (the snapshot restore) writes a file by removing it and creating it again."""
@@ -104,7 +98,7 @@ def test_an_edit_of_an_unsaved_buffer_asks_shows_the_diff_and_one_u_undoes_it(
     [edit_line] = [line for line in editor.chat_lines() if " edit " in line]
     assert "[done]" in edit_line
 
-    focus_buffer(editor, path)
+    editor.focus_buffer(path)
     editor.type("u")
     editor.wait(
         lambda: editor.buffer_text(path) == "value = 1\nunsaved = True",
@@ -201,11 +195,7 @@ def test_undo_puts_the_files_back_and_offers_the_prompt_again_and_redo_brings_th
     editor.command("LspAgent undo")
     editor.wait(lambda: disk_text(on_disk) == "other = 1\n", "b.py back as before")
     editor.wait(lambda: editor.buffer_text(opened) == "value = 1", "the a.py buffer back")
-    view_prompt = (
-        "return vim.api.nvim_buf_get_lines(require('lsp_agent.chat')"
-        ".views[require('lsp_agent.session').current].prompt_buf, 0, -1, false)"
-    )
-    editor.wait(lambda: editor.lua(view_prompt) == ["set both to 2"], "the prompt offered again")
+    editor.wait(lambda: editor.prompt_lines() == ["set both to 2"], "the prompt offered again")
     editor.wait(lambda: "undone" in editor.chat_text(), "the undone part marked in the chat")
     assert "Set." not in editor.chat_text()
 
@@ -213,7 +203,7 @@ def test_undo_puts_the_files_back_and_offers_the_prompt_again_and_redo_brings_th
     editor.wait(lambda: disk_text(on_disk) == "other = 2\n", "the b.py edit back")
     editor.wait(lambda: editor.buffer_text(opened) == "value = 2", "the a.py edit back")
     editor.wait(lambda: "Set." in editor.chat_text(), "the conversation back")
-    assert editor.lua(view_prompt) == [""]
+    assert editor.prompt_lines() == [""]
 
 
 def test_dismissing_the_permission_prompt_keeps_the_ask_pending_until_answered(
@@ -295,7 +285,7 @@ def test_undoing_an_unsaved_agent_edit_leaves_the_buffer_as_saved(
     assert editor.lua(modified, str(path)) is True
 
     # saved, then undone: the buffer differs from the disk again, so it stays modified
-    focus_buffer(editor, path)
+    editor.focus_buffer(path)
     editor.command("write")
     assert path.read_text() == "value = 2\n"
     editor.command("LspAgent undo")

@@ -212,8 +212,7 @@ def test_every_message_the_plugin_sends_matches_the_protocol(
     editor.wait_idle()
     editor.command("LspAgent mode build")
     editor.command("LspAgent stop")
-    focus = "vim.api.nvim_set_current_win(vim.fn.bufwinid(vim.fn.bufnr(...)))"
-    editor.lua(focus, str(path))
+    editor.focus_buffer(path)
     editor.set_cursor(2, 7)
     editor.command("LspAgent fix")
     editor.wait_chat("Fixed.")

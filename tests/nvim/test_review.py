@@ -23,12 +23,6 @@ def two_edits(path: Path, then: str = "Both changed.") -> dict[str, Any]:
     return {"turns": [{"tool_calls": calls}, {"text": then}]}
 
 
-def focus_buffer(editor: Any, path: Path) -> None:
-    win = editor.lua("return vim.fn.bufwinid(vim.fn.bufnr(...))", str(path))
-    assert win != -1, f"{path.name} is not in a window"
-    editor.lua("vim.api.nvim_set_current_win(...)", win)
-
-
 def signs(editor: Any, path: Path) -> list[tuple[int, str]]:
     """The review signs of the buffer of `path`: (1-based line, sign text), in line order."""
     rows = editor.lua(
@@ -103,7 +97,7 @@ def test_review_lists_the_hunks_signs_mark_them_and_undo_hunk_lands_as_one_undo_
     assert SECOND in listed["items"][1]["text"]
 
     # ]a / [a between the hunks (buffer-local, only where hunks are pending)
-    focus_buffer(editor, path)
+    editor.focus_buffer(path)
     assert mapped_here(editor, "]a")
     assert mapped_here(editor, "[a")
     editor.set_cursor(1)
@@ -127,7 +121,7 @@ def test_review_lists_the_hunks_signs_mark_them_and_undo_hunk_lands_as_one_undo_
     assert editor.lua("return require('lsp_agent.log').contains('undid 1 hunk')")
 
     # the undo came through workspace/applyEdit: one `u` takes it back
-    focus_buffer(editor, path)
+    editor.focus_buffer(path)
     editor.type("u")
     editor.wait(lambda: editor.buffer_text(path).split("\n")[1] == FIRST, "u undoes the undo")
     assert editor.buffer_text(path).split("\n")[17] == SECOND
@@ -161,7 +155,7 @@ def test_undoing_a_hunk_the_user_changed_since_is_a_conflict_shown_with_notify(
         vim.notify = function(message, level) table.insert(_G.test.notified, message) end
         """
     )
-    focus_buffer(editor, path)
+    editor.focus_buffer(path)
     editor.set_cursor(2)
     editor.type("A # mine<Esc>")  # the user changes the first hunk's line
     mine = FIRST + " # mine"
@@ -179,7 +173,7 @@ def test_keymaps_set_to_false_are_not_mapped(editor: Any, workspace: Path) -> No
     editor.setup(server_config=AUTO, keymaps={"review": {"next": False, "undo": "<leader>u"}})
     path = run_two_edits(editor, workspace)
     editor.wait(lambda: len(signs(editor, path)) == 2, "two signs")
-    focus_buffer(editor, path)
+    editor.focus_buffer(path)
     assert not mapped_here(editor, "]a")
     assert mapped_here(editor, "[a")
     editor.set_cursor(18)
@@ -263,11 +257,7 @@ def test_rewind_conversation_hides_the_messages_and_keeps_the_file(
     lines = editor.buffer_text(path).split("\n")
     assert lines[1] == FIRST
     assert lines[17] == SECOND
-    view_prompt = (
-        "return vim.api.nvim_buf_get_lines(require('lsp_agent.chat')"
-        ".views[require('lsp_agent.session').current].prompt_buf, 0, -1, false)"
-    )
-    editor.wait(lambda: editor.lua(view_prompt) == ["change v2 and v18"], "the prompt offered")
+    editor.wait(lambda: editor.prompt_lines() == ["change v2 and v18"], "the prompt offered")
 
 
 def test_the_new_subcommands_complete(editor: Any) -> None:

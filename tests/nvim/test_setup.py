@@ -99,6 +99,7 @@ def test_the_command_completes_its_subcommands_and_values(editor: Any) -> None:
             "keep",
             "undo-hunk",
             "rewind",
+            "compact",
         ]
     )
     assert editor.lua(complete, "LspAgent re") == ["redo", "resume", "review", "rewind"]

@@ -63,6 +63,11 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     else await vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`);
   }
 
+  /** Posts to the panel (dropped while it is not shown: it gets the whole state when it is). */
+  send(msg: HostMessage): void {
+    this.post(msg);
+  }
+
   private post(msg: HostMessage): void {
     if (this.view && this.ready) void this.view.webview.postMessage(msg);
   }

@@ -18,15 +18,17 @@ import {
   type AgentClientOptions,
   type AgentServerCapabilities,
   type AskQuestionParams,
+  type EditorQueryParams,
   type RequestPermissionParams,
   type SessionUpdateParams,
 } from "./shared/protocol";
+import { answerEditorQuery, EDITOR_QUERY_KINDS, type QueryHost } from "./editorQueries";
 import { commandLine, resolveServerCommand, startFailureMessage, which, type ServerCommand } from "./serverCommand";
 import type { SessionStore } from "./sessions";
 
 const SECTION = "lspAgent";
-/** Settings that change only the trace: no restart needed. */
-const NO_RESTART = ["lspAgent.trace.server"];
+/** Settings the server does not read (the trace, the focus sent with prompts): no restart needed. */
+const NO_RESTART = ["lspAgent.trace.server", "lspAgent.sendFocus"];
 
 export class AgentClient implements vscode.Disposable {
   private client?: LanguageClient;
@@ -120,6 +122,7 @@ export class AgentClient implements vscode.Disposable {
     client.onRequest(Methods.askQuestion.name, (params: AskQuestionParams, token) =>
       this.store.askQuestion(params, (cancel) => token.onCancellationRequested(cancel)),
     );
+    client.onRequest(Methods.editorQuery.name, (params: EditorQueryParams) => answerEditorQuery(params, vscodeQueryHost));
     let attached = false;
     client.onDidChangeState((e) => {
       if (this.client !== client) return;
@@ -192,10 +195,23 @@ export function agentOptions(config: vscode.WorkspaceConfiguration, context: vsc
     ui: { chat: true, diff: true, permissions: true, questions: true, plan: true },
     forwardsDiagnostics: config.get<boolean>("forwardDiagnostics", true),
     clientInfo: { name: "lsp-agent-vscode", version: String(context.extension.packageJSON.version ?? "0") },
+    editorQueries: [...EDITOR_QUERY_KINDS],
   };
   if (Object.keys(forwarded).length) options.config = forwarded;
   return options;
 }
+
+/** `agent/editor/query` through VS Code's built-in provider commands (the document loaded first, not shown). */
+const vscodeQueryHost: QueryHost = {
+  async execute(command, target) {
+    if (target.uri === undefined) return vscode.commands.executeCommand(command, target.query ?? "");
+    const uri = vscode.Uri.parse(target.uri);
+    await vscode.workspace.openTextDocument(uri);
+    const args: unknown[] = [uri];
+    if (target.position) args.push(new vscode.Position(target.position.line, target.position.character));
+    return vscode.commands.executeCommand(command, ...args);
+  },
+};
 
 /** The Python the user selected: the Python extension's, else `python.defaultInterpreterPath`. */
 async function selectedPython(): Promise<string | undefined> {

@@ -3,6 +3,7 @@ import * as vscode from "vscode";
 import { AgentClient } from "./client";
 import { ChatViewProvider, CHAT_VIEW_ID } from "./chatView";
 import { DiagnosticsForwarder, toWire } from "./diagnostics";
+import { FocusTracker, MentionSource, promptExtras } from "./editorContext";
 import { closeProposals, DIFF_SCHEME, editedProposals, PROPOSAL_SCHEME, ProposalFileSystem, ProposalProvider, showProposal } from "./diffProvider";
 import { conflictMessage, ReviewStore } from "./review";
 import { ReviewEditor } from "./reviewEditor";
@@ -13,13 +14,13 @@ import {
   Methods,
   ServerCommands,
   type CommandTarget,
-  type PromptParams,
   type RequestPermissionResult,
   type RevertScope,
   type ReviewAction,
   type SessionSummary,
   type UndoResult,
 } from "./shared/protocol";
+import type { PickedMention } from "./shared/mentions";
 import type { WebviewMessage } from "./shared/reducer";
 
 /** Palette command ids: never one of the server's `lspAgent.*` (ServerCommands). */
@@ -58,6 +59,8 @@ export function activate(context: vscode.ExtensionContext) {
   const proposals = new ProposalFileSystem((m, p) => client.request(m, p));
   const chat = new ChatViewProvider(context.extensionUri, store, reviews, (msg) => onWebviewMessage(msg), log);
   const statusBar = new StatusBar(store, Commands.openChat);
+  const focus = new FocusTracker(store);
+  const mentionSource = new MentionSource(log);
   const forwarder = new DiagnosticsForwarder(
     (params) => client.notify(Methods.diagnostics.name, params),
     () => vscode.workspace.getConfiguration("lspAgent").get("forwardDiagnostics", true),
@@ -98,16 +101,25 @@ export function activate(context: vscode.ExtensionContext) {
     return result;
   };
   const redo = () => client.executeServerCommand(ServerCommands.redo, [{ sessionId: requireActive() }]);
-  const ask = async (text: string) => {
+  /** A prompt with the editor's focus (unless `noFocus`: the user removed the chip) and its mentions' blocks. */
+  const ask = async (text: string, picked: PickedMention[] = [], noFocus = false) => {
     forwarder.flush();
-    const result = await store.prompt(text, editorContext());
+    // only the `#` names this server expands (an older one lists none)
+    const { context, blocks } = promptExtras(text, picked, { noFocus, mentions: client.capabilities?.mentions ?? [] });
+    const result = await store.prompt(text, context, blocks);
     return { sessionId: store.activeId, ...result };
   };
 
   async function onWebviewMessage(msg: WebviewMessage): Promise<void> {
     switch (msg.type) {
       case "prompt":
-        await ask(msg.text);
+        await ask(msg.text, msg.mentions, msg.noFocus);
+        return;
+      case "complete":
+        chat.send({ type: "completions", id: msg.id, items: await mentionSource.complete(msg.trigger, msg.query, client.capabilities?.mentions ?? []) });
+        return;
+      case "compact":
+        await store.compact();
         return;
       case "stop":
         store.cancel();
@@ -209,6 +221,7 @@ export function activate(context: vscode.ExtensionContext) {
     chat,
     statusBar,
     forwarder,
+    focus,
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat),
     vscode.workspace.registerTextDocumentContentProvider(DIFF_SCHEME, new ProposalProvider((m, p) => client.request(m, p))),
     vscode.workspace.registerFileSystemProvider(PROPOSAL_SCHEME, proposals, { isCaseSensitive: true }),
@@ -333,14 +346,6 @@ export function activate(context: vscode.ExtensionContext) {
 
 export function deactivate(): void {
   // the client is disposed through context.subscriptions
-}
-
-function editorContext(): PromptParams["context"] | undefined {
-  const editor = vscode.window.activeTextEditor;
-  if (!editor || editor.document.uri.scheme !== "file" || !vscode.workspace.getWorkspaceFolder(editor.document.uri)) return undefined;
-  const context: NonNullable<PromptParams["context"]> = { activeDocument: { uri: editor.document.uri.toString() } };
-  if (!editor.selection.isEmpty) context.selection = wireRange(editor.selection);
-  return context;
 }
 
 function wireRange(r: vscode.Range) {

@@ -37,6 +37,7 @@ import {
   type ServerStatus,
   type SessionView,
 } from "./shared/reducer";
+import type { FocusChip } from "./shared/focus";
 
 export interface Connection {
   request<R>(method: string, params: unknown): Promise<R>;
@@ -62,6 +63,7 @@ export class SessionStore {
   private server: ServerStatus = { status: "starting" };
   private sessions: SessionSummary[] = [];
   private nextKey = 1;
+  private focus?: FocusChip;
   activeId?: string;
 
   constructor(private readonly folder: () => string | undefined = () => undefined) {}
@@ -83,6 +85,7 @@ export class SessionStore {
       session: this.active(),
       permissions: [...this.permissions.values()].map((p) => p.entry),
       questions: [...this.questions.values()].map((q) => q.entry),
+      focus: this.focus,
     };
   }
 
@@ -235,12 +238,27 @@ export class SessionStore {
     void this.refreshSessions().catch(() => undefined);
   }
 
-  async prompt(text: string, context?: PromptParams["context"]): Promise<PromptResult> {
+  /** Sends a prompt: its text first, then the blocks of its mentions (docs/protocol.md "Mentions"). */
+  async prompt(text: string, context?: PromptParams["context"], mentions: ContentBlock[] = []): Promise<PromptResult> {
     const sessionId = this.activeId ?? (await this.newSession());
-    const prompt: ContentBlock[] = [{ type: "text", text }];
+    const prompt: ContentBlock[] = [{ type: "text", text }, ...mentions];
     const params: PromptParams = { sessionId, prompt, clientMessageId: `vsc-${Date.now().toString(36)}-${this.nextKey++}` };
     if (context) params.context = context;
     return this.conn().request<PromptResult>(Methods.sessionPrompt.name, params);
+  }
+
+  /** "Compact now" (the context gauge past 80 %): `agent/session/compact`, answered when it has ended. */
+  async compact(): Promise<void> {
+    const sessionId = this.activeId;
+    if (!sessionId) throw new Error("no session");
+    await this.conn().request<unknown>(Methods.sessionCompact.name, { sessionId });
+  }
+
+  /** The focus chip the panel shows (undefined: no focus is sent). */
+  setFocus(focus: FocusChip | undefined): void {
+    if (JSON.stringify(focus) === JSON.stringify(this.focus)) return;
+    this.focus = focus;
+    this.emit({ type: "focus", focus });
   }
 
   cancel(sessionId = this.activeId): void {

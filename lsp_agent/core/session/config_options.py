@@ -1,9 +1,12 @@
-"""A session's options, its mode and its model: the choices a client may pick, and a change.
+"""A session's options — its mode, its model and its thought level: the choices a client may
+pick, and a change.
 
 ``ConfigChanges.set`` records a ``config_changed`` event and counts it, so a running turn
 re-reads its session only when something changed (one query per step saved) and takes the
 change up at its next step. A session on its mode's default model (``agents.<mode>.model``)
-follows the new mode's default when the mode changes; a model picked by hand stays.
+follows the new mode's default when the mode changes; a model picked by hand stays. The
+thought level (``default``: as configured, ``off``, ``low``, ``medium``, ``high``) sets the
+thinking budget of the session's next model calls.
 """
 
 from __future__ import annotations
@@ -14,12 +17,21 @@ from typing import Any
 import attrs
 
 from lsp_agent.core.errors import InvalidConfigValue
+from lsp_agent.core.messages import THOUGHT_LEVELS
 from lsp_agent.core.models import ModelCatalog, ModelChoice
 from lsp_agent.core.modes import CLIENT_MODES, MODES, check_client_mode
 from lsp_agent.core.session.event_writer import EventWriter
 from lsp_agent.core.transcript import SessionInfo
 
-CONFIG_IDS = ("mode", "model")
+CONFIG_IDS = ("mode", "model", "thought_level")
+
+_THOUGHT_NAMES = {
+    "default": ("Default", "As configured (thinking, agents.<mode>.reasoning_effort)"),
+    "off": ("Off", "No extended thinking"),
+    "low": ("Low", "A small thinking budget"),
+    "medium": ("Medium", "A medium thinking budget"),
+    "high": ("High", "A large thinking budget"),
+}
 
 
 @attrs.frozen(kw_only=True)
@@ -44,6 +56,7 @@ class ConfigChoices:
     modes: tuple[ModeChoice, ...]
     model: str
     models: tuple[ModelChoice, ...]
+    thought_level: str = "default"
 
     def to_json(self) -> list[dict[str, Any]]:
         """The ``configOptions`` a ``config_changed`` event records (docs/events.md): the
@@ -64,6 +77,17 @@ class ConfigChoices:
                 "type": "select",
                 "currentValue": self.model,
                 "options": [choice.to_json() for choice in self.models],
+            },
+            {
+                "configId": "thought_level",
+                "name": "Thought level",
+                "category": "thought_level",
+                "type": "select",
+                "currentValue": self.thought_level,
+                "options": [
+                    {"value": level, "name": name, "description": description}
+                    for level, (name, description) in _THOUGHT_NAMES.items()
+                ],
             },
         ]
 
@@ -94,8 +118,9 @@ class ConfigChanges:
         """How many changes ``set`` recorded for the session (in this process)."""
         return self._counts.get(session_id, 0)
 
-    def choices(self, mode: str, model: str) -> ConfigChoices:
-        """The client's modes and the catalog's models, each list with the current value."""
+    def choices(self, mode: str, model: str, thought_level: str = "default") -> ConfigChoices:
+        """The client's modes, the catalog's models and the thought levels, each list with
+        the current value."""
         modes = [
             ModeChoice(value=name, name=MODES[name].title, description=MODES[name].description)
             for name in CLIENT_MODES
@@ -105,18 +130,32 @@ class ConfigChanges:
         models = self._catalog.offered()
         if model not in {c.ref for c in models}:
             models.append(ModelChoice(ref=model, name=model))
-        return ConfigChoices(mode=mode, modes=tuple(modes), model=model, models=tuple(models))
+        return ConfigChoices(
+            mode=mode,
+            modes=tuple(modes),
+            model=model,
+            models=tuple(models),
+            thought_level=thought_level,
+        )
 
     async def set(self, info: SessionInfo, config_id: str, value: str) -> ConfigChoices:
-        """Set the session's mode (build, plan) or model (a ``provider/model`` the catalog
-        resolves); the current value again is accepted and records nothing. Anything else
-        raises ``InvalidConfigValue``."""
+        """Set the session's mode (build, plan), model (a ``provider/model`` the catalog
+        resolves) or thought level; the current value again is accepted and records
+        nothing. Anything else raises ``InvalidConfigValue``."""
         if config_id not in CONFIG_IDS:
-            raise InvalidConfigValue(f"configId must be 'mode' or 'model', not {config_id!r}")
+            raise InvalidConfigValue(
+                f"configId must be 'mode', 'model' or 'thought_level', not {config_id!r}"
+            )
         if not isinstance(value, str):
             raise InvalidConfigValue(f"the value of {config_id} must be a string")
-        mode, model = info.mode, info.model
-        if config_id == "mode":
+        mode, model, level = info.mode, info.model, info.thought_level
+        if config_id == "thought_level":
+            if value not in THOUGHT_LEVELS:
+                raise InvalidConfigValue(
+                    f"thought_level must be one of {', '.join(THOUGHT_LEVELS)}, not {value!r}"
+                )
+            level = value
+        elif config_id == "mode":
             check_client_mode(value)
             mode = value
             model = self._follow_mode(info, value)
@@ -125,8 +164,12 @@ class ConfigChanges:
             if value != info.model:
                 self._catalog.resolve(value)
             model = value
-        choices = self.choices(mode, model)
-        options = (("mode", mode, info.mode), ("model", model, info.model))
+        choices = self.choices(mode, model, level)
+        options = (
+            ("mode", mode, info.mode),
+            ("model", model, info.model),
+            ("thought_level", level, info.thought_level),
+        )
         changed = [(key, new) for key, new, old in options if new != old]
         for key, new in changed:
             data = {"configId": key, "value": new, "configOptions": choices.to_json()}

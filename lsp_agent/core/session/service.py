@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from lsp_agent.core.attachments import AttachScope, PromptAttachments, PromptFocus
 from lsp_agent.core.checkpoints import RevertScope, SnapshotStore, staged_revert
 from lsp_agent.core.compaction.policy import latest_compaction_point
 from lsp_agent.core.compaction.summary import Compactor
@@ -60,6 +61,7 @@ class SessionService:
         roots: Callable[[str], Sequence[str]] | None = None,
         notices: Notices = no_notices,
         files: FileTexts | None = None,
+        attachments: PromptAttachments | None = None,
     ) -> None:
         """``sources`` feed the baseline note (instructions, skills, git); none: folders only.
 
@@ -73,6 +75,9 @@ class SessionService:
         ``files``: the disk as text, for undoing a reviewed hunk of a file no editor has
         open (``core/review``); without it such a hunk cannot be undone.
 
+        ``attachments`` reads what a prompt's links and mentions name, once, at admission
+        (``core/attachments.py``); without it they stay bare links.
+
         ``models`` are the models sessions may switch to; without it the only one is
         ``options.model`` on ``provider`` (the default of every new session either way).
         """
@@ -83,6 +88,7 @@ class SessionService:
         self._ids = ids
         self._options = options
         self._notices = notices
+        self._attachments = attachments
         self._sources = sources or FoldersOnly()
         self._snapshots = snapshots
         self._catalog = models or SingleModel(provider, options.model)
@@ -140,11 +146,14 @@ class SessionService:
         content: list[dict[str, Any]],
         *,
         client_message_id: str | None = None,
+        focus: PromptFocus | None = None,
     ) -> str:
         """Make the input durable and return its message id (idempotent per client id).
 
-        A staged revert is committed first: a new prompt makes it final."""
-        await self._require(session_id)
+        A staged revert is committed first: a new prompt makes it final. What the
+        content's links and mentions name is attached now, with the input (``focus``: the
+        editor context it came with)."""
+        info = await self._require(session_id)
         if staged_revert(await self._store.events(session_id)) is not None:
             await self._reverts.commit(session_id)
         if client_message_id is not None:
@@ -155,6 +164,14 @@ class SessionService:
         data: dict[str, Any] = {"messageId": message_id, "content": content}
         if client_message_id is not None:
             data["clientMessageId"] = client_message_id
+        if self._attachments is not None:
+            folder = local_path(info.workspace_folder)
+            scope = AttachScope(
+                folder=folder, roots=self._setup.workspace_roots(folder), focus=focus
+            )
+            attached = await self._attachments.expand(content, scope)
+            if attached:
+                data["attachments"] = attached
         await self._events.emit(session_id, "user_message_admitted", data)
         return message_id
 
@@ -294,7 +311,7 @@ class SessionService:
     async def config_options(self, session_id: str) -> ConfigChoices:
         """The session's mode and model, and the choices (protocol.md §1 ``configOptions``)."""
         info = await self._require(session_id)
-        return self._config.choices(info.mode, info.model)
+        return self._config.choices(info.mode, info.model, info.thought_level)
 
     async def set_config(self, session_id: str, config_id: str, value: str) -> ConfigChoices:
         """Set the session's mode or model; answers the new choices.

@@ -94,10 +94,12 @@ class TurnSetup:
         scope: SubagentScope | None = None,
         *,
         provider: Provider | None = None,
+        thought_level: str = "default",
     ) -> TurnConfig:
         """``scope``: a subagent's turn, with its own prompt and its parent's limits.
         ``provider`` serves ``model`` (default: the configured model's); the turn's answers
-        follow the agent's settings (``task`` for a subagent, else the mode's)."""
+        follow the agent's settings (``task`` for a subagent, else the mode's) and the
+        session's ``thought_level``."""
         options = self._options
         prompt = prompt_of(mode)
         rules = options.rules
@@ -113,7 +115,7 @@ class TurnSetup:
             workspace_roots=self.workspace_roots(folder),
             max_steps=max_steps if max_steps is not None else options.max_steps,
             retry=options.retry,
-            thinking=options.thinking_for(agent),
+            thinking=options.thinking_for(agent, thought_level),
             mode=mode,
             rules=rules,
             secrets=options.secrets,
@@ -124,11 +126,11 @@ class TurnSetup:
 
 
 class LiveConfig:
-    """A turn's view of its session's mode and model, re-read at every step.
+    """A turn's view of its session's mode, model and thought level, re-read at every step.
 
     An explicit override (the CLI's ``--mode``/``--model``, a subagent's scope) wins for the
-    whole turn. The config and provider are rebuilt only when the mode, the model or the
-    workspace folders changed.
+    whole turn. The config and provider are rebuilt only when the mode, the model, the thought
+    level or the workspace folders changed.
     """
 
     def __init__(
@@ -153,7 +155,7 @@ class LiveConfig:
         self._max_steps = max_steps
         self._mode_override = mode_override
         self._model_override = model_override
-        self._key: tuple[str, str, tuple[str, ...]] | None = None
+        self._key: tuple[str, str, str, tuple[str, ...]] | None = None
         self._info: SessionInfo | None = None
         self._seen_changes = -1
         self._config: TurnConfig | None = None
@@ -168,12 +170,19 @@ class LiveConfig:
         mode = self._mode_override or info.mode
         ref = self._model_override or info.model
         roots = self._setup.workspace_roots(self._folder)
-        if self._key != (mode, ref, roots) or self._config is None or self._provider is None:
+        key = (mode, ref, info.thought_level, roots)
+        if self._key != key or self._config is None or self._provider is None:
             self._provider, model = self._setup.session_model(ref)
             self._config = self._setup.config(
-                self._folder, self._max_steps, mode, model, self._scope, provider=self._provider
+                self._folder,
+                self._max_steps,
+                mode,
+                model,
+                self._scope,
+                provider=self._provider,
+                thought_level=info.thought_level,
             )
-            self._key = (mode, ref, roots)
+            self._key = key
         return self._config, self._provider
 
     async def refresh(self) -> tuple[TurnConfig, Provider]:

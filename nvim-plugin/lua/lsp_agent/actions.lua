@@ -87,14 +87,22 @@ function M.send_prompt(client, session_id, prompt, context, cb)
   end)
 end
 
---- The editor context of a buffer: active document, selection, diagnostics.
+--- The editor context of a buffer: active document, cursor, selection (with its text, when
+--- the focus is sent), diagnostics.
 local function editor_context(bufnr, range, diagnostics)
   local context = {}
-  if util.is_file_buffer(bufnr) then
+  if util.is_file_buffer(bufnr) and config.options.send_focus then
     context.activeDocument = { uri = vim.uri_from_bufnr(bufnr) }
+    if vim.api.nvim_get_current_buf() == bufnr then
+      context.cursor = require("lsp_agent.focus").capture(0).cursor
+    end
   end
   if range then
     context.selection = range
+    if config.options.send_focus then
+      local lines = vim.api.nvim_buf_get_lines(bufnr, range.start.line, range["end"].line + 1, false)
+      context.selectedText = vim.fn.strcharpart(table.concat(lines, "\n"), 0, require("lsp_agent.focus").MAX_TEXT)
+    end
   end
   if diagnostics and #diagnostics > 0 then
     context.diagnostics = diagnostics
@@ -282,6 +290,22 @@ function M.stop(session_id)
   end
   client:notify(protocol.notifications.cancel, { sessionId = session_id })
   log.info("cancel sent for %s", session_id)
+end
+
+--- Compact the current session's conversation now (`agent/session/compact`): a summary
+--- replaces the older messages, freeing the context window.
+function M.compact(session_id)
+  local client
+  session_id, client = session_client(session_id, "compact")
+  if not client then
+    return
+  end
+  client_mod.request(client, protocol.requests.session_compact, { sessionId = session_id }, function(err)
+    if err then
+      return log.warn("compact: %s", client_mod.describe_error(err))
+    end
+    log.info("compacted %s", session_id)
+  end, true)
 end
 
 --- Undo the last prompt of the current session (files and messages); the prompt is offered

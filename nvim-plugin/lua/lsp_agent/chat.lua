@@ -2,6 +2,7 @@
 --- reasoning, one line per tool call, the plan), usage in the winbar, and a prompt area.
 local config = require("lsp_agent.config")
 local log = require("lsp_agent.log")
+local focus_mod = require("lsp_agent.focus")
 local session = require("lsp_agent.session")
 local util = require("lsp_agent.util")
 
@@ -453,6 +454,50 @@ function M.statusline()
   return text
 end
 
+--- Past this share of the context window the gauge offers to compact.
+M.COMPACT_AT = 0.8
+M.GAUGE_CELLS = 10
+M.COMPACT_HINT = "Compact now: :LspAgent compact"
+
+--- The context gauge of a session: "ctx ▕███░░░░░░░▏ 31% · $0.0123", with the compact hint
+--- past 80 %; "" before the first `usage_update` that knows the window's size.
+function M.gauge_text(s, width)
+  local u = s and s.usage
+  if not u or not u.contextSize or u.contextSize <= 0 then
+    return ""
+  end
+  local share = math.max(0, math.min(1, (u.contextUsed or 0) / u.contextSize))
+  local filled = math.floor(share * M.GAUGE_CELLS + 0.5)
+  local bar = "▕" .. ("█"):rep(filled) .. ("░"):rep(M.GAUGE_CELLS - filled) .. "▏"
+  local text = ("ctx %s %d%%"):format(bar, math.floor(100 * share + 0.5))
+  local cost = util.nn(u.cost)
+  if type(cost) == "number" then
+    text = text .. (" · $%.4f"):format(cost)
+  end
+  if share >= M.COMPACT_AT then
+    local hinted = text .. " · " .. M.COMPACT_HINT
+    if not width or width_of(hinted) <= width then
+      return hinted
+    end
+    return text .. " · compact!"
+  end
+  return text
+end
+
+--- The chat window's 'statusline': the gauge.
+function M.gauge()
+  local win = vim.g.statusline_winid or vim.api.nvim_get_current_win()
+  local ok, buf = pcall(vim.api.nvim_win_get_buf, win)
+  local _, id = M.view_of(ok and buf or -1)
+  local width = ok and vim.api.nvim_win_get_width(win) or nil
+  local s = id and session.sessions[id]
+  local text = M.gauge_text(s, width)
+  local group = s and s.usage and s.usage.contextSize and s.usage.contextSize > 0
+    and (s.usage.contextUsed or 0) / s.usage.contextSize >= M.COMPACT_AT
+    and "%#WarningMsg#" or ""
+  return group .. util.escape_status(text)
+end
+
 -- buffers and windows ---------------------------------------------------------------------
 
 local function set_buf_options(buf, name, hidden)
@@ -529,18 +574,104 @@ function M.submit(session_id)
   M.send(session_id, text)
 end
 
---- Send `text` to a session, with the last file buffer as the active document.
+--- The blocks and `context` of a prompt written in the chat: the text, its mentions' blocks,
+--- and the focus (unless turned off, or removed for this prompt; a `#selection` mention sends
+--- the selection regardless).
+function M.prompt_parts(session_id, text)
+  local view = M.views[session_id] or {}
+  local f = view.focus or focus_mod.from_last(M.last_file_buf)
+  local mentions = require("lsp_agent.mentions")
+  local parsed = mentions.parse(text, view.symbols, mentions.root(), f and f.uri)
+  local context = {}
+  if config.options.send_focus and f and not view.focus_off then
+    context = focus_mod.context(f)
+  elseif parsed.selection and f then
+    context = focus_mod.context(f, true)
+  end
+  local blocks = { { type = "text", text = text } }
+  vim.list_extend(blocks, parsed.blocks)
+  return blocks, context
+end
+
+--- Send `text` to a session, with its mentions and the focus.
 function M.send(session_id, text)
   local client = require("lsp_agent.client").get(session_id)
   if not client then
     return log.error("the server is not running")
   end
-  local context = {}
-  local file = M.last_file_buf
-  if file and util.is_file_buffer(file) then
-    context.activeDocument = { uri = vim.uri_from_bufnr(file) }
+  local blocks, context = M.prompt_parts(session_id, text)
+  require("lsp_agent.actions").send_prompt(client, session_id, blocks, context)
+  -- the selection went with this prompt; the file and cursor stay the focus
+  local view = M.views[session_id]
+  if view and view.focus then
+    view.focus.selection, view.focus.selected_text = nil, nil
+    M.set_focus(view, view.focus)
   end
-  require("lsp_agent.actions").send_prompt(client, session_id, text, context)
+end
+
+-- the focus chip --------------------------------------------------------------------------
+
+local FOCUS_NS = vim.api.nvim_create_namespace("lsp_agent_focus")
+vim.api.nvim_set_hl(0, "LspAgentFocusChip", { link = "Special", default = true })
+
+--- The chip line shown above the prompt area, or nil.
+function M.chip_text(view)
+  if not view or not view.focus or not config.options.send_focus then
+    return nil
+  end
+  local chip = focus_mod.chip(view.focus)
+  local key = config.options.keymaps.prompt.focus
+  if view.focus_off then
+    return ("  %s — not sent with this prompt%s"):format(chip, key and (" (" .. key .. " sends it)") or "")
+  end
+  return ("▸ %s%s"):format(chip, key and ("   " .. key .. " removes it") or "")
+end
+
+--- Show the focus chip of a view above its prompt area.
+function M.render_focus(view)
+  local buf = view.prompt_buf
+  if not buf or not vim.api.nvim_buf_is_valid(buf) then
+    return
+  end
+  vim.api.nvim_buf_clear_namespace(buf, FOCUS_NS, 0, -1)
+  local text = M.chip_text(view)
+  if not text then
+    return
+  end
+  local group = view.focus_off and "Comment" or "LspAgentFocusChip"
+  vim.api.nvim_buf_set_extmark(buf, FOCUS_NS, 0, 0, { virt_lines = { { { text, group } } }, virt_lines_above = true })
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    vim.api.nvim_win_call(win, function()
+      if vim.fn.line("w0") == 1 then
+        vim.fn.winrestview({ topfill = 1 })
+      end
+    end)
+  end
+end
+
+--- Make `f` (a focus, or nil) the view's focus, sent with the next prompt.
+function M.set_focus(view, f)
+  view.focus = f
+  view.focus_off = false
+  M.render_focus(view)
+end
+
+--- Remove the focus from the next prompt, or bring it back.
+function M.toggle_focus(session_id)
+  local view = M.views[session_id]
+  if view and view.focus then
+    view.focus_off = not view.focus_off
+    M.render_focus(view)
+  end
+end
+
+--- Entering the prompt area after moving in a file: the focus follows the cursor.
+local function refresh_focus(view)
+  local last = focus_mod.last
+  local f = view.focus
+  if last and (not f or f.bufnr ~= last.bufnr or not vim.deep_equal(f.raw_cursor, last.cursor)) then
+    M.set_focus(view, focus_mod.from_last())
+  end
 end
 
 function M.clear_prompt(session_id)
@@ -605,6 +736,17 @@ local function make_view(session_id)
       require("lsp_agent.actions").stop(session_id)
     end, "stop the turn")
     map(buf, "n", k.close, M.close, "close the chat")
+    map(buf, { "n", "i" }, k.focus, function()
+      M.toggle_focus(session_id)
+    end, "remove the focus from the prompt (or bring it back)")
+    view.symbols = view.symbols or {}
+    require("lsp_agent.mentions").attach(buf, view.symbols)
+    vim.api.nvim_create_autocmd("BufEnter", {
+      buffer = buf,
+      callback = function()
+        refresh_focus(view)
+      end,
+    })
   end
   return view, rebuilt
 end
@@ -631,6 +773,7 @@ local function set_chat_win_options(win)
   wo.winfixwidth = layout == "vertical"
   wo.winfixheight = layout == "horizontal"
   wo.winbar = "%{%v:lua.require'lsp_agent.chat'.winbar()%}"
+  wo.statusline = "%{%v:lua.require'lsp_agent.chat'.gauge()%}"
 end
 
 --- Create the chat and prompt windows (or reuse them) for a view.
@@ -714,17 +857,29 @@ end
 
 --- Open the chat of `session_id` (the current session, or a new one, when nil).
 --- opts: { focus_prompt = true, insert = false, prompt_text = nil, new = false,
----         on_open = fun(session_id, view) }
+---         range = {line1, line2} (the selection sent as focus), focus = a captured focus
+---         or false, on_open = fun(session_id, view) }
 function M.open(session_id, opts)
   opts = opts or {}
+  -- the focus is where the user was when asking for the chat
+  local captured = opts.focus
+  if captured == nil then
+    captured = focus_mod.capture(vim.api.nvim_get_current_win(), opts.range)
+  end
   if not session_id then
+    local later = vim.tbl_extend("force", opts, { focus = captured or false })
     return require("lsp_agent.actions").with_session(opts.new, function(_, id)
-      M.open(id, opts)
+      M.open(id, later)
     end)
   end
   local s = session.get(session_id)
   session.current = session_id
   local view, rebuilt = make_view(session_id)
+  if captured then
+    M.set_focus(view, captured)
+  elseif not view.focus then
+    M.set_focus(view, focus_mod.from_last(M.last_file_buf))
+  end
   show(view)
   if rebuilt and not s.loading then
     -- reopened after closing: rebuild it from the server's log
@@ -737,6 +892,7 @@ function M.open(session_id, opts)
   if opts.prompt_text then
     vim.api.nvim_buf_set_lines(view.prompt_buf, 0, -1, false, split(opts.prompt_text))
   end
+  M.render_focus(view)
   if opts.focus_prompt ~= false then
     vim.api.nvim_set_current_win(M.prompt_win)
     if opts.insert then

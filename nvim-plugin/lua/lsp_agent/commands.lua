@@ -14,7 +14,10 @@ end
 --- Subcommand -> function(args: string, cmd: table).
 M.subcommands = {
   chat = function(args, cmd)
-    api().chat(args, { new = cmd.bang })
+    api().chat(args, { new = cmd.bang, range = range_of(cmd) })
+  end,
+  compact = function()
+    api().compact()
   end,
   ask = function(args, cmd)
     api().ask(args, { range = range_of(cmd), new = cmd.bang })
@@ -161,7 +164,7 @@ function M.create()
     range = true,
     bang = true,
     complete = M.complete,
-    desc = "lsp-agent: chat, ask, fix, explain, stop, undo, redo, rewind, sessions, resume, model, mode, diff, permission, allow, review, keep, undo-hunk, log",
+    desc = "lsp-agent: chat, ask, fix, explain, stop, compact, undo, redo, rewind, sessions, resume, model, mode, diff, permission, allow, review, keep, undo-hunk, log",
   })
 end
 

@@ -23,13 +23,19 @@ M.defaults = {
   forward_diagnostics = true,
   --- Milliseconds to wait after the last DiagnosticChanged before forwarding.
   diagnostics_debounce = 300,
+  --- Send the focus with each prompt: the active file, the cursor and the selection (with
+  --- its text), shown as a chip above the prompt area (`keymaps.prompt.focus` removes it).
+  send_focus = true,
+  --- Answer the agent's questions to your language servers (`agent/editor/query`): its
+  --- definition, references, hover, symbols and implementation tools.
+  editor_queries = true,
   keymaps = {
     --- Global normal-mode mappings: { chat = "<leader>ac", ask = "<leader>aa", ... }.
     global = {},
     --- In the chat buffer.
     chat = { close = "q", stop = "<C-c>", jump = "<CR>", prompt = "i" },
     --- In the prompt area.
-    prompt = { submit = "<CR>", submit_insert = "<C-s>", stop = "<C-c>", close = "q" },
+    prompt = { submit = "<CR>", submit_insert = "<C-s>", stop = "<C-c>", close = "q", focus = "<C-f>" },
     --- In the diff tab: closes it (and brings back the permission prompt it came from).
     diff = { close = "q" },
     --- In a buffer with pending hunks (and only there): move between them, keep or undo
@@ -79,6 +85,7 @@ local GLOBAL_ACTIONS = {
   "keep",
   "undo_hunk",
   "rewind",
+  "compact",
   "log",
 }
 M.GLOBAL_ACTIONS = GLOBAL_ACTIONS
@@ -105,6 +112,8 @@ local TOP_LEVEL = {
   "autostart",
   "forward_diagnostics",
   "diagnostics_debounce",
+  "send_focus",
+  "editor_queries",
   "keymaps",
   "window",
   "review",
@@ -191,6 +200,8 @@ function M.validate(opts)
     autostart = "boolean",
     forward_diagnostics = "boolean",
     diagnostics_debounce = "number",
+    send_focus = "boolean",
+    editor_queries = "boolean",
     diff_close_on_answer = "boolean",
   }
   for key, kind in pairs(simple) do
@@ -257,6 +268,7 @@ function M.agent_init_options(options)
     ui = { chat = true, diff = true, permissions = true, questions = true, plan = true },
     forwardsDiagnostics = options.forward_diagnostics,
     clientInfo = { name = "lsp-agent.nvim", version = M.VERSION },
+    editorQueries = options.editor_queries and vim.deepcopy(require("lsp_agent.editor_query").KINDS) or {},
   }
   local server_config = vim.deepcopy(options.server_config or {})
   if options.model then

@@ -169,6 +169,7 @@ function M.handlers()
     [protocol.server_notifications.update] = on_update,
     [protocol.server_requests.request_permission] = on_permission,
     [protocol.server_requests.ask_question] = on_question,
+    [protocol.server_requests.editor_query] = require("lsp_agent.editor_query").handler,
     ["workspace/applyEdit"] = on_apply_edit,
   }
 end

@@ -49,6 +49,7 @@ function M.setup(opts)
   require("lsp_agent.diagnostics").setup()
   require("lsp_agent.review")
   chat().setup()
+  require("lsp_agent.focus").setup()
   for action, lhs in pairs(options.keymaps.global or {}) do
     if lhs then
       vim.keymap.set("n", lhs, function()
@@ -61,12 +62,14 @@ function M.setup(opts)
 end
 
 --- Open the chat (current session, or a new one with `opts.new`); send `text` when given,
---- otherwise put the cursor in the prompt area.
+--- otherwise put the cursor in the prompt area. `opts.range` ({line1, line2}, e.g. from
+--- `:'<,'>LspAgent chat`): the selection goes with the prompt as focus.
 function M.chat(text, opts)
   opts = opts or {}
   local has_text = text ~= nil and text ~= ""
   chat().open(nil, {
     new = opts.new,
+    range = opts.range,
     focus_prompt = true,
     insert = not has_text and opts.insert ~= false,
     on_open = function(session_id)
@@ -155,6 +158,11 @@ end
 --- Stop the current session's turn.
 function M.stop()
   actions().stop()
+end
+
+--- Compact the current session's conversation now (frees the context window).
+function M.compact()
+  actions().compact()
 end
 
 --- Undo the last prompt (files back as before; the prompt is offered again).

@@ -19,6 +19,7 @@ M.requests = {
   review_list = "agent/review/list",
   review_resolve = "agent/review/resolve",
   revert_stage = "agent/revert/stage",
+  session_compact = "agent/session/compact",
 }
 
 --- Client -> server notifications.
@@ -36,6 +37,7 @@ M.server_notifications = {
 M.server_requests = {
   request_permission = "agent/session/requestPermission",
   ask_question = "agent/session/askQuestion",
+  editor_query = "agent/editor/query",
 }
 
 --- `workspace/executeCommand` ids (design §8); used only when the server advertises them in

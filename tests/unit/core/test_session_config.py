@@ -14,7 +14,7 @@ from lsp_agent.core import prompts
 from lsp_agent.core.compaction.policy import CompactionPolicy
 from lsp_agent.core.errors import InvalidConfigValue, SessionNotFound
 from lsp_agent.core.events import StoredEvent
-from lsp_agent.core.messages import ToolCallPart, ToolSpec, Usage
+from lsp_agent.core.messages import ThinkingConfig, ToolCallPart, ToolSpec, Usage
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.options import AgentOptions
 from lsp_agent.core.permission.rules import PermissionReply, PermissionRequest, Rule, permission_key
@@ -141,8 +141,8 @@ async def test_config_options_have_the_protocol_shape(store: SqliteEventStore) -
     s = Setup(store, [])
     sid = await s.service.create(workspace_folder="/ws")
     options = (await s.service.config_options(sid)).to_json()
-    assert [o["configId"] for o in options] == ["mode", "model"]
-    mode, model = options
+    assert [o["configId"] for o in options] == ["mode", "model", "thought_level"]
+    mode, model, thought = options
     assert {k: v for k, v in mode.items() if k != "options"} == {
         "configId": "mode",
         "name": "Mode",
@@ -162,6 +162,14 @@ async def test_config_options_have_the_protocol_shape(store: SqliteEventStore) -
     }
     # without a catalog the configured model is the only one
     assert model["options"] == [{"value": "alpha/a1", "name": "alpha/a1"}]
+    assert {k: v for k, v in thought.items() if k != "options"} == {
+        "configId": "thought_level",
+        "name": "Thought level",
+        "category": "thought_level",
+        "type": "select",
+        "currentValue": "default",
+    }
+    assert [o["value"] for o in thought["options"]] == ["default", "off", "low", "medium", "high"]
 
 
 async def test_the_model_list_is_the_catalog_plus_the_current_model(
@@ -193,7 +201,8 @@ async def test_an_unknown_session_is_not_found(store: SqliteEventStore) -> None:
 @pytest.mark.parametrize(
     ("config_id", "value", "message"),
     [
-        ("temperature", "1", "configId must be 'mode' or 'model'"),
+        ("temperature", "1", "configId must be 'mode', 'model' or 'thought_level'"),
+        ("thought_level", "max", "thought_level must be one of default, off, low, medium, high"),
         ("mode", "yolo", "unknown mode 'yolo': expected build or plan"),
         ("mode", "explore", "unknown mode 'explore': expected build or plan"),
         ("model", "gamma/g1", "unknown model 'gamma/g1'"),
@@ -346,6 +355,40 @@ async def test_a_turn_mode_override_wins_over_a_change(store: SqliteEventStore) 
     info = await store.session(sid)
     assert info is not None
     assert info.mode == "plan"  # the session's own mode did change, for later turns
+
+
+async def test_the_thought_level_sets_the_thinking_of_the_next_steps_and_persists(
+    store: SqliteEventStore,
+) -> None:
+    configured = ThinkingConfig(budget_tokens=2048)
+    s = Setup(
+        store,
+        [calls(("write", "a.py")), text("done"), text("again")],
+        rules=ALLOW_EDIT,
+        titles=False,
+        thinking=configured,
+    )
+    sid = await s.start()
+
+    async def switch() -> None:
+        await s.service.set_config(sid, "thought_level", "high")
+
+    s.tools.during = switch
+    await s.service.run_turn(sid)
+    # the step before the change thinks as configured; the one after, with the high budget
+    assert [r.thinking for r in s.a.requests] == [configured, ThinkingConfig(budget_tokens=16_000)]
+    [event] = s.config_events()
+    assert (event.data["configId"], event.data["value"]) == ("thought_level", "high")
+    await store.rebuild_projections()
+    info = await store.session(sid)
+    assert info is not None
+    assert info.thought_level == "high"
+
+    await s.service.set_config(sid, "thought_level", "off")
+    await s.service.admit(sid, [{"type": "text", "text": "more"}])
+    s.tools.during = None
+    await s.service.run_turn(sid)
+    assert s.a.requests[-1].thinking is None
 
 
 async def test_a_model_change_sends_the_next_step_to_the_other_provider(

@@ -168,7 +168,9 @@ async def test_a_database_made_before_the_index_is_backfilled_like_the_live_inde
         for sql in (
             "DROP TABLE search_text",
             "DROP TABLE search_entries",
-            "DELETE FROM schema_migrations WHERE version = 3",
+            "ALTER TABLE inbox DROP COLUMN attachments",
+            "ALTER TABLE sessions DROP COLUMN thought_level",
+            "DELETE FROM schema_migrations WHERE version IN (3, 4, 5)",
         ):
             await conn.execute_fetchall(sql)
     finally:

@@ -37,6 +37,7 @@ export const Methods = {
   sessionUpdate: m("agent/session/update", "server_to_client", "notification"),
   requestPermission: m("agent/session/requestPermission", "server_to_client", "request"),
   askQuestion: m("agent/session/askQuestion", "server_to_client", "request"),
+  editorQuery: m("agent/editor/query", "server_to_client", "request"),
 } as const satisfies Record<string, MethodSpec>;
 
 /**
@@ -74,7 +75,12 @@ export interface Diagnostic {
 export type ContentBlock =
   | { type: "text"; text: string }
   | { type: "resource_link"; uri: string; range?: Range }
-  | { type: "resource"; uri: string; text: string };
+  | { type: "resource"; uri: string; text: string }
+  | MentionBlock;
+/** `#diagnostics`, `#selection`, `#buffers`, `#diff`: the server expands it when the prompt is admitted. */
+export interface MentionBlock { type: "mention"; name: MentionName; uri?: string }
+export type MentionName = "diagnostics" | "selection" | "buffers" | "diff";
+export const MENTION_NAMES: readonly MentionName[] = ["diagnostics", "selection", "buffers", "diff"];
 
 export type SessionState = "idle" | "running" | "requires_action";
 export type StopReason = "end_turn" | "max_steps" | "cancelled" | "error" | "refusal";
@@ -107,6 +113,8 @@ export interface AgentClientOptions {
   forwardsDiagnostics: boolean;
   clientInfo: { name: string; version: string };
   config?: Record<string, unknown>;
+  /** The `agent/editor/query` kinds this client answers. */
+  editorQueries?: EditorQueryKind[];
 }
 export interface AgentServerCapabilities {
   protocolVersion: number;
@@ -115,6 +123,8 @@ export interface AgentServerCapabilities {
   commands: string[];
   /** `agent/review/*` and `review_update` (issue 21). */
   review?: boolean;
+  /** The `mention` block names the server expands (issue 22). */
+  mentions?: string[];
 }
 
 // -- sessions ------------------------------------------------------------------------------------
@@ -146,12 +156,29 @@ export interface PromptParams {
   sessionId: string;
   prompt: ContentBlock[];
   clientMessageId?: string;
-  context?: { activeDocument?: { uri: string }; selection?: Range; diagnostics?: Diagnostic[] };
+  context?: PromptContext;
 }
+/** The user's focus when the prompt was sent (the server renders it into that message only). */
+export interface PromptContext {
+  activeDocument?: { uri: string };
+  cursor?: Position;
+  selection?: Range;
+  /** At most `MAX_SELECTED_TEXT` characters. */
+  selectedText?: string;
+  diagnostics?: Diagnostic[];
+}
+export const MAX_SELECTED_TEXT = 100_000;
 export interface PromptResult { userMessageId: string; queued: boolean }
 export interface DiagnosticsParams { items: { uri: string; version?: number; diagnostics: Diagnostic[] }[] }
 export interface DiffGetParams { sessionId: string; changeSetId: string; uri: string }
 export interface DiffGetResult { uri: string; baseText: string; proposedText: string; patch: string }
+
+// -- editor queries (docs/protocol.md "agent/editor/query") --------------------------------------
+
+export type EditorQueryKind = "definition" | "references" | "hover" | "documentSymbols" | "workspaceSymbols" | "implementation" | "typeDefinition";
+export interface EditorQueryParams { sessionId: string; kind: EditorQueryKind; uri?: string | null; position?: Position | null; query?: string | null }
+/** LSP's own shapes (Location | LocationLink, Hover, DocumentSymbol | SymbolInformation); `[]`: no answer. */
+export interface EditorQueryResult { items: Record<string, unknown>[] }
 
 // -- review and rewind (docs/protocol.md "Review") -----------------------------------------------
 
@@ -352,9 +379,9 @@ const keys =
 
 /** TS interface → [schema `$defs` name, its keys]. */
 export const WIRE_KEYS = {
-  AgentClientOptions: ["AgentClientOptions", keys<AgentClientOptions>()(["protocolVersion", "ui", "forwardsDiagnostics", "clientInfo", "config"])],
+  AgentClientOptions: ["AgentClientOptions", keys<AgentClientOptions>()(["protocolVersion", "ui", "forwardsDiagnostics", "clientInfo", "config", "editorQueries"])],
   UiCapabilities: ["UiCapabilities", keys<AgentClientOptions["ui"]>()(["chat", "diff", "permissions", "questions", "plan"])],
-  AgentServerCapabilities: ["AgentServerCapabilities", keys<AgentServerCapabilities>()(["protocolVersion", "sessions", "revert", "commands", "review"])],
+  AgentServerCapabilities: ["AgentServerCapabilities", keys<AgentServerCapabilities>()(["protocolVersion", "sessions", "revert", "commands", "review", "mentions"])],
   SessionNewParams: ["SessionNewParams", keys<SessionNewParams>()(["workspaceFolder", "title", "mode", "model"])],
   SessionNewResult: ["SessionNewResult", keys<SessionNewResult>()(["sessionId", "configOptions"])],
   SessionListParams: ["SessionListParams", keys<SessionListParams>()(["workspaceFolder", "limit", "cursor"])],
@@ -370,7 +397,7 @@ export const WIRE_KEYS = {
   ConfigChoice: ["ConfigChoice", keys<ConfigChoice>()(["value", "name", "description"])],
   SessionExportParams: ["SessionExportParams", keys<SessionExportParams>()(["sessionId", "format"])],
   PromptParams: ["PromptParams", keys<PromptParams>()(["sessionId", "prompt", "clientMessageId", "context"])],
-  PromptContext: ["PromptContext", keys<NonNullable<PromptParams["context"]>>()(["activeDocument", "selection", "diagnostics"])],
+  PromptContext: ["PromptContext", keys<PromptContext>()(["activeDocument", "cursor", "selection", "selectedText", "diagnostics"])],
   PromptResult: ["PromptResult", keys<PromptResult>()(["userMessageId", "queued"])],
   Diagnostic: ["Diagnostic", keys<Diagnostic>()(["range", "message", "severity", "source", "code"])],
   DocumentDiagnostics: ["DocumentDiagnostics", keys<DiagnosticsParams["items"][number]>()(["uri", "version", "diagnostics"])],
@@ -399,5 +426,8 @@ export const WIRE_KEYS = {
   CommandTarget: ["CommandTarget", keys<CommandTarget>()(["uri", "range", "diagnostics", "sessionId", "prompt"])],
   CommandSession: ["CommandSession", keys<CommandSession>()(["sessionId"])],
   CommandStarted: ["CommandStarted", keys<CommandStarted>()(["sessionId"])],
+  EditorQueryParams: ["EditorQueryParams", keys<EditorQueryParams>()(["sessionId", "kind", "uri", "position", "query"])],
+  EditorQueryResult: ["EditorQueryResult", keys<EditorQueryResult>()(["items"])],
+  MentionBlock: ["MentionBlock", keys<MentionBlock>()(["type", "name", "uri"])],
   UndoResult: ["UndoResult", keys<UndoResult>()(["sessionId", "messageId", "prompt"])],
 } as const;

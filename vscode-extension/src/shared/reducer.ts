@@ -6,6 +6,8 @@
  * event stream. `seq` must grow by exactly one: a gap or a repeat is not applied and asks for a
  * resync (`agent/session/load` with `replay: {fromSeq: lastSeq + 1}`).
  */
+import type { FocusChip } from "./focus";
+import type { MentionItem, PickedMention, Trigger } from "./mentions";
 import type { ReviewSnapshot } from "./review";
 import type {
   CheckpointFile,
@@ -271,6 +273,10 @@ export interface ChatState {
   draft?: { text: string; nonce: number };
   /** The review list of a session (shown when it is the active one's). */
   review?: ReviewSnapshot;
+  /** The focus the next prompt carries (the chip in the input area); absent: none is sent. */
+  focus?: FocusChip;
+  /** The host's answer to the last mention completion request. */
+  completions?: { id: number; items: MentionItem[] };
 }
 
 export function initialChatState(): ChatState {
@@ -287,13 +293,18 @@ export type HostMessage =
   | { type: "question"; request: PendingQuestion }
   | { type: "requestDone"; key: string }
   | { type: "draft"; text: string }
-  | { type: "review"; review: ReviewSnapshot | undefined };
+  | { type: "review"; review: ReviewSnapshot | undefined }
+  | { type: "focus"; focus: FocusChip | undefined }
+  | { type: "completions"; id: number; items: MentionItem[] };
 
 /** Webview → host messages. */
 export type WebviewMessage =
   | { type: "ready" }
   | { type: "resync" }
-  | { type: "prompt"; text: string }
+  /** `mentions`: the completions picked for it; `noFocus`: the user removed the focus chip. */
+  | { type: "prompt"; text: string; mentions?: PickedMention[]; noFocus?: boolean }
+  | { type: "complete"; id: number; trigger: Trigger; query: string }
+  | { type: "compact" }
   | { type: "stop" }
   | { type: "newSession" }
   | { type: "selectSession"; sessionId: string }
@@ -320,8 +331,9 @@ export interface ChatResult {
 export function reduceChat(state: ChatState, msg: HostMessage): ChatResult {
   switch (msg.type) {
     case "state":
-      // the review list comes in its own messages: a state without one keeps the last
-      return { state: msg.state.review || !state.review ? msg.state : { ...msg.state, review: state.review } };
+      // the review list and the completions come in their own messages: a state without them keeps the last
+      if ((msg.state.review || !state.review) && !state.completions) return { state: msg.state };
+      return { state: { ...msg.state, review: msg.state.review ?? state.review, completions: state.completions } };
     case "update": {
       if (!state.session || state.session.sessionId !== msg.params.sessionId) return { state };
       const r = applyUpdate(state.session, msg.params);
@@ -347,6 +359,10 @@ export function reduceChat(state: ChatState, msg: HostMessage): ChatResult {
       return { state: { ...state, draft: { text: msg.text, nonce: (state.draft?.nonce ?? 0) + 1 } } };
     case "review":
       return { state: { ...state, review: msg.review } };
+    case "focus":
+      return { state: { ...state, focus: msg.focus } };
+    case "completions":
+      return { state: { ...state, completions: { id: msg.id, items: msg.items } } };
     default:
       return { state };
   }
@@ -372,6 +388,25 @@ export function usageLine(u: Usage | undefined): string {
   if (u.cacheReadTokens) parts.push(`cache ${formatTokens(u.cacheReadTokens)}`);
   if (u.cost !== undefined && u.cost !== null) parts.push(`$${u.cost.toFixed(4)}`);
   return parts.join(" · ");
+}
+
+/** Past this share of the window the panel offers "Compact now". */
+export const COMPACT_AT = 80;
+
+/** The context gauge: the share of the window in use (0–100), its text, and whether to offer compaction. */
+export interface Gauge { percent: number; label: string; title: string; compact: boolean }
+
+export function contextGauge(u: Usage | undefined): Gauge | undefined {
+  if (!u || !u.contextSize) return undefined;
+  // floored: "80%" is shown only when Compact now is offered
+  const percent = Math.min(100, Math.max(0, Math.floor((100 * u.contextUsed) / u.contextSize)));
+  const cost = u.cost !== undefined && u.cost !== null ? ` · $${u.cost.toFixed(4)}` : "";
+  return {
+    percent,
+    label: `${percent}%${cost}`,
+    title: `context ${formatTokens(u.contextUsed)} of ${formatTokens(u.contextSize)} tokens${cost ? `; session cost${cost.slice(2)}` : ""}`,
+    compact: percent >= COMPACT_AT,
+  };
 }
 
 export function stateLabel(s: SessionView | undefined): string {

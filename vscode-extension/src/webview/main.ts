@@ -4,6 +4,7 @@
  * element a test or a person drives has a stable `data-testid` (docs/vscode.md lists them).
  */
 import {
+  contextGauge,
   initialChatState,
   reduceChat,
   revertedFrom,
@@ -19,6 +20,7 @@ import {
 } from "../shared/reducer";
 import type { AskQuestionResult, ConfigOption, ContentBlock, PermissionOptionKind, RevertScope, ReviewAction } from "../shared/protocol";
 import { countsLine, reviewModel, type Counts, type FileRow, type HunkRow, type ReviewSnapshot } from "../shared/review";
+import { applyCompletion, mentionAt, type MentionItem, type MentionQuery, type PickedMention } from "../shared/mentions";
 import { highlight, renderMarkdown } from "./markdown";
 
 interface VsCodeApi {
@@ -62,6 +64,14 @@ const changesBox = h("section", { class: "changes", "data-testid": "changes", hi
 const modeSelect = h("select", { "data-testid": "mode-select", title: "Mode", "aria-label": "Mode" });
 const modelSelect = h("select", { "data-testid": "model-select", title: "Model", "aria-label": "Model" });
 const usage = h("div", { class: "usage", "data-testid": "usage-line" });
+// the context gauge: the share of the model's window in use and the session's cost; "Compact now" past 80 %
+const gaugeMeter = h("meter", { min: "0", max: "100", low: "50", high: "80", optimum: "0", "data-testid": "context-gauge-bar" });
+const gaugeText = h("span", { class: "gauge-text", "data-testid": "context-gauge-text" });
+const compactButton = h("button", { "data-testid": "compact-button", title: "Summarize the older conversation for the model now", hidden: true }, "Compact now");
+const gauge = h("div", { class: "row gauge", "data-testid": "context-gauge", hidden: true }, gaugeMeter, gaugeText, compactButton);
+// above the input: the focus chip (what of the editor goes with the prompt) and the mention completions
+const chips = h("div", { class: "row input-chips", "data-testid": "input-chips" });
+const mentionList = h("div", { class: "mention-list", "data-testid": "mention-list", role: "listbox", hidden: true });
 const input = h("textarea", { "data-testid": "prompt-input", rows: "3", placeholder: "Ask the agent… (Enter to send, Shift+Enter for a new line)", "aria-label": "Prompt" });
 const sendButton = h("button", { "data-testid": "send-button", class: "primary" }, "Send");
 const stopButton = h("button", { "data-testid": "stop-button" }, "Stop");
@@ -80,28 +90,49 @@ app.append(
     "footer",
     {},
     h("div", { class: "row pickers" }, modeSelect, modelSelect),
+    gauge,
     usage,
+    chips,
+    mentionList,
     input,
     h("div", { class: "row buttons" }, sendButton, stopButton, h("span", { class: "spacer" }), undoButton, redoButton),
   ),
 );
 
 input.value = vscode.getState()?.draft ?? "";
+/** The completions picked since the last send (their blocks go with the prompt while their text is in it). */
+let picked: PickedMention[] = [];
+/** The user removed the focus chip: the next prompt goes without the editor's focus. */
+let focusRemoved = false;
 const send = () => {
   const text = input.value.trim();
   if (!text) return;
-  post({ type: "prompt", text });
+  const mentions = picked.filter((p) => text.includes(p.text));
+  post({ type: "prompt", text, ...(mentions.length ? { mentions } : {}), ...(focusRemoved ? { noFocus: true } : {}) });
   input.value = "";
+  picked = [];
+  focusRemoved = false;
+  closeCompletions();
+  renderChips();
   vscode.setState({ draft: "" });
 };
 sendButton.addEventListener("click", send);
 input.addEventListener("keydown", (e) => {
+  if (!mentionList.hidden && completionKey(e)) return;
   if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
     e.preventDefault();
     send();
   }
 });
-input.addEventListener("input", () => vscode.setState({ draft: input.value }));
+input.addEventListener("input", () => {
+  vscode.setState({ draft: input.value });
+  askCompletions();
+});
+input.addEventListener("click", askCompletions);
+compactButton.addEventListener("click", () => {
+  compactButton.disabled = true;
+  post({ type: "compact" });
+});
 stopButton.addEventListener("click", () => post({ type: "stop" }));
 undoButton.addEventListener("click", () => post({ type: "undo" }));
 redoButton.addEventListener("click", () => post({ type: "redo" }));
@@ -140,6 +171,9 @@ function render(): void {
   renderConfig(modeSelect, s?.configOptions.find((o) => o.configId === "mode"));
   renderConfig(modelSelect, s?.configOptions.find((o) => o.configId === "model"));
   usage.textContent = usageLine(s?.usage);
+  renderGauge();
+  renderChips();
+  renderCompletions();
   renderPlan();
   renderTranscript(s?.items ?? []);
   renderChanges();
@@ -264,8 +298,19 @@ function renderBlock(block: ContentBlock): Node {
     el.innerHTML = renderMarkdown(block.text);
     return el;
   }
-  const name = block.uri.split("/").pop() ?? block.uri;
-  return h("a", { class: "chip", href: "#", onclick: (e) => { e.preventDefault(); post({ type: "openLocation", uri: block.uri, range: block.type === "resource_link" ? block.range : undefined }); } }, `↗ ${name}`);
+  if (block.type === "mention") {
+    // #diagnostics, #selection, #buffers, #diff: the server attached what it names
+    return h("span", { class: "chip mention", "data-testid": "message-mention", "data-name": block.name, title: `#${block.name} was attached` }, `#${block.name}`);
+  }
+  const uri = block.uri;
+  const range = block.type === "resource_link" ? block.range : undefined;
+  const name = uri.split("/").pop() ?? uri;
+  const label = range ? `${name}:${range.start.line + 1}` : name;
+  return h(
+    "a",
+    { class: "chip", href: "#", "data-testid": "message-link", "data-uri": uri, title: decodeURIComponent(uri), onclick: (e) => { e.preventDefault(); post({ type: "openLocation", uri, range }); } },
+    `↗ ${label}`,
+  );
 }
 
 const KIND_LABEL: Record<string, string> = { read: "read", edit: "edit", delete: "delete", move: "move", search: "search", execute: "run", think: "think", fetch: "fetch", other: "tool" };
@@ -309,6 +354,116 @@ function outputBlock(text: string, open: boolean, isDiff: boolean): HTMLElement 
   const code = h("code", { class: "hljs" });
   code.innerHTML = highlight(text, isDiff ? "diff" : undefined);
   return h("details", { class: "output", open }, h("summary", {}, "Output"), h("pre", { "data-testid": "tool-call-output" }, code));
+}
+
+// -- the context gauge, the focus chip and the mention completions --------------------------------
+
+function renderGauge(): void {
+  const g = contextGauge(state.session?.usage);
+  gauge.hidden = !g;
+  if (!g) return;
+  gauge.dataset.percent = String(g.percent);
+  gauge.title = g.title;
+  gaugeMeter.value = g.percent;
+  gaugeText.textContent = g.label;
+  compactButton.hidden = !g.compact;
+  compactButton.disabled = !!state.session?.compacting || state.session?.state !== "idle";
+}
+
+function renderChips(): void {
+  const f = state.focus;
+  const signature = JSON.stringify([f, focusRemoved]);
+  if (chips.dataset.signature === signature) return;
+  chips.dataset.signature = signature;
+  chips.replaceChildren(
+    ...(f && !focusRemoved
+      ? [
+          h(
+            "span",
+            { class: "chip focus-chip", "data-testid": "focus-chip", title: f.title },
+            f.label,
+            h("button", { class: "link", "data-testid": "focus-chip-remove", title: "Send the next prompt without it", onclick: () => { focusRemoved = true; renderChips(); } }, "×"),
+          ),
+        ]
+      : []),
+  );
+  chips.hidden = !chips.childElementCount;
+}
+
+let completionId = 0;
+let completionQuery: MentionQuery | undefined;
+let completionItems: MentionItem[] = [];
+let completionIndex = 0;
+let completionShown: ChatState["completions"];
+
+/** Asks the host for the completions of the `@…`/`#…` word at the caret (or closes the list). */
+function askCompletions(): void {
+  const caret = input.selectionStart ?? input.value.length;
+  const q = input.selectionEnd === caret ? mentionAt(input.value, caret) : undefined;
+  if (!q) return closeCompletions();
+  completionQuery = q;
+  post({ type: "complete", id: ++completionId, trigger: q.trigger, query: q.query });
+}
+
+function closeCompletions(): void {
+  completionQuery = undefined;
+  completionItems = [];
+  mentionList.hidden = true;
+  mentionList.replaceChildren();
+}
+
+function renderCompletions(): void {
+  const answer = state.completions;
+  if (answer === completionShown) return;
+  completionShown = answer;
+  // only the answer to the last question, while its word is still being typed
+  if (!answer || answer.id !== completionId || !completionQuery) return;
+  completionItems = answer.items;
+  completionIndex = 0;
+  drawCompletions();
+}
+
+function drawCompletions(): void {
+  mentionList.hidden = !completionItems.length;
+  mentionList.replaceChildren(
+    ...completionItems.map((item, i) =>
+      h(
+        "div",
+        { class: `mention-item${i === completionIndex ? " selected" : ""}`, role: "option", "data-testid": "mention-item", "data-insert": item.insert, onmousedown: (e) => { e.preventDefault(); accept(i); } },
+        h("span", { class: "mention-label" }, item.label),
+        item.detail ? h("span", { class: "mention-detail" }, item.detail) : undefined,
+      ),
+    ),
+  );
+}
+
+/** Arrow keys, Enter/Tab and Escape while the list is open; true when the key was the list's. */
+function completionKey(e: KeyboardEvent): boolean {
+  if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+    completionIndex = (completionIndex + (e.key === "ArrowDown" ? 1 : completionItems.length - 1)) % completionItems.length;
+    drawCompletions();
+  } else if ((e.key === "Enter" || e.key === "Tab") && !e.shiftKey) {
+    accept(completionIndex);
+  } else if (e.key === "Escape") {
+    closeCompletions();
+  } else {
+    return false;
+  }
+  e.preventDefault();
+  return true;
+}
+
+function accept(index: number): void {
+  const item = completionItems[index];
+  const q = completionQuery;
+  if (!item || !q) return;
+  const next = applyCompletion(input.value, q, item.insert);
+  input.value = next.text;
+  input.setSelectionRange(next.caret, next.caret);
+  picked.push({ text: item.insert, block: item.block });
+  vscode.setState({ draft: input.value });
+  closeCompletions();
+  input.focus();
 }
 
 // -- rewind ----------------------------------------------------------------------------------------

@@ -331,6 +331,21 @@ export async function screenshot(page: Page, name: string, locator?: string): Pr
   return file;
 }
 
+/**
+ * Waits until the page's finite animations and transitions (e.g. a CodeLens fading in) are over,
+ * two frames apart; endless ones (spinners) do not count.
+ */
+export async function settled(page: Page, ms = 5000): Promise<void> {
+  const idle = () =>
+    page.evaluate(async () => {
+      const finite = () => document.getAnimations().filter((a) => a.playState === "running" && a.effect?.getComputedTiming().iterations !== Infinity);
+      await Promise.all(finite().map((a) => a.finished.catch(() => undefined)));
+      await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+      return finite().length === 0;
+    });
+  await until("the page to settle", idle, ms);
+}
+
 /** Polls `f` until it returns a truthy value. */
 export async function until<T>(what: string, f: () => Promise<T | undefined | null | false>, ms = 20000): Promise<T> {
   const end = Date.now() + ms;

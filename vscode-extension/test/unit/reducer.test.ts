@@ -5,6 +5,7 @@ import type { ConfigOption, SessionUpdate } from "../../src/shared/protocol";
 import { SESSION_UPDATE_KINDS } from "../../src/shared/protocol";
 import {
   applyUpdate,
+  contextGauge,
   emptySession,
   initialChatState,
   reduceChat,
@@ -423,5 +424,43 @@ describe("reduceChat: the webview's state", () => {
     state = reduceChat(state, { type: "draft", text: "again" }).state;
     state = reduceChat(state, { type: "draft", text: "again" }).state;
     assert.deepEqual(state.draft, { text: "again", nonce: 2 }, "each draft is new, even with the same text");
+  });
+});
+
+describe("the context gauge", () => {
+  const usage = { inputTokens: 1200, outputTokens: 340, cacheReadTokens: 0, cacheWriteTokens: 0, contextUsed: 50_000, contextSize: 200_000 };
+
+  it("shows the share of the window and the session's cost; nothing before the first usage", () => {
+    assert.equal(contextGauge(undefined), undefined);
+    assert.equal(contextGauge({ ...usage, contextSize: 0 }), undefined, "an unknown window size");
+    const g = contextGauge({ ...usage, cost: 0.0123 })!;
+    assert.deepEqual([g.percent, g.label, g.compact], [25, "25% · $0.0123", false]);
+    assert.match(g.title, /50\.0k of 200\.0k tokens; session cost \$0\.0123/);
+    assert.equal(contextGauge(usage)!.label, "25%");
+  });
+
+  it("offers Compact now from 80 %", () => {
+    assert.equal(contextGauge({ ...usage, contextUsed: 159_000 })!.compact, false);
+    assert.equal(contextGauge({ ...usage, contextUsed: 160_000 })!.compact, true);
+    assert.equal(contextGauge({ ...usage, contextUsed: 260_000 })!.percent, 100);
+  });
+
+  it("follows usage_update", () => {
+    const s = applyUpdate(emptySession(S), { sessionId: S, seq: 1, update: { sessionUpdate: "usage_update", ...usage, contextUsed: 180_000 } }).session;
+    assert.equal(contextGauge(s.usage)?.percent, 90);
+  });
+});
+
+describe("reduceChat: focus and completions", () => {
+  it("keeps the focus chip and the last completions; a whole state keeps the completions", () => {
+    const focus = { label: "a.py:1-2", title: "a.py:1-2" };
+    let state = reduceChat(initialChatState(), { type: "focus", focus }).state;
+    assert.deepEqual(state.focus, focus);
+    const items = [{ label: "#diff", insert: "#diff", block: { type: "mention" as const, name: "diff" as const } }];
+    state = reduceChat(state, { type: "completions", id: 7, items }).state;
+    assert.deepEqual(state.completions, { id: 7, items });
+    state = reduceChat(state, { type: "state", state: { ...initialChatState(), focus } }).state;
+    assert.deepEqual(state.completions, { id: 7, items });
+    assert.equal(reduceChat(state, { type: "focus", focus: undefined }).state.focus, undefined);
   });
 });

@@ -34,6 +34,7 @@ class FakeServer implements Connection {
     if (method === "agent/session/list") return { sessions: [] } as R;
     if (method === "agent/session/new") return { sessionId: S, configOptions: [] } as R;
     if (method === "agent/session/prompt") return { userMessageId: "u1", queued: false } as R;
+    if (method === "agent/session/compact") return {} as R;
     throw new Error(`unexpected ${method}`);
   }
 
@@ -184,5 +185,34 @@ describe("SessionStore", () => {
     store.detach({ status: "stopped" });
     assert.deepEqual(await answer, { outcome: { outcome: "cancelled" } });
     assert.equal(store.snapshot().server.status, "stopped");
+  });
+
+  it("a prompt sends its text, then its mentions' blocks, with the focus context", async () => {
+    const { server, store } = await setup();
+    await store.newSession();
+    const context = { activeDocument: { uri: "file:///w/a.py" }, cursor: { line: 3, character: 0 }, selectedText: "x" };
+    await store.prompt("explain @a.py #diff", context, [{ type: "resource_link", uri: "file:///w/a.py" }, { type: "mention", name: "diff" }]);
+    const sent = server.requests.find((r) => r.method === "agent/session/prompt")!.params;
+    assert.deepEqual(sent.prompt, [{ type: "text", text: "explain @a.py #diff" }, { type: "resource_link", uri: "file:///w/a.py" }, { type: "mention", name: "diff" }]);
+    assert.deepEqual(sent.context, context);
+  });
+
+  it("Compact now asks the server to compact the active session", async () => {
+    const { server, store } = await setup();
+    await assert.rejects(store.compact(), /no session/);
+    await store.newSession();
+    await store.compact();
+    assert.deepEqual(server.requests.at(-1), { method: "agent/session/compact", params: { sessionId: S } });
+  });
+
+  it("the focus chip is told once per change and is in the panel's state", async () => {
+    const { store, messages } = await setup();
+    const chip = { label: "a.py:2-3", title: "src/a.py:2-3" };
+    store.setFocus(chip);
+    store.setFocus({ ...chip });
+    store.setFocus(undefined);
+    assert.deepEqual(messages.filter((m) => m.type === "focus"), [{ type: "focus", focus: chip }, { type: "focus", focus: undefined }]);
+    store.setFocus(chip);
+    assert.deepEqual(store.snapshot().focus, chip);
   });
 });

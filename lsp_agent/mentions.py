@@ -1,0 +1,259 @@
+"""What a prompt's ``@file`` links and ``#`` mentions name, read once at admission: the core's
+:class:`~lsp_agent.core.attachments.PromptAttachments` port.
+
+- ``resource_link`` (``@a.py``; with a ``range``, ``@symbol``): the file's text — the editor's
+  buffer when it is open, else the disk through the same wall as the ``read`` tool (inside
+  the workspace only, a regular file, no NUL byte) — capped like ``read``
+  (:data:`MAX_LINES` lines, :data:`MAX_BYTES` bytes); with a range, those lines numbered as
+  ``read`` numbers them. A link whose text the prompt already embeds (a ``resource`` block
+  of the same uri) is not attached again.
+- ``mention``: ``diagnostics`` (the editor's known ones plus the prompt's own; one file's
+  with a ``uri``), ``selection`` (the prompt's selection), ``buffers`` (the open documents:
+  path, line count, unsaved marker), ``diff`` (``git diff HEAD`` of the session's folder).
+
+Every text passes the secret filter. Anything that cannot be read becomes a one-line
+attachment saying why, never an error: the prompt is admitted either way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from lsp_agent.core.attachments import AttachScope, PromptFocus
+from lsp_agent.core.diagnostics import Diagnostic, format_diagnostics
+from lsp_agent.core.interfaces import Editor
+from lsp_agent.core.secrets.filter import NO_SECRETS, SecretFilter
+from lsp_agent.core.uris import path_of_uri
+from lsp_agent.workspace.boundary import Resolved, WorkspaceBoundary
+from lsp_agent.workspace.context_read import Refused, Unreadable, read_confined
+from lsp_agent.workspace.files import count_lines
+
+__all__ = ["DIFF_TIMEOUT", "MAX_BYTES", "MAX_LINES", "PromptExpansion"]
+
+MAX_LINES = 2000
+"""Lines of one attachment, as the ``read`` tool pages."""
+MAX_BYTES = 50 * 1024
+"""Bytes of one attachment (``read``'s cap); the disk is read up to 4 times that."""
+DIFF_TIMEOUT = 10.0
+_DIAGNOSTIC_FILES = 20
+_BOM = "\ufeff"
+
+
+class PromptExpansion:
+    """Implements ``PromptAttachments`` with the host's editor (open buffers, diagnostics)."""
+
+    def __init__(self, editor: Editor, *, secrets: SecretFilter = NO_SECRETS) -> None:
+        self._editor = editor
+        self._secrets = secrets
+
+    async def expand(
+        self, content: Sequence[Mapping[str, Any]], scope: AttachScope
+    ) -> list[dict[str, Any]]:
+        embedded = {b.get("uri") for b in content if b.get("type") == "resource"}
+        boundary = WorkspaceBoundary(scope.roots or (scope.folder,))
+        attached: list[dict[str, Any]] = []
+        for block in content:
+            kind = block.get("type")
+            if kind == "resource_link" and block.get("uri") not in embedded:
+                uri = str(block.get("uri", ""))
+                text = await self._file(uri, block.get("range"), boundary, scope)
+            elif kind == "mention":
+                uri = f"#{block.get('name', '')}"
+                text = await self._mention(block, boundary, scope)
+            else:
+                continue
+            attached.append({"text": self._secrets.mask(text).with_note(), "source": uri})
+        return attached
+
+    # -- @file ----------------------------------------------------------------------------
+
+    async def _file(
+        self, uri: str, range_: Any, boundary: WorkspaceBoundary, scope: AttachScope
+    ) -> str:
+        path = path_of_uri(uri)
+        where = boundary.resolve(path) if path is not None else None
+        if not isinstance(where, Resolved):
+            shown = path if path is not None else uri
+            return f"[{shown}: not attached: outside the workspace]"
+        text = await self._editor.open_document_text(where.path)
+        if text is None:
+            disk = await asyncio.to_thread(_disk_text, where.path, scope.roots or (scope.folder,))
+            if isinstance(disk, NotRead):
+                return f"[{where.display}: not attached: {disk.reason}]"
+            text = disk
+        text = text.removeprefix(_BOM)
+        lines = text.splitlines()
+        lines_range = _line_span(range_)
+        if lines_range is None:
+            body = _capped(lines, 0, f"read {where.display} with offset")
+            return f"<attached_file path={json.dumps(where.display)}>\n{body}</attached_file>"
+        first, last = lines_range
+        numbered = [f"{n + 1}: {line}" for n, line in enumerate(lines[first : last + 1], first)]
+        body = _capped(numbered, 0, f"read {where.display}")
+        span = f"{first + 1}-{last + 1}" if last > first else f"{first + 1}"
+        label = json.dumps(f"{where.display}:{span}")
+        return f"<attached_lines path={label}>\n{body}</attached_lines>"
+
+    # -- #mentions ----------------------------------------------------------------------------
+
+    async def _mention(
+        self, block: Mapping[str, Any], boundary: WorkspaceBoundary, scope: AttachScope
+    ) -> str:
+        name = block.get("name")
+        if name == "diagnostics":
+            return self._diagnostics(block.get("uri"), boundary, scope.focus)
+        if name == "selection":
+            return _selection(scope.focus, boundary)
+        if name == "buffers":
+            return await self._buffers(boundary)
+        if name == "diff":
+            return await _diff(scope.folder)
+        return f"[#{name}: not a mention this server knows]"
+
+    def _diagnostics(self, uri: Any, boundary: WorkspaceBoundary, focus: PromptFocus | None) -> str:
+        known: dict[str, list[Diagnostic]] = {}
+        cache = self._editor.diagnostics
+        for path, cached in (cache.all() if cache is not None else {}).items():
+            known.setdefault(path, []).extend(cached)
+        for path, sent in (focus.diagnostics if focus is not None else {}).items():
+            have = known.setdefault(path, [])
+            have.extend(d for d in sent if d not in have)
+        only = path_of_uri(uri) if isinstance(uri, str) else None
+        if only is not None:
+            only = os.path.realpath(only)
+            known = {only: known.get(only, [])}
+        blocks = []
+        for path, found in sorted(known.items(), key=lambda item: _errors_first(item[1])):
+            where = boundary.resolve(path)
+            if not isinstance(where, Resolved):
+                continue
+            block = format_diagnostics(where.display, found)
+            if block:
+                blocks.append(block)
+        scope_name = "this file" if only is not None else "the workspace"
+        if not blocks:
+            return f"[#diagnostics: no problems known in {scope_name}]"
+        more = len(blocks) - _DIAGNOSTIC_FILES
+        shown = blocks[:_DIAGNOSTIC_FILES] + ([f"… and {more} more files"] if more > 0 else [])
+        return f"[#diagnostics of {scope_name}]\n" + "\n".join(shown)
+
+    async def _buffers(self, boundary: WorkspaceBoundary) -> str:
+        documents = await self._editor.open_documents()
+        rows = []
+        for path, text in sorted(documents.items()):
+            where = boundary.resolve(path)
+            if not isinstance(where, Resolved):
+                continue
+            disk = await asyncio.to_thread(_disk_text, where.path, boundary.roots)
+            unsaved = " (unsaved changes)" if disk != text.removeprefix(_BOM) else ""
+            rows.append(f"{where.display}: {count_lines(text)} lines{unsaved}")
+        if not rows:
+            return "[#buffers: no workspace file is open in the editor]"
+        return "[#buffers: the files open in the editor]\n" + "\n".join(rows)
+
+
+def _selection(focus: PromptFocus | None, boundary: WorkspaceBoundary) -> str:
+    selection = focus.selection if focus is not None else None
+    if selection is None:
+        return "[#selection: the editor sent no selection]"
+    where = boundary.resolve(selection.path)
+    if not isinstance(where, Resolved):
+        return "[#selection: not attached: outside the workspace]"
+    span = f"{selection.start_line + 1}-{selection.end_line + 1}"
+    body = _capped(selection.text.splitlines(), 0, "read the file")
+    return f"<selection path={json.dumps(f'{where.display}:{span}')}>\n{body}</selection>"
+
+
+async def _diff(folder: str) -> str:
+    """``git diff HEAD`` of ``folder``, capped; a note when there is none."""
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
+    try:
+        process = await asyncio.create_subprocess_exec(
+            "git", "--no-pager", "diff", "--no-color", "--no-ext-diff", "HEAD", "--",
+            cwd=folder,
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+        )  # fmt: skip
+    except OSError as error:
+        return f"[#diff: git could not run: {error.strerror or error}]"
+    try:
+        out, _ = await asyncio.wait_for(process.communicate(), DIFF_TIMEOUT)
+    except TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        await process.wait()
+        return f"[#diff: git took more than {DIFF_TIMEOUT:g} s]"
+    if process.returncode != 0:
+        return "[#diff: not a git repository with a commit]"
+    text = out.decode("utf-8", errors="replace")
+    if not text.strip():
+        return "[#diff: no changes against HEAD]"
+    body = _capped(text.splitlines(), 0, "run git diff")
+    return f"<git_diff>\n{body}</git_diff>"
+
+
+@attrs.frozen
+class NotRead:
+    reason: str
+
+
+def _disk_text(path: str, roots: Sequence[str]) -> str | NotRead:
+    """The file's text through the wall, or why not."""
+    read = read_confined(path, roots, limit=4 * MAX_BYTES)
+    if isinstance(read, Unreadable):
+        return NotRead("no such file" if read.missing else f"cannot read it: {read.reason}")
+    if isinstance(read, Refused):
+        return NotRead(read.reason)
+    if b"\0" in read.data:
+        return NotRead("a binary file")
+    text = read.data.decode("utf-8", errors="replace")
+    if read.truncated:
+        text = text[: text.rfind("\n") + 1] if "\n" in text else text
+    return text
+
+
+def _capped(lines: Sequence[str], start: int, how: str) -> str:
+    """At most :data:`MAX_LINES` lines and :data:`MAX_BYTES` bytes, each line ended; a last
+    line says how to get the rest."""
+    kept: list[str] = []
+    size = 0
+    for line in lines[start:]:
+        cost = len(line.encode("utf-8", errors="replace")) + 1
+        if len(kept) == MAX_LINES or size + cost > MAX_BYTES:
+            break
+        kept.append(line)
+        size += cost
+    body = "".join(f"{line}\n" for line in kept)
+    left = len(lines) - start - len(kept)
+    if left > 0:
+        body += f"[… {left} more lines not attached; {how} for them]\n"
+    return body
+
+
+def _line_span(range_: Any) -> tuple[int, int] | None:
+    """The 0-based first and last line of an LSP range (an end at column 0 of a later
+    line ends on the line before)."""
+    try:
+        first = int(range_["start"]["line"])
+        last = int(range_["end"]["line"])
+        end_character = int(range_["end"].get("character", 1))
+    except (TypeError, KeyError, ValueError, AttributeError):
+        return None
+    if last > first and end_character == 0:
+        last -= 1
+    if first < 0 or last < first:
+        return None
+    return first, last
+
+
+def _errors_first(found: Sequence[Diagnostic]) -> tuple[int, int]:
+    return (min((d.level for d in found), default=9), -len(found))

@@ -1,0 +1,48 @@
+"""A ``session/prompt``'s content blocks, against the real ``lsp-agent acp``: an embedded text
+``resource`` reaches the model as given; a ``resource_link`` to a workspace file is read at
+admission through the client (``fs/read_text_file``), so the model gets the unsaved buffer;
+an image becomes a line saying it cannot be shown (``promptCapabilities.image`` is false)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from acp import embedded_text_resource, image_block, resource_block, resource_link_block, text_block
+
+from lsp_agent.core.uris import file_uri
+from lsp_agent.testing.fake_llm import FakeLLMServer
+from tests.support.acp_client import TIMEOUT, RecordingClient, spawn_agent
+
+
+async def test_embedded_resources_links_and_images_as_the_model_gets_them(
+    ws: Path, tmp_path: Path, acp_env: dict[str, str], fake_llm: FakeLLMServer
+) -> None:
+    linked = ws / "linked.py"
+    linked.write_text("ON_DISK = 1\n")
+    fake_llm.set_script({"turns": [{"text": "Seen."}]})
+    client = RecordingClient()
+    client.buffers[str(linked)] = "UNSAVED_IN_BUFFER = 2\n"
+    embedded = embedded_text_resource(file_uri(str(ws / "notes.md")), "EMBEDDED-TEXT-5521")
+    prompt = [
+        text_block("look at these"),
+        resource_block(embedded),
+        resource_link_block(name="linked.py", uri=file_uri(str(linked))),
+        image_block("iVBORw0KGgo=", "image/png"),
+    ]
+    async with spawn_agent(acp_env, cwd=ws, stderr=tmp_path / "acp.log", client=client) as agent:
+        async with asyncio.timeout(TIMEOUT):
+            sid = (await agent.conn.new_session(cwd=str(ws), mcp_servers=[])).session_id
+            answer = await agent.conn.prompt(session_id=sid, prompt=prompt)
+        assert answer.stop_reason == "end_turn", agent.log()
+    agent.assert_clean_exit()
+    [request] = [r for r in fake_llm.requests if r.turn != "side"]
+    sent = json.dumps(request.body["messages"][-1])
+    assert "look at these" in sent
+    assert "EMBEDDED-TEXT-5521" in sent
+    assert "UNSAVED_IN_BUFFER = 2" in sent
+    assert "ON_DISK" not in sent
+    assert str(linked) in client.reads
+    assert "an image (image/png" in sent
+    assert "cannot show it to the model" in sent
