@@ -18,6 +18,8 @@ import attrs
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from pydantic.alias_generators import to_camel
 
+from lsp_agent.tools.editor_queries import QueryKind
+
 PROTOCOL_VERSION = 1
 
 
@@ -318,22 +320,12 @@ class DiagnosticsParams(Model):
 
 # -- editor queries ------------------------------------------------------------------------
 
-QueryKindName = Literal[
-    "definition",
-    "references",
-    "hover",
-    "documentSymbols",
-    "workspaceSymbols",
-    "implementation",
-    "typeDefinition",
-]
-
 
 class EditorQueryParams(Model):
     """``agent/editor/query`` (server → client): what the editor's language servers know."""
 
     session_id: str
-    kind: QueryKindName
+    kind: QueryKind
     uri: str | None = None
     position: Position | None = None
     query: str | None = None

@@ -14,7 +14,7 @@ shapes as plain JSON (``Location``/``LocationLink``, ``Hover``, ``DocumentSymbol
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, get_args
 
 import attrs
 
@@ -29,15 +29,7 @@ QueryKind = Literal[
     "implementation",
     "typeDefinition",
 ]
-QUERY_KINDS: tuple[QueryKind, ...] = (
-    "definition",
-    "references",
-    "hover",
-    "documentSymbols",
-    "workspaceSymbols",
-    "implementation",
-    "typeDefinition",
-)
+QUERY_KINDS: tuple[QueryKind, ...] = get_args(QueryKind)
 
 
 @attrs.frozen(kw_only=True)
