@@ -6,10 +6,16 @@
 import * as vscode from "vscode";
 import {
   LanguageClient,
+  MessageType,
   RevealOutputChannelOn,
+  ShowMessageNotification,
   State,
   type LanguageClientOptions,
   type ServerOptions,
+  type ShowMessageParams,
+  type WorkDoneProgressBegin,
+  type WorkDoneProgressEnd,
+  type WorkDoneProgressReport,
 } from "vscode-languageclient/node";
 import {
   Methods,
@@ -25,14 +31,27 @@ import {
 import { answerEditorQuery, EDITOR_QUERY_KINDS, type QueryHost } from "./editorQueries";
 import { commandLine, resolveServerCommand, startFailureMessage, which, type ServerCommand } from "./serverCommand";
 import type { SessionStore } from "./sessions";
+import type { ServerStatus } from "./shared/reducer";
 
 const SECTION = "lspAgent";
 /** Settings the server does not read (the trace, the focus sent with prompts): no restart needed. */
 const NO_RESTART = ["lspAgent.trace.server", "lspAgent.sendFocus"];
+/** The work-done progress the server shows while it builds its agent after `initialize` (docs/protocol.md §0). */
+export const STARTING_TOKEN = "lsp-agent/starting";
+/** How the server's `window/showMessage` of a failed start begins. */
+const FAILED_PREFIX = "lsp-agent failed to start";
+const STARTING: ServerStatus = { status: "starting", message: "Starting the LSP Agent server…" };
 
 export class AgentClient implements vscode.Disposable {
   private client?: LanguageClient;
   private starting?: Promise<void>;
+  /** The server's "starting" progress is open: it answered `initialize` and still builds its agent. */
+  private hostStarting = false;
+  /** Why the server said it failed to start (its progress end, then its message). */
+  private failure?: string;
+  /** Waiting for `initialize` to be answered: what the server reports meanwhile is applied after it. */
+  private initializing = false;
+  private disposed = false;
   private readonly disposables: vscode.Disposable[] = [];
   capabilities?: AgentServerCapabilities;
   command?: ServerCommand;
@@ -54,6 +73,7 @@ export class AgentClient implements vscode.Disposable {
         }
       }),
     );
+    store.startServer = () => this.ensureStarted();
   }
 
   get running(): boolean {
@@ -61,19 +81,31 @@ export class AgentClient implements vscode.Disposable {
   }
 
   async start(): Promise<void> {
-    if (!this.starting) this.starting = this.doStart().finally(() => (this.starting = undefined));
+    if (!this.starting) {
+      // at once: a command issued from now on waits for this start
+      this.store.setServer(STARTING);
+      this.starting = this.doStart().finally(() => (this.starting = undefined));
+    }
     return this.starting;
   }
 
+  /** A request waits on a stopped server: start one, unless a start (ours or the client's own restart) is under way. */
+  private ensureStarted(): void {
+    const state = this.client?.state;
+    if (this.disposed || this.starting || state === State.Starting || state === State.Running) return;
+    this.start().catch(() => undefined);
+  }
+
   async restart(): Promise<void> {
-    await this.stop();
+    // requests issued meanwhile wait for the new server
+    await this.stop(true);
     await this.start();
   }
 
-  async stop(): Promise<void> {
+  async stop(restarting = false): Promise<void> {
     const client = this.client;
     this.client = undefined;
-    this.store.detach({ status: "stopped" });
+    this.store.detach(restarting ? STARTING : { status: "stopped" });
     if (client) {
       try {
         await client.stop(2000);
@@ -83,11 +115,12 @@ export class AgentClient implements vscode.Disposable {
     }
   }
 
-  /** A request to the server, started first if needed. */
+  /** A request to the server: sent once it is up (a stopped one is started first); a failed start's reason otherwise. */
   async request<R>(method: string, params: unknown): Promise<R> {
-    if (!this.running) await this.start();
-    if (!this.client) throw new Error("the LSP Agent server is not running");
-    return this.client.sendRequest<R>(method, params);
+    await this.store.connected();
+    const client = this.client;
+    if (!client) throw new Error("the LSP Agent server stopped");
+    return client.sendRequest<R>(method, params);
   }
 
   notify(method: string, params: unknown): void {
@@ -96,7 +129,7 @@ export class AgentClient implements vscode.Disposable {
 
   /** Runs one of the server's `lspAgent.*` commands (workspace/executeCommand). */
   async executeServerCommand<R>(command: string, args: unknown[]): Promise<R> {
-    if (!this.running) await this.start();
+    await this.store.connected();
     this.beforeCommand();
     const result = await this.request<R>("workspace/executeCommand", { command, arguments: args });
     this.onCommandResult(command, result);
@@ -111,7 +144,8 @@ export class AgentClient implements vscode.Disposable {
     if (command.source === "python") command = resolveServerCommand({ setting, python: await selectedPython(), which: (n) => which(n) });
     this.command = command;
     this.log.info(`starting the server: ${commandLine(command)} (from ${command.source})`);
-    this.store.setServer({ status: "starting" });
+    this.hostStarting = false;
+    this.failure = undefined;
     const env = { ...process.env, ...stringValues(config.get<Record<string, unknown>>("serverEnv") ?? {}) };
     const serverOptions: ServerOptions = { command: command.command, args: command.args, options: { env } };
     const client = new LanguageClient("lspAgent", "LSP Agent", serverOptions, this.clientOptions(config));
@@ -123,17 +157,32 @@ export class AgentClient implements vscode.Disposable {
       this.store.askQuestion(params, (cancel) => token.onCancellationRequested(cancel)),
     );
     client.onRequest(Methods.editorQuery.name, (params: EditorQueryParams) => answerEditorQuery(params, vscodeQueryHost));
+    // replaces the client's own handler: a failed start is shown with "Show Log"
+    client.onNotification(ShowMessageNotification.type, (params: ShowMessageParams) => {
+      if (this.client === client) this.showMessage(params);
+    });
     let attached = false;
     client.onDidChangeState((e) => {
-      if (this.client !== client) return;
-      if (e.newState === State.Stopped) this.store.detach({ status: "stopped", message: "The server stopped." });
-      // vscode-languageclient restarted a crashed server: follow the sessions again
-      if (e.newState === State.Running && attached) void this.store.attach(this);
+      // before the first start has ended, doStart reports what happens
+      if (this.client !== client || !attached) return;
+      const failed = this.store.serverStatus.status === "failed";
+      if ((e.newState === State.Stopped || e.newState === State.StartFailed) && !failed) {
+        this.store.detach({ status: "stopped", message: "The LSP Agent server stopped (see LSP Agent: Show Log)." });
+      }
+      // vscode-languageclient restarts a crashed server: requests wait for it, then the sessions are followed again
+      if (e.newState === State.Starting) {
+        this.hostStarting = false;
+        this.store.detach(STARTING);
+      }
+      if (e.newState === State.Running) void this.store.attach(this, this.hostStarting ? STARTING : undefined);
     });
+    const old = this.client;
+    if (old) void old.dispose().catch(() => undefined);
     this.client = client;
     try {
       // a missing executable is the common case: say so ourselves (and only once)
       if (!which(command.command)) throw new Error(`${command.command} is not an executable file (nor one on PATH)`);
+      this.initializing = true;
       await client.start();
     } catch (error) {
       this.client = undefined;
@@ -146,13 +195,54 @@ export class AgentClient implements vscode.Disposable {
         if (pick === "Show Log") this.log.show();
       });
       throw new Error(message);
+    } finally {
+      this.initializing = false;
     }
     const experimental = client.initializeResult?.capabilities.experimental as { agent?: AgentServerCapabilities } | undefined;
     this.capabilities = experimental?.agent;
     const info = client.initializeResult?.serverInfo;
     this.log.info(`server started: ${info?.name ?? "?"} ${info?.version ?? ""}; commands: ${JSON.stringify(this.capabilities?.commands ?? [])}`);
     attached = true;
-    await this.store.attach(this);
+    // the server answered `initialize`; it may still be building its agent (its progress says so)
+    if (this.failure) this.store.detach({ status: "failed", message: this.failure });
+    else await this.store.attach(this, this.hostStarting ? STARTING : undefined);
+  }
+
+  /** `$/progress` of the server's start: "starting…" meanwhile, then "ready" or "failed to start". */
+  private startProgress(client: LanguageClient, params: WorkDoneProgressBegin | WorkDoneProgressReport | WorkDoneProgressEnd): void {
+    if (this.client !== client) return;
+    if (params.kind === "begin") {
+      this.hostStarting = true;
+      if (this.store.serverStatus.status === "running") this.store.setServer(STARTING);
+    } else if (params.kind === "end") {
+      this.hostStarting = false;
+      if (params.message === "failed to start") this.fail(`${FAILED_PREFIX} (see LSP Agent: Show Log)`, false);
+      else if (this.store.serverStatus.status === "starting" && !this.initializing) this.store.setServer({ status: "running" });
+    }
+  }
+
+  /** `window/showMessage`: shown as the client would, but a failed start marks the server failed and offers the log. */
+  private showMessage(params: ShowMessageParams): void {
+    if (params.type === MessageType.Error && params.message.startsWith(FAILED_PREFIX)) {
+      this.fail(params.message, true);
+      return;
+    }
+    if (params.type === MessageType.Error) void vscode.window.showErrorMessage(params.message);
+    else if (params.type === MessageType.Warning) void vscode.window.showWarningMessage(params.message);
+    else void vscode.window.showInformationMessage(params.message);
+  }
+
+  /** The server answered `initialize` but could not build its agent: every request fails with `message`. */
+  private fail(message: string, notify: boolean): void {
+    this.failure = message;
+    this.log.error(message);
+    // before `initialize` is answered, doStart reports it then
+    if (!this.initializing) this.store.detach({ status: "failed", message });
+    if (!notify) return;
+    void vscode.window.showErrorMessage(message, "Show Log", "Restart Server").then((pick) => {
+      if (pick === "Show Log") this.log.show();
+      if (pick === "Restart Server") void this.restart();
+    });
   }
 
   private clientOptions(config: vscode.WorkspaceConfiguration): LanguageClientOptions {
@@ -163,6 +253,10 @@ export class AgentClient implements vscode.Disposable {
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       initializationOptions: { agent: agentOptions(config, this.context) },
       middleware: {
+        handleWorkDoneProgress: (token, params, next) => {
+          if (token === STARTING_TOKEN && this.client) this.startProgress(this.client, params);
+          next(token, params);
+        },
         executeCommand: async (command, args, next) => {
           this.beforeCommand();
           const result = await next(command, args);
@@ -178,6 +272,7 @@ export class AgentClient implements vscode.Disposable {
   }
 
   dispose(): void {
+    this.disposed = true;
     for (const d of this.disposables) d.dispose();
     void this.stop();
   }

@@ -58,7 +58,7 @@ export function activate(context: vscode.ExtensionContext) {
   const reviewEditor = new ReviewEditor(context.extensionUri, reviews, { keep: Commands.keepHunk, undo: Commands.undoHunk });
   const proposals = new ProposalFileSystem((m, p) => client.request(m, p));
   const chat = new ChatViewProvider(context.extensionUri, store, reviews, (msg) => onWebviewMessage(msg), log);
-  const statusBar = new StatusBar(store, Commands.openChat);
+  const statusBar = new StatusBar(store, Commands.openChat, Commands.showLog);
   const focus = new FocusTracker(store);
   const mentionSource = new MentionSource(log);
   const forwarder = new DiagnosticsForwarder(
@@ -103,6 +103,8 @@ export function activate(context: vscode.ExtensionContext) {
   const redo = () => client.executeServerCommand(ServerCommands.redo, [{ sessionId: requireActive() }]);
   /** A prompt with the editor's focus (unless `noFocus`: the user removed the chip) and its mentions' blocks. */
   const ask = async (text: string, picked: PickedMention[] = [], noFocus = false) => {
+    // issued while the server starts: wait for it (its capabilities come with it)
+    await store.connected();
     forwarder.flush();
     // only the `#` names this server expands (an older one lists none)
     const { context, blocks } = promptExtras(text, picked, { noFocus, mentions: client.capabilities?.mentions ?? [] });
@@ -165,6 +167,9 @@ export function activate(context: vscode.ExtensionContext) {
         return;
       case "rewind":
         await rewind(msg.messageId, msg.scope);
+        return;
+      case "showLog":
+        log.show();
         return;
     }
   }

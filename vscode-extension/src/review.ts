@@ -102,8 +102,8 @@ export class ReviewStore {
   async resolve(action: ReviewAction, selection: { hunkIds?: string[]; uris?: string[] } = {}): Promise<ReviewResolveResult> {
     const sessionId = this.store.activeId;
     if (!sessionId) throw new Error("no active session");
-    const conn = this.connection();
-    if (!conn) throw new Error("the LSP Agent server is not running");
+    // a server still starting: wait for it (the store fails with the reason of a failed start)
+    const conn = this.connection() ?? (await this.store.connected());
     const params: ReviewResolveParams = { sessionId, action };
     if (selection.hunkIds?.length) params.hunkIds = selection.hunkIds;
     if (selection.uris?.length) params.uris = selection.uris;

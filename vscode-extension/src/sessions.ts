@@ -38,6 +38,7 @@ import {
   type SessionView,
 } from "./shared/reducer";
 import type { FocusChip } from "./shared/focus";
+import { StartGate } from "./startGate";
 
 export interface Connection {
   request<R>(method: string, params: unknown): Promise<R>;
@@ -60,11 +61,15 @@ export class SessionStore {
   private readonly questions = new Map<string, Pending<PendingQuestion, AskQuestionResult>>();
   private readonly listeners = new Set<Listener>();
   private connection?: Connection;
+  /** Requests wait here while the server starts (never "not running"); see startGate.ts. */
+  private readonly gate = new StartGate<Connection>(() => this.startServer());
   private server: ServerStatus = { status: "starting" };
   private sessions: SessionSummary[] = [];
   private nextKey = 1;
   private focus?: FocusChip;
   activeId?: string;
+  /** Starts the server when a request waits on a stopped one (the client sets it). */
+  startServer: () => void = () => undefined;
 
   constructor(private readonly folder: () => string | undefined = () => undefined) {}
 
@@ -103,17 +108,29 @@ export class SessionStore {
 
   // -- the server ------------------------------------------------------------------------------
 
-  /** A (re)started server: follow the active session again from where this window is. */
-  async attach(connection: Connection): Promise<void> {
+  /**
+   * A (re)started server: follow the active session again from where this window is. `status`:
+   * what to show meanwhile ("starting" while the server still builds its agent: requests are
+   * sent, and it answers them once it is up).
+   */
+  async attach(connection: Connection, status: ServerStatus = { status: "running" }): Promise<void> {
     this.connection = connection;
-    this.setServer({ status: "running" });
+    this.gate.ready(connection);
+    this.setServer(status);
     await this.refreshSessions().catch(() => undefined);
     const active = this.active();
     if (active) await this.resync(active.sessionId, active.lastSeq + 1).catch(() => undefined);
   }
 
+  /**
+   * The server is gone (`stopped`), being restarted (`starting`: requests wait for it) or could not
+   * start (`failed`: requests fail with `message`).
+   */
   detach(status: ServerStatus): void {
     this.connection = undefined;
+    if (status.status === "failed") this.gate.failed(status.message ?? "the LSP Agent server failed to start");
+    else if (status.status === "starting") this.gate.starting();
+    else this.gate.stopped(status.message ?? "the LSP Agent server stopped");
     for (const [key, p] of this.permissions) {
       p.resolve({ outcome: { outcome: "cancelled" } });
       this.permissions.delete(key);
@@ -126,14 +143,20 @@ export class SessionStore {
   }
 
   setServer(server: ServerStatus): void {
+    // a start under way: requests queue (with a connection, they are sent and the server holds them)
+    if (server.status === "starting" && !this.connection && this.gate.state !== "starting") this.gate.starting();
     this.server = server;
     this.emit({ type: "server", server });
     if (server.status !== "running") this.emitState();
   }
 
-  private conn(): Connection {
-    if (!this.connection) throw new Error("the LSP Agent server is not running");
-    return this.connection;
+  get serverStatus(): ServerStatus {
+    return this.server;
+  }
+
+  /** The connection once the server is up: waits while it starts, starts a stopped one, fails with the reason of a failed start. */
+  connected(): Promise<Connection> {
+    return this.gate.wait();
   }
 
   // -- updates ---------------------------------------------------------------------------------
@@ -163,7 +186,7 @@ export class SessionStore {
         const view = this.views.get(sessionId) ?? emptySession(sessionId);
         this.views.set(sessionId, view);
         const from = round === 0 ? Math.min(fromSeq, view.lastSeq + 1) : view.lastSeq + 1;
-        const result = await this.conn().request<SessionLoadResult>(Methods.sessionLoad.name, {
+        const result = await (await this.connected()).request<SessionLoadResult>(Methods.sessionLoad.name, {
           sessionId,
           replay: from <= 1 ? "full" : { fromSeq: from },
         });
@@ -181,7 +204,7 @@ export class SessionStore {
 
   async refreshSessions(): Promise<SessionSummary[]> {
     const folder = this.folder();
-    const result = await this.conn().request<SessionListResult>(Methods.sessionList.name, folder ? { workspaceFolder: folder } : {});
+    const result = await (await this.connected()).request<SessionListResult>(Methods.sessionList.name, folder ? { workspaceFolder: folder } : {});
     this.sessions = result.sessions;
     this.emit({ type: "sessions", sessions: this.sessions });
     return this.sessions;
@@ -193,7 +216,7 @@ export class SessionStore {
     const folder = this.folder();
     if (folder && !options.everywhere) params.workspaceFolder = folder;
     if (options.limit) params.limit = options.limit;
-    const result = await this.conn().request<SessionSearchResult>(Methods.sessionSearch.name, params);
+    const result = await (await this.connected()).request<SessionSearchResult>(Methods.sessionSearch.name, params);
     return result.hits;
   }
 
@@ -208,7 +231,7 @@ export class SessionStore {
 
   async newSession(): Promise<string> {
     const folder = this.folder();
-    const result = await this.conn().request<SessionNewResult>(Methods.sessionNew.name, folder ? { workspaceFolder: folder } : {});
+    const result = await (await this.connected()).request<SessionNewResult>(Methods.sessionNew.name, folder ? { workspaceFolder: folder } : {});
     const view = this.views.get(result.sessionId) ?? emptySession(result.sessionId);
     this.views.set(result.sessionId, { ...view, configOptions: result.configOptions });
     this.activeId = result.sessionId;
@@ -244,14 +267,14 @@ export class SessionStore {
     const prompt: ContentBlock[] = [{ type: "text", text }, ...mentions];
     const params: PromptParams = { sessionId, prompt, clientMessageId: `vsc-${Date.now().toString(36)}-${this.nextKey++}` };
     if (context) params.context = context;
-    return this.conn().request<PromptResult>(Methods.sessionPrompt.name, params);
+    return (await this.connected()).request<PromptResult>(Methods.sessionPrompt.name, params);
   }
 
   /** "Compact now" (the context gauge past 80 %): `agent/session/compact`, answered when it has ended. */
   async compact(): Promise<void> {
     const sessionId = this.activeId;
     if (!sessionId) throw new Error("no session");
-    await this.conn().request<unknown>(Methods.sessionCompact.name, { sessionId });
+    await (await this.connected()).request<unknown>(Methods.sessionCompact.name, { sessionId });
   }
 
   /** The focus chip the panel shows (undefined: no focus is sent). */
@@ -262,13 +285,14 @@ export class SessionStore {
   }
 
   cancel(sessionId = this.activeId): void {
-    if (sessionId) this.conn().notify(Methods.sessionCancel.name, { sessionId });
+    // nothing runs on a server that is not up
+    if (sessionId) this.connection?.notify(Methods.sessionCancel.name, { sessionId });
   }
 
   async setConfigOption(configId: "mode" | "model", value: string): Promise<ConfigOption[]> {
     const sessionId = this.activeId;
     if (!sessionId) throw new Error("no session");
-    const result = await this.conn().request<ConfigOptionsResult>(Methods.sessionSetConfigOption.name, { sessionId, configId, value });
+    const result = await (await this.connected()).request<ConfigOptionsResult>(Methods.sessionSetConfigOption.name, { sessionId, configId, value });
     const view = this.views.get(sessionId);
     if (view) this.views.set(sessionId, { ...view, configOptions: result.configOptions });
     if (sessionId === this.activeId) this.emitState();
@@ -286,7 +310,7 @@ export class SessionStore {
     const params: RevertStageParams = { sessionId, messageId };
     if (scope !== "both") params.scope = scope;
     if (force) params.force = true;
-    return this.conn().request<RevertStageResult>(Methods.revertStage.name, params);
+    return (await this.connected()).request<RevertStageResult>(Methods.revertStage.name, params);
   }
 
   setDraft(text: string): void {

@@ -1,18 +1,25 @@
-/** The status bar item: the active session's state; a click opens the panel. */
+/**
+ * The status bar item: the active session's state, a click opens the panel; while the server
+ * starts, "starting…" (commands wait for it); when it failed or stopped, why (a click shows the log).
+ */
 import * as vscode from "vscode";
 import type { SessionStore } from "./sessions";
-import { stateLabel } from "./shared/reducer";
+import { stateLabel, type ServerStatus } from "./shared/reducer";
 
 export class StatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem("lspAgent.status", vscode.StatusBarAlignment.Right, 100);
   private readonly subscription: vscode.Disposable;
-  private server = "starting";
+  private server: ServerStatus;
 
-  constructor(private readonly store: SessionStore, command: string) {
+  constructor(
+    private readonly store: SessionStore,
+    private readonly command: string,
+    private readonly logCommand: string,
+  ) {
     this.item.name = "LSP Agent";
-    this.item.command = command;
+    this.server = store.serverStatus;
     this.subscription = store.onMessage((msg) => {
-      if (msg.type === "server") this.server = msg.server.status;
+      if (msg.type === "server") this.server = msg.server;
       this.render();
     });
     this.render();
@@ -21,9 +28,16 @@ export class StatusBar implements vscode.Disposable {
 
   private render(): void {
     const session = this.store.active();
-    if (this.server !== "running") {
-      this.item.text = this.server === "failed" ? "$(error) Agent: not started" : `$(circle-slash) Agent: ${this.server}`;
-      this.item.tooltip = "LSP Agent: the server is not running (see LSP Agent: Show Log)";
+    const { status, message } = this.server;
+    this.item.command = status === "failed" || status === "stopped" ? this.logCommand : this.command;
+    if (status === "starting") {
+      this.item.text = "$(loading~spin) Agent: starting…";
+      this.item.tooltip = "LSP Agent: the server is starting; commands issued now run once it is up";
+      return;
+    }
+    if (status !== "running") {
+      this.item.text = status === "failed" ? "$(error) Agent: not started" : "$(circle-slash) Agent: stopped";
+      this.item.tooltip = `LSP Agent: ${message ?? (status === "failed" ? "the server failed to start" : "the server stopped")}. Click to show the log.`;
       return;
     }
     const label = stateLabel(session);

@@ -176,10 +176,12 @@ class TurnRunner:
                 await self._reconfigure()
                 stop = await self._step(step, last=step >= self._config.max_steps)
                 if stop is not None:
+                    await self._snapshots.settle()
                     await self._rec.emit("state_changed", {"state": "idle", "stopReason": stop})
                     return TurnOutcome(stop_reason=stop, steps=step)
         except (ProviderError, ContextUnavailable) as error:
             retryable = isinstance(error, ProviderError) and error.retryable
+            await self._snapshots.settle()
             await self._rec.emit(
                 "state_changed",
                 {
@@ -196,6 +198,8 @@ class TurnRunner:
                 await self._records.failed(error)
             return TurnOutcome(stop_reason="error", steps=step, error=error)
         except asyncio.CancelledError:
+            with contextlib.suppress(LspAgentError):  # the step's undo point is kept
+                await asyncio.shield(self._snapshots.settle())
             await asyncio.shield(self._records.cancelled(self._gate.cancelled_while_asking))
             raise
         finally:

@@ -1,6 +1,8 @@
 """A turn's undo points: the workspace tree is taken while the first request is in flight,
 and after each step whose tools may have changed files what changed is recorded as a
-checkpoint (``checkpoint_recorded``, see ``checkpoints``).
+checkpoint (``checkpoint_recorded``, see ``checkpoints``). That recording is off the
+critical path: it starts when the step's tools end and runs while the next request is in
+flight; the next step's tools, and the turn's end, wait for it (:meth:`SnapshotSteps.settle`).
 
 Documents open in the editor are recorded as their buffers hold them (an edit made through the
 editor is in the buffer, not on disk yet). A snapshot problem never stops the agent's work; it
@@ -53,6 +55,7 @@ class SnapshotSteps:
         self._ids = ids
         self._tree: str | None = None
         self._first: asyncio.Task[str | None] | None = None
+        self._recording: asyncio.Task[None] | None = None
         self.turn_message: str | None = None
         """The user message the turn answers: its checkpoints are filed under it."""
 
@@ -61,18 +64,36 @@ class SnapshotSteps:
         self._first = asyncio.create_task(self._track(roots))
 
     async def before_tools(self) -> None:
-        """Tools are about to run: the tree before them must be taken by now."""
+        """Tools are about to run: the tree before them must be taken by now, and the last
+        step's checkpoint recorded."""
         if self._first is not None:
             self._tree, self._first = await self._first, None
+        await self.settle()
+
+    async def settle(self) -> None:
+        """Wait for the last step's checkpoint to be recorded (a store failure raises). A
+        cancelled wait leaves the recording running, for the next wait to finish."""
+        recording = self._recording
+        if recording is not None:
+            await asyncio.shield(recording)
+            self._recording = None
 
     def stop(self) -> None:
         if self._first is not None and not self._first.done():
             self._first.cancel()
 
     async def after_step(self, step_message_id: str, roots: tuple[str, ...]) -> None:
-        """After a step whose tools may have changed files: what changed, as a checkpoint."""
+        """After a step whose tools may have changed files: the editor's buffers are read now,
+        and what changed is recorded as a checkpoint in the background."""
+        await self.settle()
+        overlay = await self._overlay(roots)
+        self._recording = asyncio.create_task(self._checkpoint(step_message_id, roots, overlay))
+
+    async def _checkpoint(
+        self, step_message_id: str, roots: tuple[str, ...], overlay: dict[str, str] | None
+    ) -> None:
         before = self._tree
-        after = await self._track(roots)
+        after = await self._track(roots, overlay)
         self._tree = after
         if self._snapshots is None or before is None or after is None or before == after:
             return
@@ -126,15 +147,25 @@ class SnapshotSteps:
         files = ledger.summary(str(root), adding=[h["path"] for h in hunks])
         await self._rec.emit("review_recorded", {**checkpoint, "hunks": hunks, "files": files})
 
-    async def _track(self, roots: tuple[str, ...]) -> str | None:
-        """The first workspace folder's tree now, open documents as their buffers hold them;
-        None without snapshots or when taking it failed."""
+    async def _overlay(self, roots: tuple[str, ...]) -> dict[str, str] | None:
+        """The open documents inside the first workspace folder, as their buffers hold them
+        (None when there is nothing to snapshot)."""
         if self._snapshots is None or not roots:
             return None
-        root = roots[0]
+        return open_in(await self._editor.open_documents(), roots[0])
+
+    async def _track(
+        self, roots: tuple[str, ...], overlay: dict[str, str] | None = None
+    ) -> str | None:
+        """The first workspace folder's tree now, open documents as their buffers hold them
+        (``overlay``, read now when not given); None without snapshots or when taking it
+        failed."""
+        if self._snapshots is None or not roots:
+            return None
         try:
-            overlay = open_in(await self._editor.open_documents(), root)
-            return await self._snapshots.track(Path(root), overlay)
+            if overlay is None:
+                overlay = await self._overlay(roots)
+            return await self._snapshots.track(Path(roots[0]), overlay)
         except (LspAgentError, OSError):
             _log.warning("snapshot failed; this step cannot be reverted", exc_info=True)
             return None

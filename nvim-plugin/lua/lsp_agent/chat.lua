@@ -440,8 +440,13 @@ function M.prompt_winbar()
   return util.escape_status(M.truncate("Prompt", width))
 end
 
---- For 'statusline': the current session's state, "" when there is none.
+--- For 'statusline': "agent: starting…" / "agent: failed to start" while the server starts
+--- or after it could not, else the current session's state; "" when there is none.
 function M.statusline()
+  local starting = require("lsp_agent.startup").summary()
+  if starting then
+    return starting == "starting" and "agent: starting…" or "agent: failed to start"
+  end
   local s = session.current and session.sessions[session.current]
   if not s then
     return ""

@@ -44,12 +44,20 @@ function M.lsp_config()
     on_init = function(client)
       log.info("server started: %s (client %d)", vim.inspect(client.server_info), client.id)
       require("lsp_agent.diagnostics").send_all(client)
+      require("lsp_agent.startup").on_init(client)
+    end,
+    on_error = function(code, err)
+      require("lsp_agent.startup").on_error(code, err)
     end,
     on_exit = function(code, signal, client_id)
-      if code ~= 0 then
-        log.warn("the server exited with code %s (signal %s); see :LspAgent log", code, signal)
+      local startup = require("lsp_agent.startup")
+      -- a start that failed is told by `startup` (with the reason); a crash later here
+      local started = startup.clients[client_id] or {}
+      if code ~= 0 and started.initialized and started.progress ~= "failed" then
+        log.warn("the server exited with code %s (signal %s); %s", code, signal, startup.log_hint())
       end
       log.info("server exited (client %s, code %s)", client_id, code)
+      startup.on_exit(code, signal, client_id)
     end,
   }
 end
@@ -93,8 +101,8 @@ function M.start()
   return id and vim.lsp.get_client_by_id(id) or nil
 end
 
---- Call `fn(client)` once a client is initialized (starting one if none runs); `fn(nil, err)`
---- when the server does not start.
+--- Call `fn(client)` once a client is initialized (starting one if none runs, waiting for
+--- one that is starting); `fn(nil, err)` when the server does not start (already told).
 function M.with_client(fn, session_id)
   local client = M.get(session_id) or M.start()
   if not client then
@@ -102,32 +110,7 @@ function M.with_client(fn, session_id)
     log.error(message)
     return fn(nil, message)
   end
-  if client.initialized then
-    return fn(client)
-  end
-  local timer = assert(vim.uv.new_timer())
-  local waited = 0
-  timer:start(
-    10,
-    20,
-    vim.schedule_wrap(function()
-      waited = waited + 20
-      if client.initialized or client:is_stopped() or waited > 60000 then
-        if timer:is_closing() then
-          return
-        end
-        timer:stop()
-        timer:close()
-        if client.initialized then
-          fn(client)
-        else
-          local message = "the server did not start; see :LspAgent log and :checkhealth lsp_agent"
-          log.error(message)
-          fn(nil, message)
-        end
-      end
-    end)
-  )
+  require("lsp_agent.startup").when_ready(client, fn)
 end
 
 --- Describe a JSON-RPC error.
@@ -141,7 +124,10 @@ end
 --- Send a request; `cb(err, result)` (errors are also logged unless `quiet`).
 function M.request(client, method, params, cb, quiet)
   local ok = client:request(method, params, function(err, result)
-    if err and not quiet then
+    -- the server's "failed to start" answer is told once, not as this request's error
+    if err and require("lsp_agent.startup").is_failure(client.id, err) then
+      log.info("%s failed: %s", method, M.describe_error(err))
+    elseif err and not quiet then
       log.error("%s failed: %s", method, M.describe_error(err))
     end
     if cb then

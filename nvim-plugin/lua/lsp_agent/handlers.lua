@@ -171,6 +171,8 @@ function M.handlers()
     [protocol.server_requests.ask_question] = on_question,
     [protocol.server_requests.editor_query] = require("lsp_agent.editor_query").handler,
     ["workspace/applyEdit"] = on_apply_edit,
+    ["$/progress"] = require("lsp_agent.startup").on_progress,
+    ["window/showMessage"] = require("lsp_agent.startup").on_show_message,
   }
 end
 

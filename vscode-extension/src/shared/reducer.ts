@@ -319,7 +319,9 @@ export type WebviewMessage =
   | { type: "openLocation"; uri: string; range?: import("./protocol").Range }
   /** Keep or undo hunks: `hunkIds` and `uris` select their union; neither = every pending hunk. */
   | { type: "resolve"; action: import("./protocol").ReviewAction; hunkIds?: string[]; uris?: string[] }
-  | { type: "rewind"; messageId: string; scope: RevertScope };
+  | { type: "rewind"; messageId: string; scope: RevertScope }
+  /** The "Show log" button of the banner of a server that failed to start. */
+  | { type: "showLog" };
 
 export interface ChatResult {
   state: ChatState;

@@ -56,7 +56,10 @@ const sessionsSelect = h("select", { "data-testid": "sessions-select", title: "S
 const newButton = h("button", { "data-testid": "new-session-button", title: "New session" }, "+ New");
 const searchButton = h("button", { "data-testid": "search-sessions-button", title: "Search past sessions (prompts, answers, tool output)" }, "Search");
 const stateBadge = h("span", { class: "state", "data-testid": "session-state" });
-const serverBanner = h("div", { class: "banner", "data-testid": "server-status", hidden: true });
+// the server not up: "starting…" (prompts sent meanwhile wait for it), or why it failed, with its log
+const serverText = h("span", { "data-testid": "server-status-text" });
+const showLogButton = h("button", { "data-testid": "server-show-log", hidden: true }, "Show log");
+const serverBanner = h("div", { class: "banner", "data-testid": "server-status", hidden: true }, serverText, showLogButton);
 const planBox = h("section", { class: "plan", "data-testid": "plan", hidden: true });
 const transcript = h("main", { class: "transcript", "data-testid": "transcript" });
 const pendingBox = h("section", { class: "pending", "data-testid": "pending" });
@@ -138,6 +141,7 @@ undoButton.addEventListener("click", () => post({ type: "undo" }));
 redoButton.addEventListener("click", () => post({ type: "redo" }));
 newButton.addEventListener("click", () => post({ type: "newSession" }));
 searchButton.addEventListener("click", () => post({ type: "searchSessions" }));
+showLogButton.addEventListener("click", () => post({ type: "showLog" }));
 sessionsSelect.addEventListener("change", () => {
   if (sessionsSelect.value) post({ type: "selectSession", sessionId: sessionsSelect.value });
 });
@@ -156,9 +160,11 @@ function render(): void {
   const s = state.session;
   const nearBottom = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 40;
 
-  serverBanner.hidden = state.server.status === "running";
-  serverBanner.textContent = state.server.status === "running" ? "" : state.server.message ?? `Server ${state.server.status}…`;
-  serverBanner.dataset.status = state.server.status;
+  const server = state.server.status;
+  serverBanner.hidden = server === "running";
+  serverText.textContent = server === "running" ? "" : state.server.message ?? (server === "starting" ? "Starting the LSP Agent server…" : `Server ${server}.`);
+  serverBanner.dataset.status = server;
+  showLogButton.hidden = server !== "failed" && server !== "stopped";
 
   renderSessions();
   stateBadge.textContent = stateLabel(s);

@@ -195,12 +195,13 @@ describe("ReviewStore", () => {
     assert.equal(server.requests.filter((r) => r.method === "agent/review/resolve").length, 0);
   });
 
-  it("resolve without a session or a server fails with a message", async () => {
+  it("resolve without a session, or on a server that failed to start, fails with why", async () => {
     const { reviews, store, disconnect } = await setup();
     await assert.rejects(reviews.resolve("keep"), /no active session/);
     await store.open(S);
     disconnect();
-    await assert.rejects(reviews.resolve("keep"), /not running/);
+    store.detach({ status: "failed", message: "lsp-agent failed to start: no provider" });
+    await assert.rejects(reviews.resolve("keep"), /failed to start: no provider/);
   });
 });
 

@@ -1,0 +1,66 @@
+"""``python -m bench``: the scripted task through ``run``, ``serve`` and opencode, side by side.
+
+Writes ``docs/benchmarks.md`` (the table, the floors, the extras) and ``docs/benchmarks.png``
+(with the ``bench`` extra's matplotlib), and the raw samples as ``benchmarks.json`` beside
+them. ``--quick``: one run, no warm-up, ours only, the small repository — to check the
+harness, not to quote.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+
+from bench import report
+from bench.runner import Settings, run_bench
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def parse(argv: list[str]) -> tuple[argparse.Namespace, Settings]:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=10, help="counted runs (default 10)")
+    parser.add_argument("--warmup", type=int, default=1, help="runs thrown away first")
+    parser.add_argument("--quick", action="store_true", help="1 run, ours only, small repo")
+    parser.add_argument("--no-opencode", action="store_true")
+    parser.add_argument("--no-large", action="store_true", help="skip the 5,000-file repo")
+    parser.add_argument("--out", type=Path, default=ROOT / "docs", help="where the report goes")
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "lsp-agent-bench"
+    parser.add_argument("--cache", type=Path, default=cache, help="opencode's npm install")
+    args = parser.parse_args(argv)
+    if args.runs < 1 or args.warmup < 0:
+        parser.error("--runs must be at least 1 and --warmup at least 0")
+    quick = args.quick
+    settings = Settings(
+        runs=1 if quick else args.runs,
+        warmup=0 if quick else args.warmup,
+        opencode=not (quick or args.no_opencode),
+        large=not (quick or args.no_large),
+        large_files=5000,
+        large_mb=20.0,
+        relay_deltas=200 if quick else 2000,
+        session_events=10_000,
+        cache=args.cache,
+    )
+    return args, settings
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args, settings = parse(argv)
+    results = asyncio.run(run_bench(settings))
+    command = shlex.join(["python -m bench", *argv]).replace("'python -m bench'", "python -m bench")
+    doc = report.write(results, args.out, command)
+    (args.out / "benchmarks.json").write_text(json.dumps(results.to_json(), indent=1) + "\n")
+    print(doc.read_text().split(report.START, 1)[1].split(report.END, 1)[0].strip())
+    print(f"\nwritten: {doc}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
