@@ -26,20 +26,21 @@ from typing import Any
 
 import attrs
 
-from lsp_agent.core.attachments import AttachScope, PromptFocus
+from lsp_agent.core.attachments import AttachScope, PromptFocus, covered_lines
 from lsp_agent.core.diagnostics import Diagnostic, format_diagnostics
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.secrets.filter import NO_SECRETS, SecretFilter
 from lsp_agent.core.uris import path_of_uri
+from lsp_agent.tools.read import DEFAULT_LIMIT, MAX_OUTPUT_BYTES
 from lsp_agent.workspace.boundary import Resolved, WorkspaceBoundary
 from lsp_agent.workspace.context_read import Refused, Unreadable, read_confined
 from lsp_agent.workspace.files import count_lines
 
 __all__ = ["DIFF_TIMEOUT", "MAX_BYTES", "MAX_LINES", "PromptExpansion"]
 
-MAX_LINES = 2000
-"""Lines of one attachment, as the ``read`` tool pages."""
-MAX_BYTES = 50 * 1024
+MAX_LINES = DEFAULT_LIMIT
+"""Lines of one attachment: a page of the ``read`` tool."""
+MAX_BYTES = MAX_OUTPUT_BYTES
 """Bytes of one attachment (``read``'s cap); the disk is read up to 4 times that."""
 DIFF_TIMEOUT = 10.0
 _DIAGNOSTIC_FILES = 20
@@ -92,11 +93,11 @@ class PromptExpansion:
         lines = text.splitlines()
         lines_range = _line_span(range_)
         if lines_range is None:
-            body = _capped(lines, 0, f"read {where.display} with offset")
+            body = _capped(lines, f"read {where.display} with offset")
             return f"<attached_file path={json.dumps(where.display)}>\n{body}</attached_file>"
         first, last = lines_range
         numbered = [f"{n + 1}: {line}" for n, line in enumerate(lines[first : last + 1], first)]
-        body = _capped(numbered, 0, f"read {where.display}")
+        body = _capped(numbered, f"read {where.display}")
         span = f"{first + 1}-{last + 1}" if last > first else f"{first + 1}"
         label = json.dumps(f"{where.display}:{span}")
         return f"<attached_lines path={label}>\n{body}</attached_lines>"
@@ -167,7 +168,7 @@ def _selection(focus: PromptFocus | None, boundary: WorkspaceBoundary) -> str:
     if not isinstance(where, Resolved):
         return "[#selection: not attached: outside the workspace]"
     span = f"{selection.start_line + 1}-{selection.end_line + 1}"
-    body = _capped(selection.text.splitlines(), 0, "read the file")
+    body = _capped(selection.text.splitlines(), "read the file")
     return f"<selection path={json.dumps(f'{where.display}:{span}')}>\n{body}</selection>"
 
 
@@ -197,7 +198,7 @@ async def _diff(folder: str) -> str:
     text = out.decode("utf-8", errors="replace")
     if not text.strip():
         return "[#diff: no changes against HEAD]"
-    body = _capped(text.splitlines(), 0, "run git diff")
+    body = _capped(text.splitlines(), "run git diff")
     return f"<git_diff>\n{body}</git_diff>"
 
 
@@ -221,19 +222,19 @@ def _disk_text(path: str, roots: Sequence[str]) -> str | NotRead:
     return text
 
 
-def _capped(lines: Sequence[str], start: int, how: str) -> str:
+def _capped(lines: Sequence[str], how: str) -> str:
     """At most :data:`MAX_LINES` lines and :data:`MAX_BYTES` bytes, each line ended; a last
     line says how to get the rest."""
     kept: list[str] = []
     size = 0
-    for line in lines[start:]:
+    for line in lines:
         cost = len(line.encode("utf-8", errors="replace")) + 1
         if len(kept) == MAX_LINES or size + cost > MAX_BYTES:
             break
         kept.append(line)
         size += cost
     body = "".join(f"{line}\n" for line in kept)
-    left = len(lines) - start - len(kept)
+    left = len(lines) - len(kept)
     if left > 0:
         body += f"[… {left} more lines not attached; {how} for them]\n"
     return body
@@ -248,11 +249,9 @@ def _line_span(range_: Any) -> tuple[int, int] | None:
         end_character = int(range_["end"].get("character", 1))
     except (TypeError, KeyError, ValueError, AttributeError):
         return None
-    if last > first and end_character == 0:
-        last -= 1
     if first < 0 or last < first:
         return None
-    return first, last
+    return covered_lines(first, last, end_character)
 
 
 def _errors_first(found: Sequence[Diagnostic]) -> tuple[int, int]:

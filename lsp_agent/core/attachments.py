@@ -19,7 +19,15 @@ import attrs
 
 from lsp_agent.core.diagnostics import Diagnostic
 
-__all__ = ["AttachScope", "FocusSelection", "PromptAttachments", "PromptFocus"]
+__all__ = ["AttachScope", "FocusSelection", "PromptAttachments", "PromptFocus", "covered_lines"]
+
+
+def covered_lines(first: int, last: int, end_character: int) -> tuple[int, int]:
+    """The 0-based first and last line an LSP range covers: one that ends at column 0 of a
+    later line ends on the line before (a selection of whole lines)."""
+    if last > first and end_character == 0:
+        last -= 1
+    return first, max(first, last)
 
 
 @attrs.frozen(kw_only=True)

@@ -20,6 +20,7 @@ from lsp_agent.lsp.documents import diagnostic_json, range_json
 from lsp_agent.lsp.errors import InvalidParams
 from lsp_agent.lsp.handlers import require_session, submit_prompt
 from lsp_agent.lsp.host import AgentHost
+from lsp_agent.workspace.boundary import display_path
 
 MAX_SELECTION_CHARS = 20_000
 SEVERITY = {1: "error", 2: "warning", 3: "info", 4: "hint"}
@@ -156,11 +157,7 @@ async def _start(
 
 
 def _where(host: AgentHost, target: p.CommandTarget) -> str:
-    path = path_of_uri(target.uri) or target.uri
-    for folder in host.workspace_folders():
-        if path.startswith(folder.rstrip("/") + "/"):
-            path = os.path.relpath(path, folder)
-            break
+    path = display_path(path_of_uri(target.uri) or target.uri, host.workspace_folders())
     start, end = target.range.start, target.range.end
     if start.line == end.line:
         return f"{path} (line {start.line + 1})"

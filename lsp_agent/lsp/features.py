@@ -62,7 +62,7 @@ def build_server(env: Mapping[str, str]) -> tuple[AgentServer, Callable[[], Awai
                 options=options,
             )
 
-        holder.begin(start)
+        holder.begin(start())
 
     @server.feature(lsp.INITIALIZED)
     async def initialized(params: lsp.InitializedParams) -> None:

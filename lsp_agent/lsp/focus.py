@@ -14,11 +14,12 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from lsp_agent.core.attachments import FocusSelection, PromptFocus
+from lsp_agent.core.attachments import FocusSelection, PromptFocus, covered_lines
 from lsp_agent.core.secrets.filter import SecretFilter
 from lsp_agent.core.uris import path_of_uri
 from lsp_agent.lsp import protocol as p
 from lsp_agent.lsp.editor import core_diagnostic
+from lsp_agent.workspace.boundary import display_path
 
 __all__ = ["MAX_SELECTION_CHARS", "context_blocks", "prompt_focus"]
 
@@ -34,7 +35,7 @@ def context_blocks(
         return []
     lines: list[str] = []
     path = _active_path(context)
-    shown = _display(path, folders) if path is not None else None
+    shown = display_path(path, folders) if path is not None else None
     if shown is not None:
         lines.append(f"Active file: {shown}")
     if context.cursor is not None:
@@ -90,19 +91,8 @@ def _active_path(context: p.PromptContext) -> str | None:
     return os.path.realpath(path) if path is not None else None
 
 
-def _display(path: str, folders: Sequence[str]) -> str:
-    for folder in folders:
-        if path.startswith(folder.rstrip("/") + "/"):
-            return os.path.relpath(path, folder)
-    return path
-
-
 def _lines_of(selection: p.Range) -> tuple[int, int]:
-    """First and last line, 0-based; a selection ending at column 0 ends the line before."""
-    first, last = selection.start.line, selection.end.line
-    if last > first and selection.end.character == 0:
-        last -= 1
-    return first, max(first, last)
+    return covered_lines(selection.start.line, selection.end.line, selection.end.character)
 
 
 def _fenced(text: str) -> list[str]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
@@ -45,13 +45,9 @@ class Startup:
     def __init__(self) -> None:
         self._task: asyncio.Task[AgentHost] | None = None
 
-    def begin(self, start: Callable[[], Awaitable[AgentHost]]) -> None:
+    def begin(self, start: Coroutine[Any, Any, AgentHost]) -> None:
         """Start the host in the background (``initialize`` calls this once)."""
-
-        async def run() -> AgentHost:
-            return await start()
-
-        self._task = asyncio.get_running_loop().create_task(run())
+        self._task = asyncio.get_running_loop().create_task(start)
 
     @property
     def host(self) -> AgentHost | None:

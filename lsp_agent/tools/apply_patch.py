@@ -540,8 +540,7 @@ async def _create_in_editor(
         if change.operation not in ("add", "move") or change.text is None:
             rest.append(change)
             continue
-        text = change.base.as_buffer(change.text) if change.base is not None else change.text
-        result = await editor.apply_document_edit(change.final.path, "", text)
+        result = await editor.apply_document_edit(change.final.path, "", _created_text(change))
         if result.status == "not_open":
             rest.append(change)
         elif result.status == "applied":
@@ -559,15 +558,19 @@ async def _uncreate(created: Sequence[_Change], editor: Editor) -> list[str]:
     """Empty again the files the editor created (it has no way to delete them)."""
     problems: list[str] = []
     for change in reversed(created):
-        assert change.text is not None
-        text = change.base.as_buffer(change.text) if change.base is not None else change.text
-        result = await editor.apply_document_edit(change.final.path, text, "")
+        result = await editor.apply_document_edit(change.final.path, _created_text(change), "")
         if result.status != "applied":
             why = editor_conflict(change.final.display, result)
             problems.append(f"{why}, so the file the patch created could not be emptied")
         else:
             problems.append(f"{change.final.display} was created in the editor and is now empty")
     return problems
+
+
+def _created_text(change: _Change) -> str:
+    """A new file's text as the editor is given it (a Move keeps its source's form)."""
+    assert change.text is not None
+    return change.base.as_buffer(change.text) if change.base is not None else change.text
 
 
 def _buffer_texts(change: _Change) -> tuple[str, str]:

@@ -154,6 +154,15 @@ def hidden_search_globs(folder: str, hidden: Sequence[str] | None = None) -> lis
 _GLOB_SPECIAL = re.compile(r"[*?\[\]{}\\!]")
 
 
+def display_path(path: str, folders: Sequence[str]) -> str:
+    """``path`` relative to the first of ``folders`` it lies in, else as it is (for messages
+    and notes, not a check: :meth:`WorkspaceBoundary.resolve` is the wall)."""
+    for folder in folders:
+        if path.startswith(folder.rstrip("/") + "/"):
+            return os.path.relpath(path, folder)
+    return path
+
+
 def _contains(root: str, path: str) -> bool:
     # commonpath compares whole components, so /ws-other is not inside /ws.
     return os.path.commonpath([root, path]) == root

@@ -15,8 +15,9 @@ from acp import text_block
 
 from lsp_agent.testing.fake_llm import FakeLLMServer
 from tests.support.acp_client import TIMEOUT, spawn_agent
-from tests.support.acp_terminal_client import running, wait_until
+from tests.support.acp_terminal_client import running
 from tests.support.user_config import write_user_config
+from tests.support.waiting import wait_until
 
 SLEEPER = "sleep 600 & echo $$ $! > pids.txt; wait"
 

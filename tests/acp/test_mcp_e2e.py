@@ -14,8 +14,9 @@ from acp.schema import EnvVariable, HttpHeader, HttpMcpServer, McpServerStdio
 from lsp_agent.testing.fake_llm import FakeLLMServer
 from tests.acp.conftest import KEY
 from tests.support.acp_client import TIMEOUT, spawn_agent
-from tests.support.acp_terminal_client import running, wait_until
+from tests.support.acp_terminal_client import running
 from tests.support.mcp_servers import start_http_server, stdio_command
+from tests.support.waiting import wait_until
 
 WORD = "mcp-probe-word-4411"
 

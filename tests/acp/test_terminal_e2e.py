@@ -16,7 +16,8 @@ from acp import text_block
 from lsp_agent.testing.fake_llm import FakeLLMServer
 from tests.acp.conftest import KEY
 from tests.support.acp_client import TIMEOUT, RecordingClient, capabilities, spawn_agent
-from tests.support.acp_terminal_client import SpawningTerminals, running, wait_until
+from tests.support.acp_terminal_client import SpawningTerminals, running
+from tests.support.waiting import wait_until
 
 
 class TerminalClient(SpawningTerminals, RecordingClient):

@@ -25,7 +25,8 @@ from lsp_agent.shell.process import group_alive
 from lsp_agent.testing.permissions import allow_all
 from lsp_agent.testing.tools import tool_context
 from lsp_agent.tools.bash import BashParams, BashTool
-from tests.support.acp_terminal_client import TerminalChannel, running, wait_until
+from tests.support.acp_terminal_client import TerminalChannel, running
+from tests.support.waiting import wait_until
 
 KEY = "sk-ant-test-0123456789abcdefghijkl"
 HIDDEN = "ANTHROPIC_API_KEY"

@@ -13,7 +13,7 @@ from lsp_agent.testing.fake_llm import FakeLLMServer
 from tests.support.acp_client import TIMEOUT, spawn_agent
 from tests.support.user_config import write_user_config
 
-TODOS = [
+PLAN = [
     {"content": "read the code", "status": "completed", "priority": "high"},
     {"content": "fix the bug", "status": "in_progress"},
     {"content": "drop the hack", "status": "cancelled", "priority": "low"},
@@ -36,7 +36,7 @@ async def test_the_todo_list_is_a_plan_and_compact_is_a_command(
     fake_llm.set_script(
         {
             "turns": [
-                {"tool_calls": [{"name": "todowrite", "input": {"todos": TODOS}}]},
+                {"tool_calls": [{"name": "todowrite", "input": {"todos": PLAN}}]},
                 {"tool_calls": [{"name": "read", "input": {"file_path": str(big)}}]},
                 {"text": "Planned."},
             ],

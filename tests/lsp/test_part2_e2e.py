@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 from lsprotocol import types as lsp
@@ -14,6 +13,7 @@ from pygls.exceptions import JsonRpcException
 
 from lsp_agent.testing.fake_llm import FakeLLMServer
 from tests.support.lsp_client import Document, agent_client, allow_once
+from tests.support.waiting import wait_until
 
 ERROR = {
     "range": {"start": {"line": 0, "character": 4}, "end": {"line": 0, "character": 9}},
@@ -21,14 +21,6 @@ ERROR = {
     "severity": 1,
     "source": "pyright",
 }
-
-
-async def wait_until(predicate: Any, timeout: float = 30.0) -> None:
-    for _ in range(int(timeout / 0.05)):
-        if predicate():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("condition never became true")
 
 
 async def test_initialize_advertises_revert_and_the_commands(

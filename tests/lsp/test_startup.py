@@ -5,24 +5,15 @@ that fails is shown once and every request answers its reason."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
 from pygls.exceptions import JsonRpcException
 
 from tests.support.lsp_client import agent_client
+from tests.support.waiting import wait_until
 
 STARTING = "lsp-agent/starting"
-
-
-async def _wait_for(predicate: object, timeout: float = 30.0) -> None:
-    assert callable(predicate)
-    for _ in range(int(timeout / 0.05)):
-        if predicate():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("timed out")
 
 
 async def test_a_request_sent_right_after_initialize_waits_for_the_agent_and_is_answered(
@@ -34,14 +25,14 @@ async def test_a_request_sent_right_after_initialize_waits_for_the_agent_and_is_
         listed = await client.request("agent/session/list", {})
 
         assert [s["sessionId"] for s in listed["sessions"]] == [session]
-        await _wait_for(lambda: STARTING in client.client.progress_reports)
+        await wait_until(lambda: STARTING in client.client.progress_reports)
         reports = client.client.progress_reports[STARTING]
         assert (reports[0].kind, reports[0].title, reports[0].message) == (
             "begin",
             "lsp-agent",
             "starting…",
         )
-        await _wait_for(lambda: reports[-1].kind == "end")
+        await wait_until(lambda: reports[-1].kind == "end")
         assert reports[-1].message == "ready"
         assert client.client.messages == []
 
@@ -58,7 +49,7 @@ async def test_a_start_that_fails_is_shown_once_and_every_request_answers_why(
                 await client.request("agent/session/list", {})
             assert str(not_a_folder) in str(info.value)
 
-        await _wait_for(lambda: bool(client.client.messages))
+        await wait_until(lambda: bool(client.client.messages))
         [shown] = client.client.messages
         assert shown.message.startswith("lsp-agent failed to start: ")
         assert str(not_a_folder) in shown.message

@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import os
 import signal
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -228,15 +228,6 @@ class TerminalChannel(SpawningTerminals):
 
     async def send_notification(self, method: str, params: Any = None) -> None:
         self.notifications.append((method, params))
-
-
-async def wait_until(predicate: Callable[[], bool], timeout: float = 30.0) -> None:
-    """Poll ``predicate`` (a process state, a file) until true; fail after ``timeout``."""
-    for _ in range(int(timeout / 0.05)):
-        if predicate():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("condition never became true")
 
 
 def running(pid: int) -> bool:

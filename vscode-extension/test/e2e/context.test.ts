@@ -7,8 +7,8 @@
  */
 import assert from "node:assert/strict";
 import * as path from "node:path";
-import { after, before, describe, it, type TestContext } from "node:test";
-import { openFile, runCommand, screenshot, startWorkbench, until, type Workbench } from "./harness";
+import { describe } from "node:test";
+import { openFile, runCommand, screenshot, startWorkbench, workbenchSteps, until, type Workbench } from "./harness";
 
 const GREET_TS = "export function greet(name: string): string {\n  return `hello ${name}`;\n}\n";
 // line 5 is a type error: its squiggle says the TypeScript server has loaded the project
@@ -21,36 +21,7 @@ const texts = (x: unknown): string =>
 
 describe("VS Code (code-server): the editor as the agent's context", { timeout: 240_000 }, () => {
   let wb: Workbench;
-  let failed = false;
-  let setupError: unknown;
-
-  before(async () => {
-    try {
-      wb = await startWorkbench({ "greet.ts": GREET_TS, "main.ts": MAIN_TS, "a.py": A_PY }, { "editor.minimap.enabled": false });
-    } catch (error) {
-      setupError = error; // each step fails with it: a missing tool is a failure, never a skip
-    }
-  });
-
-  after(async () => {
-    if (failed) console.log(wb?.logs());
-    await wb?.close(failed);
-  });
-
-  const step = (name: string, body: () => Promise<void>) =>
-    it(name, async (t: TestContext) => {
-      if (setupError) throw setupError;
-      try {
-        await body();
-      } catch (error) {
-        failed = true;
-        if (wb) {
-          const file = await screenshot(wb.page, `failure-context-${name.replace(/\W+/g, "-")}.png`).catch(() => "");
-          t.diagnostic(`screenshot: ${file}`);
-        }
-        throw error;
-      }
-    });
+  const step = workbenchSteps("context-", async () => (wb = await startWorkbench({ "greet.ts": GREET_TS, "main.ts": MAIN_TS, "a.py": A_PY }, { "editor.minimap.enabled": false })));
 
   const web = () => wb.web;
   const editor = () => wb.page.locator(".editor-group-container.active .monaco-editor").first();

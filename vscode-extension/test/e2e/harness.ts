@@ -13,6 +13,7 @@ import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as readline from "node:readline";
+import { after, before, it, type TestContext } from "node:test";
 import { chromium, type Browser, type FrameLocator, type Page } from "playwright-core";
 
 /** test/e2e: its own package.json holds code-server and playwright-core (compiled to test/e2e/out). */
@@ -355,4 +356,44 @@ export async function until<T>(what: string, f: () => Promise<T | undefined | nu
     if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** A suite's step: one `it`, failing with the workbench's start error if it did not start. */
+export type Step = (name: string, body: () => Promise<void>) => void;
+
+/**
+ * Registers a suite's workbench (call it inside `describe`): `start` runs before the steps (a
+ * start that fails fails every step, never skips it: a missing tool is a failure) and the
+ * workbench closes after them, printing its logs when a step failed. Answers the step runner,
+ * which keeps a screenshot `failure-<prefix><step>.png` of the page where a step failed.
+ */
+export function workbenchSteps(prefix: string, start: () => Promise<Workbench>): Step {
+  let wb: Workbench | undefined;
+  let failed = false;
+  let setupError: unknown;
+  before(async () => {
+    try {
+      wb = await start();
+    } catch (error) {
+      setupError = error;
+    }
+  });
+  after(async () => {
+    if (failed) console.log(wb?.logs());
+    await wb?.close(failed);
+  });
+  return (name, body) =>
+    it(name, async (t: TestContext) => {
+      if (setupError) throw setupError;
+      try {
+        await body();
+      } catch (error) {
+        failed = true;
+        if (wb) {
+          const file = await screenshot(wb.page, `failure-${prefix}${name.replace(/\W+/g, "-")}.png`).catch(() => "");
+          t.diagnostic(`screenshot: ${file}`);
+        }
+        throw error;
+      }
+    });
 }

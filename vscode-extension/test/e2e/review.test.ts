@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { after, before, describe, it, type TestContext } from "node:test";
-import { openFile, runCommand, screenshot, settled, startWorkbench, until, type Workbench } from "./harness";
+import { describe } from "node:test";
+import { openFile, runCommand, screenshot, settled, startWorkbench, workbenchSteps, until, type Workbench } from "./harness";
 
 const lines = Array.from({ length: 30 }, (_, i) => `line_${String(i + 1).padStart(2, "0")} = ${i + 1}`);
 lines[1] = "alpha = 1";
@@ -19,40 +19,15 @@ const USER_TAIL = "  # chosen by the user";
 
 describe("VS Code (code-server): reviewing the agent's changes", { timeout: 240_000 }, () => {
   let wb: Workbench;
-  let failed = false;
-  let setupError: unknown;
-
-  before(async () => {
-    try {
-      wb = await startWorkbench(
+  const step = workbenchSteps(
+    "review-",
+    async () =>
+      (wb = await startWorkbench(
         { "review.py": REVIEW_PY, "proposal.py": PROPOSAL_PY },
         // no diff editor's minimap or sticky scroll in the pictures
         { "lspAgent.config": { permission: { edit: { "*review.py": "allow" } } }, "editor.minimap.enabled": false, "editor.stickyScroll.enabled": false },
-      );
-    } catch (error) {
-      setupError = error; // each step fails with it: a missing tool is a failure, never a skip
-    }
-  });
-
-  after(async () => {
-    if (failed) console.log(wb?.logs());
-    await wb?.close(failed);
-  });
-
-  const step = (name: string, body: () => Promise<void>) =>
-    it(name, async (t: TestContext) => {
-      if (setupError) throw setupError;
-      try {
-        await body();
-      } catch (error) {
-        failed = true;
-        if (wb) {
-          const file = await screenshot(wb.page, `failure-review-${name.replace(/\W+/g, "-")}.png`).catch(() => "");
-          t.diagnostic(`screenshot: ${file}`);
-        }
-        throw error;
-      }
-    });
+      )),
+  );
 
   const web = () => wb.web;
   const state = () => web().getByTestId("session-state");

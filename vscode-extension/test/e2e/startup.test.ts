@@ -8,8 +8,8 @@
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { after, before, describe, it, type TestContext } from "node:test";
-import { screenshot, startWorkbench, tools, until, type Workbench } from "./harness";
+import { describe } from "node:test";
+import { screenshot, startWorkbench, workbenchSteps, tools, until, type Step, type Workbench } from "./harness";
 
 /** A start this many seconds slower than the real one: long enough that the command surely comes first. */
 const SLOW_START_S = 8;
@@ -17,41 +17,11 @@ const SLOW_START_S = 8;
 function suite(name: string, settings: (python: string) => Record<string, unknown>, steps: (wb: () => Workbench, step: Step) => void) {
   describe(name, { timeout: 240_000 }, () => {
     let wb: Workbench;
-    let failed = false;
-    let setupError: unknown;
-
-    before(async () => {
-      try {
-        wb = await startWorkbench({ "a.py": "value = 1\n" }, settings(tools().python));
-      } catch (error) {
-        setupError = error; // each step fails with it: a missing tool is a failure, never a skip
-      }
-    });
-
-    after(async () => {
-      if (failed) console.log(wb?.logs());
-      await wb?.close(failed);
-    });
-
-    const step: Step = (title, body) =>
-      it(title, async (t: TestContext) => {
-        if (setupError) throw setupError;
-        try {
-          await body();
-        } catch (error) {
-          failed = true;
-          if (wb) {
-            const file = await screenshot(wb.page, `failure-startup-${title.replace(/\W+/g, "-")}.png`).catch(() => "");
-            t.diagnostic(`screenshot: ${file}`);
-          }
-          throw error;
-        }
-      });
+    const step = workbenchSteps("startup-", async () => (wb = await startWorkbench({ "a.py": "value = 1\n" }, settings(tools().python))));
     steps(() => wb, step);
   });
 }
 
-type Step = (title: string, body: () => Promise<void>) => void;
 
 /**
  * Runs "LSP Agent: Ask…" from the palette as soon as the palette lists it (right after the window

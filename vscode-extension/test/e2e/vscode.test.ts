@@ -7,45 +7,15 @@
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { after, before, describe, it, type TestContext } from "node:test";
-import { openFile, runCommand, screenshot, startWorkbench, until, type Workbench } from "./harness";
+import { describe } from "node:test";
+import { openFile, runCommand, screenshot, startWorkbench, workbenchSteps, until, type Workbench } from "./harness";
 
 const A_PY = "value = 1\n";
 const BAD_JSON = '{\n  "name": "demo"\n  "version": 1\n}\n';
 
 describe("VS Code (code-server) with lsp-agent", { timeout: 240_000 }, () => {
   let wb: Workbench;
-  let failed = false;
-  let setupError: unknown;
-
-  before(async () => {
-    try {
-      wb = await startWorkbench({ "a.py": A_PY, "bad.json": BAD_JSON });
-    } catch (error) {
-      setupError = error; // each step fails with it: a missing tool is a failure, never a skip
-    }
-  });
-
-  after(async () => {
-    if (failed) console.log(wb?.logs());
-    await wb?.close(failed);
-  });
-
-  /** Runs a step; on failure keeps a screenshot and the logs. */
-  const step = (name: string, body: () => Promise<void>) =>
-    it(name, async (t: TestContext) => {
-      if (setupError) throw setupError;
-      try {
-        await body();
-      } catch (error) {
-        failed = true;
-        if (wb) {
-          const file = await screenshot(wb.page, `failure-${name.replace(/\W+/g, "-")}.png`).catch(() => "");
-          t.diagnostic(`screenshot: ${file}`);
-        }
-        throw error;
-      }
-    });
+  const step = workbenchSteps("", async () => (wb = await startWorkbench({ "a.py": A_PY, "bad.json": BAD_JSON })));
 
   const web = () => wb.web;
   const state = () => web().getByTestId("session-state");
