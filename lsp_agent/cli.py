@@ -129,8 +129,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     from lsp_agent.sandbox import forbid_inspection
+    from lsp_agent.system.child_watcher import use_pidfd_child_watcher
 
     forbid_inspection()  # commands must not read this process's environment (the keys)
+    use_pidfd_child_watcher()  # before any event loop: subprocesses without a thread each
     if args.command == "run":
         return _run_with_interrupt(args, env)
     if args.command == "serve":

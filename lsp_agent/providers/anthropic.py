@@ -46,6 +46,7 @@ from lsp_agent.providers.errors import (
     parse_tool_input,
     truncated,
 )
+from lsp_agent.providers.wire_json import count, obj, text
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
@@ -101,9 +102,9 @@ class AnthropicProvider:
                 "/v1/messages",
                 content=request_body(request),
                 options={"headers": {"content-type": "application/json"}},
-                cast_to=wire.Message,
+                cast_to=object,
                 stream=True,
-                stream_cls=anthropic.AsyncStream[wire.RawMessageStreamEvent],
+                stream_cls=anthropic.AsyncStream[object],  # decoded JSON: see wire_json
             )
             async with response:
                 async for raw_event in response:
@@ -273,7 +274,8 @@ class _Block:
 
 
 class _Translator:
-    """Turns the SDK's raw stream events into normalized ones, one event at a time."""
+    """Turns the stream's events (decoded JSON, :mod:`wire_json`) into normalized ones, one
+    event at a time. An event that is not an object is malformed (``ValueError``)."""
 
     def __init__(self) -> None:
         self.finished = False
@@ -281,63 +283,76 @@ class _Translator:
         self._usage = Usage()
         self._stop_reason: str | None = None
 
-    def feed(self, event: wire.RawMessageStreamEvent) -> list[StreamEvent]:
-        if isinstance(event, wire.RawMessageStartEvent):
-            u = event.message.usage
+    def feed(self, event: object) -> list[StreamEvent]:
+        if not isinstance(event, dict):
+            raise ValueError(f"an event that is not a JSON object: {event!r:.200}")
+        kind = event.get("type")
+        index = count(event.get("index")) or 0
+        if kind == "message_start":
+            u = obj(obj(event.get("message")).get("usage"))
             self._usage = Usage(
-                input_tokens=u.input_tokens,
-                output_tokens=u.output_tokens,
-                cache_read_tokens=u.cache_read_input_tokens or 0,
-                cache_write_tokens=u.cache_creation_input_tokens or 0,
+                input_tokens=count(u.get("input_tokens")) or 0,
+                output_tokens=count(u.get("output_tokens")) or 0,
+                cache_read_tokens=count(u.get("cache_read_input_tokens")) or 0,
+                cache_write_tokens=count(u.get("cache_creation_input_tokens")) or 0,
             )
             return [UsageReported(usage=self._usage)]
-        if isinstance(event, wire.RawContentBlockStartEvent):
-            return self._start(event.index, event.content_block)
-        if isinstance(event, wire.RawContentBlockDeltaEvent):
-            return self._delta(event.index, event.delta)
-        if isinstance(event, wire.RawContentBlockStopEvent):
-            return self._stop(event.index)
-        if isinstance(event, wire.RawMessageDeltaEvent):
-            self._stop_reason = event.delta.stop_reason or self._stop_reason
-            return [UsageReported(usage=self._delta_usage(event.usage))]
-        if isinstance(event, wire.RawMessageStopEvent):
+        if kind == "content_block_start":
+            return self._start(index, obj(event.get("content_block")))
+        if kind == "content_block_delta":
+            return self._delta(index, obj(event.get("delta")))
+        if kind == "content_block_stop":
+            return self._stop(index)
+        if kind == "message_delta":
+            self._stop_reason = text(obj(event.get("delta")).get("stop_reason")) or (
+                self._stop_reason
+            )
+            return [UsageReported(usage=self._delta_usage(obj(event.get("usage"))))]
+        if kind == "message_stop":
             self.finished = True
             reason = _STOP_REASONS.get(self._stop_reason or "", "other")
             return [Finished(reason=reason, raw_reason=self._stop_reason)]
         return []
 
-    def _start(self, index: int, block: wire.ContentBlock) -> list[StreamEvent]:
-        if isinstance(block, wire.TextBlock):
+    def _start(self, index: int, block: dict[str, Any]) -> list[StreamEvent]:
+        kind = block.get("type")
+        if kind == "text":
             self._blocks[index] = _Block("text")
-            return [TextDelta(text=block.text)] if block.text else []
-        if isinstance(block, wire.ThinkingBlock):
-            self._blocks[index] = _Block("thinking", data=block.signature or "")
-            return [ReasoningDelta(text=block.thinking)] if block.thinking else []
-        if isinstance(block, wire.RedactedThinkingBlock):
-            self._blocks[index] = _Block("redacted", data=block.data)
+            started = text(block.get("text"))
+            return [TextDelta(text=started)] if started else []
+        if kind == "thinking":
+            self._blocks[index] = _Block("thinking", data=text(block.get("signature")))
+            thinking = text(block.get("thinking"))
+            return [ReasoningDelta(text=thinking)] if thinking else []
+        if kind == "redacted_thinking":
+            self._blocks[index] = _Block("redacted", data=text(block.get("data")))
             return []
-        if isinstance(block, wire.ToolUseBlock):
-            self._blocks[index] = _Block("tool_use", tool_call_id=block.id, name=block.name)
-            return [ToolCallStarted(tool_call_id=block.id, name=block.name)]
+        if kind == "tool_use":
+            call_id, name = text(block.get("id")), text(block.get("name"))
+            self._blocks[index] = _Block("tool_use", tool_call_id=call_id, name=name)
+            return [ToolCallStarted(tool_call_id=call_id, name=name)]
         self._blocks[index] = _Block("other")  # server tools etc.: not ours to run
         return []
 
-    def _delta(self, index: int, delta: wire.RawContentBlockDelta) -> list[StreamEvent]:
+    def _delta(self, index: int, delta: dict[str, Any]) -> list[StreamEvent]:
         block = self._blocks.get(index)
         if block is None:
             # Out of order: dropping it would cut the answer short without a word.
             raise ValueError(f"malformed stream: a delta for block {index}, which never started")
-        if isinstance(delta, wire.TextDelta) and delta.text:
-            return [TextDelta(text=delta.text)]
-        if isinstance(delta, wire.ThinkingDelta) and delta.thinking:
-            return [ReasoningDelta(text=delta.thinking)]
-        if isinstance(delta, wire.SignatureDelta):
-            block.data += delta.signature
-        elif isinstance(delta, wire.InputJSONDelta) and delta.partial_json:
-            block.data += delta.partial_json
-            return [
-                ToolCallArgsDelta(tool_call_id=block.tool_call_id, json_fragment=delta.partial_json)
-            ]
+        kind = delta.get("type")
+        if kind == "text_delta":
+            fragment = text(delta.get("text"))
+            return [TextDelta(text=fragment)] if fragment else []
+        if kind == "thinking_delta":
+            fragment = text(delta.get("thinking"))
+            return [ReasoningDelta(text=fragment)] if fragment else []
+        if kind == "signature_delta":
+            block.data += text(delta.get("signature"))
+        elif kind == "input_json_delta":
+            fragment = text(delta.get("partial_json"))
+            if fragment:
+                block.data += fragment
+                return [ToolCallArgsDelta(tool_call_id=block.tool_call_id, json_fragment=fragment)]
         return []
 
     def _stop(self, index: int) -> list[StreamEvent]:
@@ -357,16 +372,21 @@ class _Translator:
             ]
         return []
 
-    def _delta_usage(self, u: wire.MessageDeltaUsage) -> Usage:
+    def _delta_usage(self, u: dict[str, Any]) -> Usage:
         # message_delta counts are cumulative; input counts appear only when they changed.
-        details = u.output_tokens_details
+        details = u.get("output_tokens_details")
+        thinking = count(obj(details).get("thinking_tokens")) if details is not None else None
         self._usage = attrs.evolve(
             self._usage,
-            output_tokens=u.output_tokens,
-            input_tokens=self._usage.input_tokens if u.input_tokens is None else u.input_tokens,
-            cache_read_tokens=_or(u.cache_read_input_tokens, self._usage.cache_read_tokens),
-            cache_write_tokens=_or(u.cache_creation_input_tokens, self._usage.cache_write_tokens),
-            reasoning_tokens=details.thinking_tokens if details else self._usage.reasoning_tokens,
+            output_tokens=_or(count(u.get("output_tokens")), self._usage.output_tokens),
+            input_tokens=_or(count(u.get("input_tokens")), self._usage.input_tokens),
+            cache_read_tokens=_or(
+                count(u.get("cache_read_input_tokens")), self._usage.cache_read_tokens
+            ),
+            cache_write_tokens=_or(
+                count(u.get("cache_creation_input_tokens")), self._usage.cache_write_tokens
+            ),
+            reasoning_tokens=_or(thinking, self._usage.reasoning_tokens),
         )
         return self._usage
 

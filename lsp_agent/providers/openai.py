@@ -16,8 +16,6 @@ from typing import Any
 import attrs
 import httpx2
 import openai
-from openai.types.chat import ChatCompletion, ChatCompletionChunk
-from openai.types.chat.chat_completion_chunk import Choice, ChoiceDeltaToolCall
 
 from lsp_agent.core.errors import ProviderError
 from lsp_agent.core.messages import (
@@ -47,6 +45,7 @@ from lsp_agent.providers.errors import (
     parse_tool_input,
     truncated,
 )
+from lsp_agent.providers.wire_json import count, items, obj, text
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
@@ -104,9 +103,11 @@ class OpenAIProvider:
                     "headers": {"content-type": "application/json"},
                     "security": {"bearer_auth": True},
                 },
-                cast_to=ChatCompletion,
+                cast_to=object,
                 stream=True,
-                stream_cls=openai.AsyncStream[ChatCompletionChunk],
+                # Each chunk as the decoded JSON: building the SDK's models for every chunk
+                # (and their schemas on first use) cost ~2 ms per step, ~10 ms on the first.
+                stream_cls=openai.AsyncStream[object],
             )
             async with response:
                 async for chunk in response:
@@ -258,27 +259,34 @@ class _Call:
 
 
 class _Translator:
-    """Turns chunks into normalized events; tool calls are keyed by their ``index``."""
+    """Turns chunks (decoded JSON, :mod:`wire_json`) into normalized events; tool calls are
+    keyed by their ``index``. A chunk that is not an object is malformed (``ValueError``)."""
 
     def __init__(self) -> None:
         self._calls: dict[int, _Call] = {}
         self._finish: str | None = None
 
-    def feed(self, chunk: ChatCompletionChunk) -> list[StreamEvent]:
+    def feed(self, chunk: object) -> list[StreamEvent]:
+        if not isinstance(chunk, dict):
+            raise ValueError(f"a chunk that is not a JSON object: {chunk!r:.200}")
         events: list[StreamEvent] = []
-        for choice in chunk.choices[:1]:  # we never ask for n > 1
-            events.extend(self._choice(choice))
-        if chunk.usage is not None:
-            u = chunk.usage
-            prompt, completion = u.prompt_tokens_details, u.completion_tokens_details
-            cached = (prompt.cached_tokens if prompt else None) or 0
-            usage = Usage(
-                input_tokens=u.prompt_tokens - cached,
-                output_tokens=u.completion_tokens,
-                cache_read_tokens=cached,
-                reasoning_tokens=(completion.reasoning_tokens if completion else None) or 0,
+        for choice in items(chunk.get("choices"))[:1]:  # we never ask for n > 1
+            events.extend(self._choice(obj(choice)))
+        usage = chunk.get("usage")
+        if isinstance(usage, dict):
+            prompt = obj(usage.get("prompt_tokens_details"))
+            completion = obj(usage.get("completion_tokens_details"))
+            cached = count(prompt.get("cached_tokens")) or 0
+            events.append(
+                UsageReported(
+                    usage=Usage(
+                        input_tokens=(count(usage.get("prompt_tokens")) or 0) - cached,
+                        output_tokens=count(usage.get("completion_tokens")) or 0,
+                        cache_read_tokens=cached,
+                        reasoning_tokens=count(completion.get("reasoning_tokens")) or 0,
+                    )
+                )
             )
-            events.append(UsageReported(usage=usage))
         return events
 
     def finish(self) -> list[StreamEvent] | None:
@@ -290,35 +298,36 @@ class _Translator:
             reason = "tool_use"  # some compatible servers report "stop" after tool calls
         return [Finished(reason=reason, raw_reason=self._finish)]
 
-    def _choice(self, choice: Choice) -> list[StreamEvent]:
+    def _choice(self, choice: dict[str, Any]) -> list[StreamEvent]:
         events: list[StreamEvent] = []
-        delta = choice.delta
+        delta = obj(choice.get("delta"))
         # Compatible servers (vLLM, llama.cpp, Ollama, DeepSeek) stream reasoning as an extra field.
-        extra = delta.model_extra or {}
-        reasoning = extra.get("reasoning_content") or extra.get("reasoning")
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
         if isinstance(reasoning, str) and reasoning:
             events.append(ReasoningDelta(text=reasoning))
-        if delta.content:
-            events.append(TextDelta(text=delta.content))
-        for call in delta.tool_calls or ():
-            events.extend(self._tool_call(call))
-        if choice.finish_reason is not None and self._finish is None:
-            self._finish = choice.finish_reason
+        content = text(delta.get("content"))
+        if content:
+            events.append(TextDelta(text=content))
+        for call in items(delta.get("tool_calls")):
+            events.extend(self._tool_call(obj(call)))
+        finish = choice.get("finish_reason")
+        if isinstance(finish, str) and self._finish is None:
+            self._finish = finish
             events.extend(self._end_calls())
         return events
 
-    def _tool_call(self, delta: ChoiceDeltaToolCall) -> list[StreamEvent]:
-        call = self._calls.setdefault(delta.index, _Call())
-        call.tool_call_id = call.tool_call_id or delta.id
-        fragment = ""
-        if delta.function is not None:
-            call.name = call.name or delta.function.name
-            fragment = delta.function.arguments or ""
+    def _tool_call(self, delta: dict[str, Any]) -> list[StreamEvent]:
+        index = count(delta.get("index")) or 0
+        call = self._calls.setdefault(index, _Call())
+        call.tool_call_id = call.tool_call_id or text(delta.get("id")) or None
+        function = obj(delta.get("function"))
+        call.name = call.name or text(function.get("name")) or None
+        fragment = text(function.get("arguments"))
         call.arguments += fragment
         events: list[StreamEvent] = []
         if not call.started and call.name:
             # A server that sends no id still gets a stable one, so results can be matched.
-            call.tool_call_id = call.tool_call_id or f"call_{delta.index}"
+            call.tool_call_id = call.tool_call_id or f"call_{index}"
             call.started = True
             events.append(ToolCallStarted(tool_call_id=call.tool_call_id, name=call.name))
             fragment = call.arguments  # flush anything that arrived before the name

@@ -76,10 +76,14 @@ class PermissionGate:
     ) -> PermissionVerdict:
         """``rules`` were captured when the tool call started: a mode switch never changes
         a call in flight."""
-        saved = await self._store.approvals(self._session_id)
-        decision = decide(
-            request.permission, request.patterns, rules, saved, unjudged=request.unjudged
-        )
+        decision = decide(request.permission, request.patterns, rules, unjudged=request.unjudged)
+        if decision.action == "ask":
+            # Saved answers are allows only: they can turn an ask into an allow, never change
+            # an allow or a deny, so the store is read only when the rules alone would ask.
+            saved = await self._store.approvals(self._session_id)
+            decision = decide(
+                request.permission, request.patterns, rules, saved, unjudged=request.unjudged
+            )
         if decision.action == "allow":
             return ALLOWED
         if decision.action == "deny":
@@ -107,7 +111,8 @@ class PermissionGate:
         if request.subject is not None:
             asked["subject"] = request.subject
         # request.previews (whole file texts) go to the editor with the ask, never into the log.
-        await self._rec.emit("permission_asked", asked)
+        # One transaction: the ask is queued and committed with the state change.
+        await self._rec.record("permission_asked", asked)
         await self._rec.emit("state_changed", {"state": "requires_action"})
         ask = PermissionAsk(
             session_id=self._session_id, tool_call_id=tool_call_id, mode=self._mode, request=request
@@ -140,7 +145,8 @@ class PermissionGate:
             data["always"] = list(request.always)
         if modified:
             data["modified"] = True
-        await self._rec.emit("permission_resolved", data)
+        # Committed with the state change that follows (or the turn's end, if cancelled).
+        await self._rec.record("permission_resolved", data)
 
 
 def _state(reply: PermissionReply) -> str:

@@ -295,6 +295,7 @@ class TurnRunner:
 
     async def _request(self, last: bool, *, allow_compaction: bool = True) -> ModelRequest:
         await self._view.note_changes(self._config.workspace_roots)
+        await self._rec.flush()  # the step's queued records are part of what is read back
         transcript = await self._store.transcript(self._session_id)
         if (
             allow_compaction

@@ -1,10 +1,15 @@
 """Appends events and hands each committed one to the editor, in ``seq`` order.
 
-Streamed text arrives in many tiny deltas; committing each would cost a transaction per
-token. Deltas of one part are coalesced for at most ``batch_window`` seconds (8 ms; the
-protocol's bound is 16 ms) and committed as one event; any other event flushes them first, so the
-log keeps the order in which things happened. The first delta after a quiet window is
-committed at once (a leading edge), so a slow stream reaches the editor without the wait.
+A step records a dozen small events (the call's input, usage, the message's end, the call
+running, its result, the next message); a transaction each cost ~0.7 ms of the step. Events
+that nothing waits on are therefore queued (:meth:`Recorder.record`) and committed together,
+in the order they happened, by the next commit: an :meth:`emit` (which commits the queue and
+its own event in one transaction), a :meth:`flush` (before the log is read back), or the
+batch window (8 ms; the protocol's bound for deltas is 16 ms). Streamed text arrives in many
+tiny deltas; those of one part are coalesced into one event the same way. The first delta
+after a quiet window is committed at once (a leading edge), so a slow stream reaches the
+editor without the wait. What a crash can lose is at most one window of queued events; the
+turn's recovery closes whatever they would have closed.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ class Recorder:
         self._clock = clock
         self._window = batch_window
         self._lock = asyncio.Lock()
+        self._queued: list[tuple[EventType, dict[str, Any]]] = []
         self._pending: tuple[EventType, str, str] | None = None  # (type, messageId, partId)
         self._pending_text: list[str] = []
         self._flusher: asyncio.Task[None] | None = None
@@ -45,10 +51,20 @@ class Recorder:
         """Why the timer's flush failed; raised to the next caller (a timer tells no one)."""
 
     async def emit(self, type_: EventType, data: dict[str, Any]) -> StoredEvent:
+        """Commit the event now, in one transaction with everything queued before it."""
         async with self._lock:
             self._raise_failure()
-            await self._flush_locked()
-            return (await self._append_locked([(type_, data)]))[0]
+            self._seal_delta()
+            self._queued.append((type_, data))
+            return (await self._commit_locked())[-1]
+
+    async def record(self, type_: EventType, data: dict[str, Any]) -> None:
+        """Queue an event that nothing waits on; committed, in order, by the next commit."""
+        async with self._lock:
+            self._raise_failure()
+            self._seal_delta()
+            self._queued.append((type_, data))
+            self._arm_flusher()
 
     async def delta(self, type_: EventType, message_id: str, part_id: str, text: str) -> None:
         """Buffer streamed text; committed within the batch window."""
@@ -56,7 +72,7 @@ class Recorder:
             self._raise_failure()
             key = (type_, message_id, part_id)
             if self._pending is not None and self._pending != key:
-                await self._flush_locked()
+                self._seal_delta()
             self._pending = key
             self._pending_text.append(text)
             if self._flusher is not None and not self._flusher.done():
@@ -64,14 +80,15 @@ class Recorder:
             if self._clock.monotonic() - self._last_delta_commit >= self._window:
                 # Leading edge: after a quiet window the first delta goes out at once, so
                 # a slow stream is not delayed; a fast one is still batched.
-                await self._flush_locked()
+                await self._commit_locked()
             else:
-                self._flusher = asyncio.create_task(self._flush_after_window())
+                self._arm_flusher()
 
     async def flush(self) -> None:
+        """Commit what is queued (before the log is read back, or work that must see it)."""
         async with self._lock:
             self._raise_failure()
-            await self._flush_locked()
+            await self._commit_locked()
 
     async def close(self) -> None:
         """Commit what is buffered and stop the timer (also safe after a cancellation)."""
@@ -81,11 +98,15 @@ class Recorder:
             flusher.cancel()
             await asyncio.gather(flusher, return_exceptions=True)
 
+    def _arm_flusher(self) -> None:
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush_after_window())
+
     async def _flush_after_window(self) -> None:
         await asyncio.sleep(self._window)
         async with self._lock:
             try:
-                await self._flush_locked()
+                await self._commit_locked()
             except Exception as error:  # e.g. a full disk: the loop must hear of it
                 self._failure = error
 
@@ -94,22 +115,28 @@ class Recorder:
         if failure is not None:
             raise failure
 
-    async def _flush_locked(self) -> None:
+    def _seal_delta(self) -> None:
+        """The buffered text of one part becomes one queued event."""
         if self._pending is None:
             return
         type_, message_id, part_id = self._pending
         text = "".join(self._pending_text)
         self._pending, self._pending_text = None, []
-        data = {"messageId": message_id, "partId": part_id, "text": text}
-        self._last_delta_commit = self._clock.monotonic()
-        await self._append_locked([(type_, data)])
+        self._queued.append((type_, {"messageId": message_id, "partId": part_id, "text": text}))
 
-    async def _append_locked(
-        self, items: list[tuple[EventType, dict[str, Any]]]
-    ) -> list[StoredEvent]:
+    async def _commit_locked(self) -> list[StoredEvent]:
+        self._seal_delta()
+        if not self._queued:
+            return []
+        items, self._queued = self._queued, []
+        if any(type_ in _DELTAS for type_, _ in items):
+            self._last_delta_commit = self._clock.monotonic()
         now = iso_time(self._clock.now())
         events = [NewEvent(type=t, data=d, time=now) for t, d in items]
         stored = await self._store.append(self._session_id, events)
         for event in stored:
             await self._editor.publish(event)
         return stored
+
+
+_DELTAS: frozenset[EventType] = frozenset({"text_delta", "reasoning_delta"})

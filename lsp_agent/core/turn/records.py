@@ -1,5 +1,6 @@
 """What a turn has open in the log — its assistant message, its tool calls — and the usage it
-adds up.
+adds up. These are queued on the recorder (committed with the next commit, in order): nothing
+waits on them, and the turn's ends (:meth:`failed`, :meth:`cancelled`) commit them first.
 
 Every change of a tool call goes through :meth:`TurnRecords.tool_update`, so the records know
 which calls are still pending or running; when the turn fails or is cancelled they are closed
@@ -35,12 +36,12 @@ class TurnRecords:
 
     async def message_started(self, message_id: str, *, model: str, step: int) -> None:
         self._open_message = message_id
-        await self._rec.emit(
+        await self._rec.record(
             "assistant_message_started", {"messageId": message_id, "model": model, "step": step}
         )
 
     async def message_ended(self, message_id: str, *, status: str, **fields: Any) -> None:
-        await self._rec.emit(
+        await self._rec.record(
             "assistant_message_ended", {"messageId": message_id, "status": status, **fields}
         )
         self._open_message = None
@@ -55,7 +56,7 @@ class TurnRecords:
             self._open_tools[call_id] = data
         else:
             self._open_tools.pop(call_id, None)
-        await self._rec.emit("tool_call_updated", data)
+        await self._rec.record("tool_call_updated", data)
 
     def open_calls(self, message_id: str) -> list[tuple[str, str]]:
         """(call id, tool name) of each call of ``message_id`` that has not ended."""
@@ -81,7 +82,7 @@ class TurnRecords:
             context_size=model.context_window,
             cost=cost,
         )
-        await self._rec.emit("usage_updated", self.usage.to_json())
+        await self._rec.record("usage_updated", self.usage.to_json())
 
     async def failed(self, error: LspAgentError) -> None:
         """Like a cancel, but the turn failed: nothing is left open in the log."""
