@@ -75,11 +75,9 @@ class Recorder:
                 self._seal_delta()
             self._pending = key
             self._pending_text.append(text)
-            if self._flusher is not None and not self._flusher.done():
-                return
             if self._clock.monotonic() - self._last_delta_commit >= self._window:
-                # Leading edge: after a quiet window the first delta goes out at once, so
-                # a slow stream is not delayed; a fast one is still batched.
+                # Leading edge: after a quiet window the first delta goes out at once (with
+                # whatever is queued), so a slow stream is not delayed; a fast one is batched.
                 await self._commit_locked()
             else:
                 self._arm_flusher()
