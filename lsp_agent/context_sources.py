@@ -159,6 +159,11 @@ def _refused_note(reason: str) -> str:
     )
 
 
+def _repository_root(folder: Path) -> Path | None:
+    """The nearest of ``folder`` and its parents that holds ``.git``, or None."""
+    return next((p for p in (folder, *folder.parents) if (p / ".git").exists()), None)
+
+
 def _up_to_repository(root: Path) -> list[Path]:
     """``root`` and its parents up to the folder holding ``.git`` (only ``root`` if none)."""
     chain = [root]
@@ -189,16 +194,16 @@ def _git_summary(root: str) -> str:
 def _head_file(folder: Path) -> Path | None:
     """The ``HEAD`` of the repository ``folder`` is in: ``.git/HEAD``, or for a worktree or
     submodule (``.git`` is a file saying ``gitdir: …``) the one in that git folder."""
-    for candidate in (folder, *folder.parents):
-        dot_git = candidate / ".git"
-        if dot_git.is_dir():
-            return dot_git / "HEAD"
-        if dot_git.is_file():
-            try:
-                pointer = dot_git.read_text(encoding="utf-8", errors="replace").strip()
-            except OSError:
-                return None
-            if not pointer.startswith("gitdir:"):
-                return None
-            return candidate / pointer.removeprefix("gitdir:").strip() / "HEAD"
-    return None
+    top = _repository_root(folder)
+    if top is None:
+        return None
+    dot_git = top / ".git"
+    if dot_git.is_dir():
+        return dot_git / "HEAD"
+    try:
+        pointer = dot_git.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+    if not pointer.startswith("gitdir:"):
+        return None
+    return top / pointer.removeprefix("gitdir:").strip() / "HEAD"

@@ -287,14 +287,14 @@ class _Translator:
         if not isinstance(event, dict):
             raise ValueError(f"an event that is not a JSON object: {event!r:.200}")
         kind = event.get("type")
-        index = count(event.get("index")) or 0
+        index = count(event.get("index"))
         if kind == "message_start":
             u = obj(obj(event.get("message")).get("usage"))
             self._usage = Usage(
-                input_tokens=count(u.get("input_tokens")) or 0,
-                output_tokens=count(u.get("output_tokens")) or 0,
-                cache_read_tokens=count(u.get("cache_read_input_tokens")) or 0,
-                cache_write_tokens=count(u.get("cache_creation_input_tokens")) or 0,
+                input_tokens=count(u.get("input_tokens")),
+                output_tokens=count(u.get("output_tokens")),
+                cache_read_tokens=count(u.get("cache_read_input_tokens")),
+                cache_write_tokens=count(u.get("cache_creation_input_tokens")),
             )
             return [UsageReported(usage=self._usage)]
         if kind == "content_block_start":
@@ -374,22 +374,16 @@ class _Translator:
 
     def _delta_usage(self, u: dict[str, Any]) -> Usage:
         # message_delta counts are cumulative; input counts appear only when they changed.
-        details = u.get("output_tokens_details")
-        thinking = count(obj(details).get("thinking_tokens")) if details is not None else None
+        details = obj(u.get("output_tokens_details"))
+        previous = self._usage
         self._usage = attrs.evolve(
-            self._usage,
-            output_tokens=_or(count(u.get("output_tokens")), self._usage.output_tokens),
-            input_tokens=_or(count(u.get("input_tokens")), self._usage.input_tokens),
-            cache_read_tokens=_or(
-                count(u.get("cache_read_input_tokens")), self._usage.cache_read_tokens
+            previous,
+            output_tokens=count(u.get("output_tokens"), previous.output_tokens),
+            input_tokens=count(u.get("input_tokens"), previous.input_tokens),
+            cache_read_tokens=count(u.get("cache_read_input_tokens"), previous.cache_read_tokens),
+            cache_write_tokens=count(
+                u.get("cache_creation_input_tokens"), previous.cache_write_tokens
             ),
-            cache_write_tokens=_or(
-                count(u.get("cache_creation_input_tokens")), self._usage.cache_write_tokens
-            ),
-            reasoning_tokens=_or(thinking, self._usage.reasoning_tokens),
+            reasoning_tokens=count(details.get("thinking_tokens"), previous.reasoning_tokens),
         )
         return self._usage
-
-
-def _or(value: int | None, previous: int) -> int:
-    return previous if value is None else value

@@ -276,14 +276,14 @@ class _Translator:
         if isinstance(usage, dict):
             prompt = obj(usage.get("prompt_tokens_details"))
             completion = obj(usage.get("completion_tokens_details"))
-            cached = count(prompt.get("cached_tokens")) or 0
+            cached = count(prompt.get("cached_tokens"))
             events.append(
                 UsageReported(
                     usage=Usage(
-                        input_tokens=(count(usage.get("prompt_tokens")) or 0) - cached,
-                        output_tokens=count(usage.get("completion_tokens")) or 0,
+                        input_tokens=count(usage.get("prompt_tokens")) - cached,
+                        output_tokens=count(usage.get("completion_tokens")),
                         cache_read_tokens=cached,
-                        reasoning_tokens=count(completion.get("reasoning_tokens")) or 0,
+                        reasoning_tokens=count(completion.get("reasoning_tokens")),
                     )
                 )
             )
@@ -317,7 +317,7 @@ class _Translator:
         return events
 
     def _tool_call(self, delta: dict[str, Any]) -> list[StreamEvent]:
-        index = count(delta.get("index")) or 0
+        index = count(delta.get("index"))
         call = self._calls.setdefault(index, _Call())
         call.tool_call_id = call.tool_call_id or text(delta.get("id")) or None
         function = obj(delta.get("function"))

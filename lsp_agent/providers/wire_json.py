@@ -24,6 +24,6 @@ def text(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
-def count(value: object) -> int | None:
-    """A token count or an index, or None when it is missing or not an integer."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+def count(value: object, default: int = 0) -> int:
+    """A token count or an index; ``default`` when it is missing or not an integer."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else default

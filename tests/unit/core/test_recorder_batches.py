@@ -75,7 +75,7 @@ async def _opened(
     return store, editor, recorder
 
 
-def _pending() -> dict[str, Any]:
+def _call_announced() -> dict[str, Any]:
     call = {"toolCallId": "call_1", "messageId": "msg_2", "toolName": "read", "kind": "read"}
     return {**call, "status": "pending", "input": {}}
 
@@ -94,7 +94,7 @@ def test_queued_records_commit_with_the_next_emit_in_one_transaction(tmp_path: P
         await recorder.record("assistant_message_started", _started(2))
         await recorder.delta("text_delta", "msg_2", "prt_1", "a")  # quiet: committed at once
         await recorder.delta("text_delta", "msg_2", "prt_1", "b")
-        await recorder.record("tool_call_updated", _pending())
+        await recorder.record("tool_call_updated", _call_announced())
         await recorder.delta("text_delta", "msg_2", "prt_2", "c")
         await recorder.delta("text_delta", "msg_2", "prt_2", "d")
         assert store.transactions == [  # the leading-edge delta, with what was queued before it
