@@ -189,6 +189,14 @@ class RetryConfig(_Config):
     stream_idle_timeout: Annotated[float, Field(gt=0)] = 300.0
 
 
+class EditorConfig(_Config):
+    """``editor``: how long the server waits for the editor's answers (seconds). Asks wait
+    for a person; every other request (edits, saves, queries, progress) for the program."""
+
+    ask_timeout: Annotated[float, Field(gt=0)] = 1800.0
+    request_timeout: Annotated[float, Field(gt=0)] = 10.0
+
+
 class TitleConfig(_Config):
     enabled: bool = True
 
@@ -358,6 +366,7 @@ class ConfigKeys(_Config):
     trusted_folders: list[NonEmptyStr] = Field(default_factory=list)
     providers: dict[NonEmptyStr, ProviderConfig] = Field(default_factory=dict)
     retry: RetryConfig = Field(default_factory=RetryConfig)
+    editor: EditorConfig = Field(default_factory=EditorConfig)
     title: TitleConfig = Field(default_factory=TitleConfig)
     thinking: ThinkingSettings = Field(default_factory=ThinkingSettings)
     compaction: CompactionConfig = Field(default_factory=CompactionConfig)

@@ -44,7 +44,7 @@ import asyncio
 import contextlib
 import os
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 import attrs
@@ -78,6 +78,7 @@ from lsp_agent.workspace.files import (
     file_preview,
     read_current,
     unified_diff,
+    with_disk_note,
     write_temp,
 )
 
@@ -158,10 +159,10 @@ class ApplyPatchTool:
             changes = [_with_user_version(c, theirs.get(c.final.path)) for c in changes]
             watch = watch_diagnostics(ctx.editor, _changed_files(changes))
             # Shielded: a cancelled call still finishes (or rolls back) what it started.
-            failure = await asyncio.shield(_write_all(changes, ctx.editor))
-        if failure is not None:
+            failure = await asyncio.shield(_write_all(changes, ctx.editor))  # or the notes
+        if isinstance(failure, str):
             return ToolOutcome(output=failure, is_error=True, title=title)
-        done = with_user_edits(_done(changes, title), list(theirs.values()))
+        done = with_user_edits(_done(changes, title, failure), list(theirs.values()))
         return with_report(done, await watch.report())
 
 
@@ -199,10 +200,14 @@ def _with_user_version(change: _Change, mine: UserVersion | None) -> _Change:
     )
 
 
-def _done(changes: Sequence[_Change], title: str) -> ToolOutcome:
+def _done(changes: Sequence[_Change], title: str, notes: Mapping[str, str]) -> ToolOutcome:
+    """``notes``: the editor's notes about the disk, by display path."""
     summary = "\n".join(change.summary() for change in changes)
+    output = f"Success. Updated the following files:\n{summary}"
+    for display, note in notes.items():
+        output = with_disk_note(output, display, note)
     return ToolOutcome(
-        output=f"Success. Updated the following files:\n{summary}",
+        output=output,
         title=changes[0].label() if len(changes) == 1 else title,
         metadata={
             "files": [change.entry(display=True) for change in changes],
@@ -500,10 +505,11 @@ def _reason(exc: OSError) -> str:
 # --- writing ----------------------------------------------------------------------------
 
 
-async def _write_all(changes: Sequence[_Change], editor: Editor) -> str | None:
+async def _write_all(changes: Sequence[_Change], editor: Editor) -> dict[str, str] | str:
     """The new files an editor writes itself (an Add, a Move's destination: ACP's
     ``fs/write_text_file``), then the disk changes (a worker thread), then the open
-    documents' edits; all or nothing. None on success, else the message for the model."""
+    documents' edits; all or nothing. On success the editor's notes about the disk (by
+    display path), else the message for the model."""
     created, on_disk = await _create_in_editor(changes, editor)
     if isinstance(created, str):
         return created
@@ -512,11 +518,14 @@ async def _write_all(changes: Sequence[_Change], editor: Editor) -> str | None:
         problems = await _uncreate(created, editor)
         return "\n".join([written, *(f"- {problem}" for problem in problems)])
     edited: list[_Change] = []
+    notes: dict[str, str] = {}
     for change in changes:
         if not change.in_editor:
             continue
         before, after = _buffer_texts(change)
         result = await editor.apply_document_edit(change.source.path, before, after)
+        if result.status == "applied" and result.note:
+            notes[change.source.display] = result.note
         if result.status != "applied":
             problems = await _unedit(edited, editor)
             problems += await asyncio.to_thread(_undo, written)
@@ -524,7 +533,7 @@ async def _write_all(changes: Sequence[_Change], editor: Editor) -> str | None:
             conflict = editor_conflict(change.source.display, result)
             return f"{_failure(conflict, problems)}\nRead the files again and make a new patch."
         edited.append(change)
-    return None
+    return notes
 
 
 async def _create_in_editor(

@@ -7,7 +7,9 @@
 - **Writing** (:func:`commit`): a change whose base text came from an open editor buffer goes
   through the editor (``Editor.apply_document_edit``), so it lands in the user's buffer and
   undo history; a buffer that changed meanwhile, was closed, or an edit the editor refused is
-  a conflict the model reads — never a disk write. Everything else is written to disk
+  a conflict the model reads — never a disk write. The editor adapter then brings the disk
+  in line (saves the buffer) unless that would save the user's own unsaved text; its note
+  saying so reaches the model (:class:`Committed`). Everything else is written to disk
   atomically (``system.atomic``: a synced temporary file in the same folder, ``os.replace``,
   the folder synced), the temporary file named and recorded by ``temp_files``, so recovery
   removes it if the process is killed. The existing file's permission bits are kept; a new
@@ -39,6 +41,7 @@ from lsp_agent.workspace.temp_files import create_temp
 
 __all__ = [
     "BOM",
+    "Committed",
     "EditedFile",
     "FileDiff",
     "FileError",
@@ -57,6 +60,7 @@ __all__ = [
     "read_current",
     "save",
     "unified_diff",
+    "with_disk_note",
     "write_atomic",
 ]
 
@@ -166,9 +170,9 @@ async def commit(
     data: bytes,
     *,
     display: str | None = None,
-) -> str | None:
-    """Make ``path`` hold ``text`` (``data``: its bytes on disk); None on success, else the
-    message for the model.
+) -> Committed | str:
+    """Make ``path`` hold ``text`` (``data``: its bytes on disk); :class:`Committed` on
+    success (with the editor's note about the disk, if any), else the message for the model.
 
     When ``base`` came from an open editor buffer, the change goes through the editor, from
     the buffer as read to ``text`` (both in the buffer's form, :meth:`TextFile.as_buffer`),
@@ -184,18 +188,35 @@ async def commit(
         created = BOM + text if data.startswith(BOM.encode("utf-8")) else text
         result = await editor.apply_document_edit(path, "", created)
         if result.status == "applied":
-            return None
+            return Committed(note=result.note)
         if result.status == "conflict":
             conflict = editor_conflict(display or path, result)
             return f"{conflict}; nothing was written. Read it again, then retry."
-        return await save(path, data)
+        return _saved(await save(path, data))
     if base.source != "editor":
-        return await save(path, data)
+        return _saved(await save(path, data))
     result = await editor.apply_document_edit(path, base.as_buffer(base.text), base.as_buffer(text))
     if result.status == "applied":
-        return None
+        return Committed(note=result.note)
     conflict = editor_conflict(display or path, result)
     return f"{conflict}; nothing was written. Read it again, then retry."
+
+
+@attrs.frozen
+class Committed:
+    """A change that landed. ``note``: what the model must know about the file on disk
+    (the editor's buffer was not saved, say); empty when buffer and disk agree."""
+
+    note: str = ""
+
+
+def _saved(failed: str | None) -> Committed | str:
+    return Committed() if failed is None else failed
+
+
+def with_disk_note(output: str, display: str, note: str) -> str:
+    """A tool's ``output`` with the editor's note about ``display`` on disk, if any."""
+    return f"{output}\nNote on {display}: {note}" if note else output
 
 
 def editor_conflict(display: str, result: DocumentEditResult) -> str:

@@ -181,6 +181,10 @@ def _comparable(text: str) -> str:
 def _verdict(reply: PermissionReply, modified: dict[str, str]) -> PermissionVerdict:
     if reply.kind in _ALLOWS:
         return PermissionVerdict(allowed=True, modified=modified) if modified else ALLOWED
+    if reply.kind is None and reply.reason:
+        # Dismissed by the host, not the user (no answer in time): the turn ends, the
+        # model reads why.
+        return PermissionVerdict(allowed=False, message=reply.reason, stop_turn=True)
     if reply.reason:
         return PermissionVerdict(allowed=False, message=rejected_with_reason(reply.reason))
     return PermissionVerdict(allowed=False, message=REJECTED_MESSAGE, stop_turn=True)
