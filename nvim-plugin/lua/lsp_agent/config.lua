@@ -269,6 +269,7 @@ function M.agent_init_options(options)
     forwardsDiagnostics = options.forward_diagnostics,
     clientInfo = { name = "lsp-agent.nvim", version = M.VERSION },
     editorQueries = options.editor_queries and vim.deepcopy(require("lsp_agent.editor_query").KINDS) or {},
+    savesDocuments = true, -- lsp_agent.save
   }
   local server_config = vim.deepcopy(options.server_config or {})
   if options.model then
