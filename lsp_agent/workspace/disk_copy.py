@@ -5,7 +5,8 @@ snapshots and git read the disk. The disk may follow the buffer only when it hel
 buffer held before the edit: otherwise the buffer carries the user's own unsaved text, and
 saving it would save their work behind their back (docs/protocol.md §6). The comparison
 ignores a BOM the editor keeps out of its buffer, and an editor that holds a CRLF file with
-LF line ends (Emacs does) still agrees; the disk form of a text puts both back.
+LF line ends (Emacs does) still agrees (a file with mixed line ends does not); the disk form of
+a text puts both back.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ def compare_disk(path: str, buffer_text: str) -> DiskCopy:
         return DiskCopy(agrees=text == "", exists=False)
     if disk.text == text:
         return DiskCopy(agrees=True, exists=True, bom=disk.bom)
-    if "\r" not in text and "\r\n" in disk.text and disk.text.replace("\r\n", "\n") == text:
+    crlf_only = "\r\n" in disk.text and disk.text.count("\n") == disk.text.count("\r\n")
+    if crlf_only and "\r" not in text and disk.text.replace("\r\n", "\n") == text:
         return DiskCopy(agrees=True, exists=True, bom=disk.bom, crlf_for_lf=True)
     return DiskCopy(agrees=False, exists=True, bom=disk.bom)
 

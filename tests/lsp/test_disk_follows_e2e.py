@@ -16,7 +16,7 @@ from lsprotocol import types as lsp
 from pytest_lsp import client_capabilities
 
 from lsp_agent.testing.fake_llm import FakeLLMServer
-from tests.support.lsp_client import agent_client, agent_options, allow_once
+from tests.support.lsp_client import HOLD, agent_client, agent_options, allow_once
 from tests.support.user_config import write_user_config
 from tests.support.waiting import wait_until
 
@@ -210,3 +210,59 @@ async def test_a_client_that_cannot_edit_and_never_answers_ends_the_turn_in_time
     assert "written to the file on disk" in edited
     assert "value = 2" in read  # the disk, not the editor's outdated buffer
     assert "Nobody answered the permission request within 3 s" in json.dumps(exported)
+
+
+async def test_asks_and_edits_nobody_answers_time_out_with_a_message(
+    workspace: Path, fake_llm: FakeLLMServer, server_env: dict[str, str]
+) -> None:
+    """An agent front-end that stops answering: an edit is a conflict after
+    ``editor.request_timeout`` (the turn goes on), a permission ask ends the turn after
+    ``editor.ask_timeout``, a question too; each time the user gets a message."""
+    write_user_config({"editor": {"ask_timeout": 2, "request_timeout": 1}})
+    path = workspace / "calc.py"
+    path.write_text("value = 1\n")
+    edit = {"file_path": str(path), "old_string": "value = 1", "new_string": "value = 2"}
+    cat = {"command": "cat calc.py", "description": "Show the file"}
+    question = {"questions": [{"question": "Which runner?", "options": [{"label": "pytest"}]}]}
+    fake_llm.set_script(
+        {
+            "turns": [
+                {"tool_calls": [{"name": "edit", "input": edit}]},
+                {"tool_calls": [{"name": "bash", "input": cat}]},
+                {"tool_calls": [{"name": "question", "input": question}]},
+                {"text": "never sent"},
+            ]
+        }
+    )
+    async with agent_client(env=server_env, folders=[workspace]) as client:
+        client.never_answer(lsp.WORKSPACE_APPLY_EDIT, "agent/session/askQuestion")
+        client.open(path, "value = 1\n")
+        client.permission_answers += [allow_once(), HOLD]
+        session = await client.new_session()
+        await client.prompt(session, "fix it, then show the file")
+        end = await client.wait_idle(session, timeout=60)
+        assert end["stopReason"] == "cancelled"
+        assert len(client.cancelled_requests) == 1  # the held dialog, withdrawn at its timeout
+        await wait_until(lambda: len(client.client.messages) >= 2, timeout=30)
+        shown = [m.message for m in client.client.messages]
+        assert any("did not answer the agent's edit of calc.py within 1 s" in m for m in shown)
+        assert any("permission request" in m and "no answer within 2 s" in m for m in shown)
+
+        # the next turn: a question nobody answers ends it too
+        await client.prompt(session, "ask me")
+        await wait_until(lambda: len(fake_llm.model_bodies()) == 3, timeout=60)
+        await client.wait_for(
+            lambda u: (
+                u["sessionId"] == session
+                and u["update"].get("sessionUpdate") == "state_update"
+                and u["update"].get("state") == "idle"
+                and len(fake_llm.model_bodies()) == 3
+            ),
+            timeout=60,
+        )
+        await wait_until(lambda: len(client.client.messages) >= 3, timeout=30)
+        assert "questions got no answer within 2 s" in client.client.messages[-1].message
+    assert path.read_text() == "value = 1\n"
+    results = tool_results(fake_llm.model_bodies()[1])
+    assert "did not answer within 1 s" in results[0]
+    assert len(fake_llm.model_bodies()) == 3
