@@ -31,7 +31,7 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
-from lsp_agent.acp.peer import AcpPeer, ClientError
+from lsp_agent.acp.peer import AcpPeer, ClientError, ClientTimeout
 from lsp_agent.acp.permission import (
     Rejections,
     permission_reply,
@@ -171,6 +171,14 @@ class AcpEditor:
                 "session/request_permission",
                 permission_request(ask, session_id=session_id),
                 RequestPermissionResponse,
+            )
+        except ClientTimeout as timeout:
+            return PermissionReply(
+                kind=None,
+                reason=(
+                    f"Nobody answered the permission request within {timeout.seconds:g} s, so "
+                    "the call was not run and the turn ends here."
+                ),
             )
         except ClientError as error:
             _log.warning("permission request failed: %s", error)

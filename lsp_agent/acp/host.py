@@ -37,7 +37,7 @@ from lsp_agent.acp.capabilities import ClientFeatures
 from lsp_agent.acp.content import PromptBlock, user_content
 from lsp_agent.acp.editor import PROMPTING, AcpEditor
 from lsp_agent.acp.errors import InvalidParams, SessionBusy
-from lsp_agent.acp.peer import AcpPeer
+from lsp_agent.acp.peer import AcpPeer, PeerTimeouts
 from lsp_agent.acp.session_mcp import ClientServer, InvalidServers, SessionServers
 from lsp_agent.acp.updates import UpdateMapper, config_options
 from lsp_agent.app import AgentInputs, App, load_agent
@@ -333,6 +333,10 @@ class AcpHost:
                 )
                 if app.tools is not None:
                     app.tools.add_source(self.servers)
+                editor_settings = app.settings.editor
+                self.peer.timeouts = PeerTimeouts(
+                    ask=editor_settings.ask_timeout, request=editor_settings.request_timeout
+                )
                 self._apps[folder] = app
             return app
 
