@@ -479,7 +479,12 @@ class LspEditor:
                 f"lsp-agent: the agent's questions got no answer within {timeout.waited}; "
                 "its turn was stopped (editor.ask_timeout)."
             )
-            return QuestionReply(outcome="cancelled")
+            return QuestionReply(
+                outcome="cancelled",
+                reason=(
+                    f"Nobody answered the questions within {timeout.waited}; the turn ends here."
+                ),
+            )
         except asyncio.CancelledError:
             raise
         except (ValidationError, Exception) as error:

@@ -262,6 +262,14 @@ async def test_asks_and_edits_nobody_answers_time_out_with_a_message(
         )
         await wait_until(lambda: len(client.client.messages) >= 3, timeout=30)
         assert "questions got no answer within 2 s" in client.client.messages[-1].message
+        [asked] = [
+            u["update"]
+            for u in client.session_updates(session)
+            if u["update"].get("sessionUpdate") == "tool_call_update"
+            and u["update"].get("toolName") == "question"
+            and u["update"].get("status") == "failed"
+        ]
+        assert "Nobody answered the questions within 2 s" in json.dumps(asked)
     assert path.read_text() == "value = 1\n"
     results = tool_results(fake_llm.model_bodies()[1])
     assert "did not answer within 1 s" in results[0]
