@@ -36,11 +36,9 @@ from lsp_agent.core.permission.rules import PermissionAsk, PermissionOption, Per
 from lsp_agent.core.question import Answer, QuestionAsk, QuestionReply
 from lsp_agent.core.uris import path_of_uri
 from lsp_agent.lsp import protocol as p
+from lsp_agent.lsp import saving, timeouts
 from lsp_agent.lsp.documents import OpenDocuments, diagnostic_json
-from lsp_agent.lsp.saving import DiskFollower, write_behind
 from lsp_agent.lsp.stream import UpdateStream
-from lsp_agent.lsp.timeouts import ClientTimeout
-from lsp_agent.workspace.disk_copy import DiskCopy, compare_disk
 from lsp_agent.workspace.files import unified_diff
 
 _log = logging.getLogger(__name__)
@@ -121,7 +119,7 @@ class LspEditor:
         self._forwards = forwards_diagnostics
         self._annotate = annotate_edits
         self._applies_edits = applies_edits
-        self._disk = DiskFollower(
+        self._disk = saving.DiskFollower(
             client.request, documents, saves=saves_documents, tell_user=self.tell_user
         )
         self._stale: dict[str, str] = {}
@@ -223,24 +221,29 @@ class LspEditor:
         """The open document at ``path``, unless its buffer is older than the disk (the
         server wrote the file for an editor that cannot take edits, and it has not
         reloaded): then the disk is the file's text."""
+        return None if self._is_stale(path) else self._documents.document(path)
+
+    def _is_stale(self, path: str) -> bool:
         document = self._documents.document(path)
         stale = self._stale.get(path)
         if document is None or stale is None:
-            return document
+            return False
         if document.source == stale:
-            return None
+            return True
         del self._stale[path]  # the editor reloaded (or the user typed): the buffer again
-        return document
+        return False
 
     async def apply_document_edit(
         self, path: str, base_text: str, new_text: str
     ) -> DocumentEditResult:
-        document = self._document(path)
+        if self._is_stale(path):
+            return NOT_OPEN
+        document = self._documents.document(path)
         if document is None:
             return NOT_OPEN
         if document.source != base_text:
             return _conflict("the document was changed in the editor after the agent read it")
-        before = await asyncio.to_thread(compare_disk, path, base_text)
+        before = await saving.disk_before(path, base_text)
         if not self._applies_edits:
             return await self._write_for_editor(path, document, new_text, before)
         applied = await self._apply_edit(path, document, base_text, new_text)
@@ -251,7 +254,7 @@ class LspEditor:
         )
 
     async def _write_for_editor(
-        self, path: str, document: TextDocument, new_text: str, before: DiskCopy
+        self, path: str, document: TextDocument, new_text: str, before: saving.DiskCopy
     ) -> DocumentEditResult:
         """An editor that cannot take edits (``workspace.applyEdit`` false): the file is
         written on disk, unless its buffer holds unsaved changes of the user's."""
@@ -261,7 +264,7 @@ class LspEditor:
                 "the file has unsaved changes in it, so nothing was written; ask the user to "
                 "save or close it"
             )
-        failed = await write_behind(path, new_text, before)
+        failed = await saving.write_behind(path, new_text, before)
         if failed:
             return _conflict(failed)
         self._stale[path] = document.source
@@ -310,7 +313,7 @@ class LspEditor:
         params = lsp.ApplyWorkspaceEditParams(edit=workspace_edit, label="lsp-agent edit")
         try:
             result = await self._client.request(lsp.WORKSPACE_APPLY_EDIT, params)
-        except ClientTimeout as timeout:
+        except timeouts.ClientTimeout as timeout:
             self.tell_user(
                 f"lsp-agent: the editor did not answer the agent's edit of "
                 f"{os.path.basename(path)} within {timeout.waited}; the edit was abandoned."
@@ -344,7 +347,7 @@ class LspEditor:
         try:
             raw = await self._client.request("agent/session/requestPermission", params.dump())
             answer = p.RequestPermissionResult.model_validate(_plain(raw))
-        except ClientTimeout as timeout:
+        except timeouts.ClientTimeout as timeout:
             return self._unanswered(ask, timeout)
         except asyncio.CancelledError:
             raise
@@ -431,7 +434,7 @@ class LspEditor:
         )
         try:
             chosen = await self._client.request(lsp.WINDOW_SHOW_MESSAGE_REQUEST, params)
-        except ClientTimeout as timeout:
+        except timeouts.ClientTimeout as timeout:
             return self._unanswered(ask, timeout)
         except asyncio.CancelledError:
             raise
@@ -445,7 +448,7 @@ class LspEditor:
             return PermissionReply(kind="allow_session")
         return PermissionReply(kind="reject_once")
 
-    def _unanswered(self, ask: PermissionAsk, timeout: ClientTimeout) -> PermissionReply:
+    def _unanswered(self, ask: PermissionAsk, timeout: timeouts.ClientTimeout) -> PermissionReply:
         """Nobody answered the ask in time: the call is not run and the turn ends (a
         dismissed ask), the model reads why and the user is told."""
         what = ask.request.title or ask.request.permission
@@ -474,7 +477,7 @@ class LspEditor:
         try:
             raw = await self._client.request("agent/session/askQuestion", params)
             answer = p.AskQuestionResult.model_validate({"result": _plain(raw)}).result
-        except ClientTimeout as timeout:
+        except timeouts.ClientTimeout as timeout:
             self.tell_user(
                 f"lsp-agent: the agent's questions got no answer within {timeout.waited}; "
                 "its turn was stopped (editor.ask_timeout)."

@@ -25,9 +25,9 @@ from pydantic import ValidationError
 from lsp_agent.lsp import protocol as p
 from lsp_agent.lsp.documents import OpenDocuments
 from lsp_agent.lsp.timeouts import ClientTimeout
-from lsp_agent.workspace.disk_copy import DiskCopy, write_disk_form
+from lsp_agent.workspace.disk_copy import DiskCopy, compare_disk, write_disk_form
 
-__all__ = ["SAVE_METHOD", "UNSAVED_NOTE", "DiskFollower"]
+__all__ = ["SAVE_METHOD", "UNSAVED_NOTE", "DiskCopy", "DiskFollower", "disk_before", "write_behind"]
 
 _log = logging.getLogger(__name__)
 
@@ -109,6 +109,11 @@ class DiskFollower:
                 "file again before editing it."
             )
         return ""
+
+
+async def disk_before(path: str, buffer_text: str) -> DiskCopy:
+    """The disk against an open buffer's text, read before the agent's edit changes it."""
+    return await asyncio.to_thread(compare_disk, path, buffer_text)
 
 
 async def write_behind(path: str, new_text: str, before: DiskCopy) -> str:

@@ -7,13 +7,14 @@
 - **Writing** (:func:`commit`): a change whose base text came from an open editor buffer goes
   through the editor (``Editor.apply_document_edit``), so it lands in the user's buffer and
   undo history; a buffer that changed meanwhile, was closed, or an edit the editor refused is
-  a conflict the model reads — never a disk write. The editor adapter then brings the disk
-  in line (saves the buffer) unless that would save the user's own unsaved text; its note
-  saying so reaches the model (:class:`Committed`). Everything else is written to disk
+  a conflict the model reads — never a disk write. Everything else is written to disk
   atomically (``system.atomic``: a synced temporary file in the same folder, ``os.replace``,
   the folder synced), the temporary file named and recorded by ``temp_files``, so recovery
   removes it if the process is killed. The existing file's permission bits are kept; a new
   file gets the umask's. Parent folders are created.
+- **The disk after an editor edit**: the editor adapter brings the disk in line (saves the
+  buffer) unless that would save the user's own unsaved text; its note saying so reaches the
+  model (:class:`Committed`, :func:`with_disk_note`).
 - **Locks**: :class:`FileLocks` serializes changes to one path. One instance is shared by all
   the file-changing tools, so ``edit`` and ``apply_patch`` on the same file also take turns.
 - **Diffs**: :func:`unified_diff` gives the patch shown in the permission dialog and the
