@@ -82,13 +82,13 @@ DRIVER = r"""
   (test--wait "the agent's edit in the buffer"
               (lambda () (string-match-p "print(value)" (buffer-string)))
               120))
+(test--report "prompts" (vconcat (reverse test--prompts)))
 ;; the server writes the same text on disk (Eglot cannot be asked to save)
 (test--wait "the agent's edit on disk"
             (lambda () (with-temp-buffer
                          (insert-file-contents (getenv "LSP_AGENT_TEST_FILE"))
                          (string-match-p "print(value)" (buffer-string))))
             60)
-(test--report "prompts" (vconcat (reverse test--prompts)))
 (test--report "buffer" (buffer-string))
 (test--report "modified" (if (buffer-modified-p) t :json-false))
 (eglot-shutdown (eglot-current-server))
