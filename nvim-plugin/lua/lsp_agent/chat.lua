@@ -533,10 +533,13 @@ local function file_window()
   end
 end
 
---- Jump to the location of the tool call under the cursor.
+--- Jump to the code reference (`path:line`) or the tool call's location under the cursor.
 function M.jump()
   local view = M.view_of(vim.api.nvim_get_current_buf())
   if not view then
+    return
+  end
+  if require("lsp_agent.links").follow(file_window) then
     return
   end
   local tool = view.tools[vim.api.nvim_win_get_cursor(0)[1]]
@@ -718,6 +721,9 @@ local function make_view(session_id)
       require("lsp_agent.actions").stop(session_id)
     end, "stop the turn")
     map(buf, "n", k.jump, M.jump, "jump to the tool call's location")
+    map(buf, "n", k.follow, function()
+      require("lsp_agent.links").follow(file_window)
+    end, "open the code reference under the cursor")
     map(buf, "n", k.prompt, function()
       if M.prompt_win and vim.api.nvim_win_is_valid(M.prompt_win) then
         vim.api.nvim_set_current_win(M.prompt_win)
