@@ -54,6 +54,16 @@ async def test_a_file_uri_is_its_path(ws: Path) -> None:
     assert (await read(ctx, (ws / "with space.py").as_uri())).startswith("1: y = 1")
 
 
+async def test_a_cited_line_after_the_path_is_dropped(ws: Path) -> None:
+    project(ws)
+    (ws / "odd.py:3").write_text("literal = 1\n")
+    ctx = tool_context(ws)
+    assert (await read(ctx, "src/a.py:12")).startswith("1: x = 1")
+    assert (await read(ctx, "ws/src/a.py:12:5")).startswith("1: x = 1")
+    assert (await read(ctx, f"{ws}/src/a.py:1")).startswith("1: x = 1")
+    assert (await read(ctx, "odd.py:3")).startswith("1: literal = 1")  # a file of that name
+
+
 async def test_a_second_workspace_folder_by_its_name(ws: Path) -> None:
     project(ws)
     other = ws.parent / "lib"
@@ -105,3 +115,4 @@ def test_ambiguous_shapes_are_left_as_written(tmp_path: Path) -> None:
     assert meant_path("file://host/share/x.py", roots) == "file://host/share/x.py"
     assert meant_path("/abs/app/src/m.py", roots) == "/abs/app/src/m.py"
     assert meant_path("src/m.py", roots) == "src/m.py"
+    assert meant_path("src/missing.py:4", roots) == "src/missing.py:4"  # nothing to mean
