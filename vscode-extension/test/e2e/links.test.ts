@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { describe } from "node:test";
-import { runCommand, startWorkbench, until, workbenchSteps, type Workbench } from "./harness";
+import { openFile, runCommand, startWorkbench, until, workbenchSteps, type Workbench } from "./harness";
 
 const A_PY = Array.from({ length: 20 }, (_, i) => `line_${i + 1} = ${i + 1}\n`).join("");
 const ANSWER = "The value is set at src/a.py:12, and `src/a.py:3:5` reads it. Port localhost:8080 is not a file.";
@@ -16,6 +16,9 @@ describe("VS Code (code-server): code references in answers open the file there"
   const cursor = () => wb.page.locator("#status\\.editor\\.selection");
 
   step("the panel opens and the server starts", async () => {
+    // the extension is active (its status item is up) before the palette is asked for its command
+    await wb.page.locator(".statusbar-item", { hasText: "Agent:" }).waitFor({ timeout: 60000 });
+    await openFile(wb.page, "README.md");
     await runCommand(wb.page, "LSP Agent: Open Chat");
     await web().getByTestId("prompt-input").waitFor();
     await until("the server to run", async () => (await web().getByTestId("server-status").isHidden()) || undefined, 30000);
