@@ -72,7 +72,9 @@ def via_serve(
 async def _serve(
     task: Task, root: Path, env: dict[str, str], model: str | None, timeout: float
 ) -> Ran:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.support, as bench
+    repo = str(Path(__file__).resolve().parents[1])  # tests.support, as bench imports it
+    if repo not in sys.path:
+        sys.path.insert(0, repo)
     from tests.support.lsp_client import agent_client, allow_once
 
     if model is not None:

@@ -124,8 +124,10 @@ def git(root: Path, *args: str) -> str:
 
 def run_python(root: Path, code: str, timeout: float = 60) -> Verdict:
     """``code`` run by this interpreter in ``root`` (its modules importable): solved when it
-    exits 0. The hidden tests of a task are such code."""
-    env = {**os.environ, "PYTHONPATH": str(root), "PYTHONDONTWRITEBYTECODE": "1"}
+    exits 0. The hidden tests of a task are such code. It imports what the agent wrote, so it
+    sees none of the caller's environment (no keys): only PATH, the locale and ``root``."""
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL")}
+    env.update(PYTHONPATH=str(root), PYTHONDONTWRITEBYTECODE="1", HOME=str(root))
     try:
         done = subprocess.run(
             [sys.executable, "-c", code],

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evals.task import Outcome, Task
+from evals.task import Outcome, Task, run_python
 from evals.tasks import TASKS
 from evals.updates import read_updates
 
@@ -89,3 +89,14 @@ def test_updates_are_read_for_the_first_session_only() -> None:
     assert transcript.usage.cached_tokens == 100
     assert transcript.usage.cost == 0.002
     assert transcript.stop_reason == "end_turn"
+
+
+def test_hidden_checks_run_without_the_callers_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A checker imports what the agent wrote: it must not hand that code the user's keys."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-never-shown")
+    planted = "import os\nKEYS = [k for k in os.environ if 'KEY' in k]\n"
+    (tmp_path / "planted.py").write_text(planted)
+    verdict = run_python(tmp_path, "import planted\nassert planted.KEYS == [], planted.KEYS\n")
+    assert verdict.solved, verdict.reason
