@@ -32,6 +32,16 @@ def cursor_in(editor: Any, path: Path) -> list[int] | None:
 def test_gf_on_a_reference_opens_the_file_at_its_line(editor: Any, workspace: Path) -> None:
     path, chat_win, row = answer_in_chat(editor, workspace)
     line = editor.chat_lines()[row - 1]
+    marks = editor.lua(
+        "local first, last = ...\n"
+        "local links = require('lsp_agent.links')\n"
+        "return vim.api.nvim_buf_get_extmarks(0, links.ns, first, last, { details = true })",
+        [row - 1, 0],
+        [row - 1, -1],
+    )
+    underlined = [line.encode()[m[2] : m[3]["end_col"]].decode() for m in marks]
+    assert underlined == ["src/a.py:12", "src/a.py:3:5"]
+    assert all(m[3]["hl_group"] == "LspAgentCodeRef" for m in marks)
     editor.set_cursor(row, line.index("src/a.py:12") + 4)  # inside the reference
     editor.type("gf")
     assert editor.wait(lambda: cursor_in(editor, path), "a.py opened") == [12, 0]

@@ -244,6 +244,7 @@ function M.render(s)
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
   vim.bo[buf].modified = false
+  require("lsp_agent.links").mark(buf, lines)
   -- new folds (reasoning, editor context) start closed; folds the user opened stay open
   local starts = {}
   for lnum, expr in pairs(folds) do

@@ -6,6 +6,9 @@ local M = {}
 
 local PATH = "[%w_%.%-/@+~]+"
 
+M.ns = vim.api.nvim_create_namespace("lsp_agent_links")
+vim.api.nvim_set_hl(0, "LspAgentCodeRef", { link = "Underlined", default = true })
+
 --- Whether `path` looks like a file path (an extension, or a folder part).
 local function pathlike(path)
   return path:find("/", 1, true) ~= nil or path:match("[^/]%.[%w]+$") ~= nil
@@ -39,6 +42,19 @@ function M.find(text)
     end
   end
   return found
+end
+
+--- Underline every reference in `lines`, the text of the chat buffer `buf`.
+function M.mark(buf, lines)
+  vim.api.nvim_buf_clear_namespace(buf, M.ns, 0, -1)
+  for row, text in ipairs(lines) do
+    for _, ref in ipairs(M.find(text)) do
+      vim.api.nvim_buf_set_extmark(buf, M.ns, row - 1, ref.first - 1, {
+        end_col = ref.last,
+        hl_group = "LspAgentCodeRef",
+      })
+    end
+  end
 end
 
 --- The reference under byte column `col` (0-based, as the cursor's) of `text`, or nil.
