@@ -722,15 +722,15 @@ local function make_view(session_id)
       require("lsp_agent.actions").stop(session_id)
     end, "stop the turn")
     map(buf, "n", k.jump, M.jump, "jump to the tool call's location")
-    map(buf, "n", k.follow, function()
-      require("lsp_agent.links").follow(file_window)
-    end, "open the code reference under the cursor")
     map(buf, "n", k.prompt, function()
       if M.prompt_win and vim.api.nvim_win_is_valid(M.prompt_win) then
         vim.api.nvim_set_current_win(M.prompt_win)
         vim.cmd("startinsert!")
       end
     end, "write a follow-up")
+    map(buf, "n", k.follow, function()
+      require("lsp_agent.links").follow(file_window)
+    end, "open the code reference under the cursor")
   end
   if not (view.prompt_buf and vim.api.nvim_buf_is_valid(view.prompt_buf)) then
     local buf = vim.api.nvim_create_buf(false, true)

@@ -33,7 +33,7 @@ M.defaults = {
     --- Global normal-mode mappings: { chat = "<leader>ac", ask = "<leader>aa", ... }.
     global = {},
     --- In the chat buffer.
-    chat = { close = "q", stop = "<C-c>", jump = "<CR>", follow = "gf", prompt = "i" },
+    chat = { close = "q", stop = "<C-c>", jump = "<CR>", prompt = "i" },
     --- In the prompt area.
     prompt = { submit = "<CR>", submit_insert = "<C-s>", stop = "<C-c>", close = "q", focus = "<C-f>" },
     --- In the diff tab: closes it (and brings back the permission prompt it came from).
@@ -59,6 +59,9 @@ M.defaults = {
   --- Close the diff tab once the permission is answered.
   diff_close_on_answer = true,
 }
+
+--- In the chat buffer: opens the code reference under the cursor (`src/a.py:12`, links.lua).
+M.defaults.keymaps.chat.follow = "gf"
 
 local ENUMS = {
   mode = { "build", "plan" },
