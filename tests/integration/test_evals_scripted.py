@@ -5,6 +5,7 @@ scripted editor), satisfies its hidden checker — and the harness does fail a r
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 from evals.suite import Settings, run_one
 from evals.task import say
 from evals.tasks import TASKS
+from lsp_agent.testing.fake_llm import running_fake_llm
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.e2e
@@ -71,3 +73,29 @@ def test_a_script_not_played_to_its_end_is_an_error(tmp_path: Path) -> None:
     assert not result.solved
     assert result.error is not None
     assert "1 turns not played" in result.error
+
+
+def test_a_model_behind_openai_base_url_is_measured(tmp_path: Path) -> None:
+    """Not scripted: the model named by --model, reached through the caller's OPENAI_BASE_URL
+    (here the fake, standing in for llama.cpp, Ollama or vLLM), and its usage reported."""
+    task = next(task for task in TASKS if task.name == "answer-caller")
+    out = tmp_path / "report"
+    with running_fake_llm({"turns": list(task.oracle(tmp_path))}) as server:
+        env = {
+            **os.environ,
+            "OPENAI_BASE_URL": server.openai_base_url,
+            "OPENAI_API_KEY": "local-none",
+        }
+        done = subprocess.run(
+            [sys.executable, "-m", "evals", "--model", "openai/qwen3-coder", "--tasks",
+             "answer-caller", "--no-serve", "--out", str(out)],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        served = [r for r in server.requests if r.body and r.body.get("tools")]
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    [row] = json.loads((out / "results.json").read_text())["results"]
+    assert row["model"] == "openai/qwen3-coder"
+    assert row["solved"], row
+    assert row["steps"] == 2
+    assert {r.body["model"] for r in served} == {"qwen3-coder"}
+    assert row["input_tokens"] > 0
