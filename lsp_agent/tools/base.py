@@ -23,6 +23,7 @@ from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission.rules import PermissionRequest, PermissionVerdict
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
 from lsp_agent.workspace.boundary import Outside, Resolved, WorkspaceBoundary
+from lsp_agent.workspace.path_shapes import meant_path
 
 __all__ = [
     "SearchRoot",
@@ -67,6 +68,7 @@ class ToolRunContext:
         itself for a directory, else its parent); approved → the outside path, refused →
         an error outcome naming the boundary. Nothing outside is touched before that.
         """
+        path = meant_path(path, self.boundary.roots)
         where = self.boundary.resolve(path, extra_roots=self.extra_roots if spill else ())
         if isinstance(where, Resolved):
             return where

@@ -60,6 +60,9 @@ M.defaults = {
   diff_close_on_answer = true,
 }
 
+--- In the chat buffer: opens the code reference under the cursor (`src/a.py:12`, links.lua).
+M.defaults.keymaps.chat.follow = "gf"
+
 local ENUMS = {
   mode = { "build", "plan" },
   ["window.layout"] = { "vertical", "horizontal", "tab", "float" },
