@@ -34,7 +34,7 @@ from lsp_agent.core.uris import path_of_uri
 from lsp_agent.lsp import protocol as p
 from lsp_agent.lsp.documents import OpenDocuments, diagnostic_json
 from lsp_agent.lsp.stream import UpdateStream
-from lsp_agent.workspace.files import unified_diff
+from lsp_agent.workspace.files import link_in_the_way, unified_diff
 
 _log = logging.getLogger(__name__)
 
@@ -198,6 +198,8 @@ class LspEditor:
         document = self._documents.document(path)
         if document is None:
             return NOT_OPEN
+        if (moved := link_in_the_way(path)) is not None:
+            return _conflict(moved)
         if document.source != base_text:
             return _conflict("the document was changed in the editor after the agent read it")
         edit = _minimal_edit(document, base_text, new_text)

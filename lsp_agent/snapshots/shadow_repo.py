@@ -49,7 +49,9 @@ import attrs
 
 from lsp_agent.core.errors import LspAgentError
 from lsp_agent.snapshots import layout
+from lsp_agent.system import beneath
 from lsp_agent.system.atomic import write_atomic
+from lsp_agent.workspace.temp_files import create_temp_at
 
 __all__ = [
     "LARGE_FILE_LIMIT",
@@ -315,7 +317,19 @@ class ShadowRepo:
         A short list goes to ``git update-index`` (no folder scan; a path gone by now is simply
         skipped); a long one to ``git add -A .`` minus ``skipped``. If update-index refuses
         (a file that became a folder, an unreadable file), ``git add --ignore-errors`` does it.
+        A path under a folder that became a symlink is gone from the work tree (git refuses
+        to look "beyond a symbolic link"): it is dropped from the index, and the link itself
+        is recorded as a link — a snapshot never follows it.
         """
+        beyond = self._beyond_links(changed)
+        if beyond:
+            self._git(
+                "update-index", "--force-remove", "-z", "--stdin",
+                stdin=b"\0".join(os.fsencode(p) for p in beyond),
+            )  # fmt: skip
+            changed = {p: tag for p, tag in changed.items() if p not in beyond}
+            if not changed:
+                return
         if len(changed) > _MANY_PATHS:
             excludes = [f":(exclude,literal){p}" for p in skipped]
             proc = self._git("add", "-A", "--ignore-errors", "--", ".", *excludes, ok=(0, 1))
@@ -685,36 +699,95 @@ class ShadowRepo:
         return sorted(set(found), key=lambda change: change[1])
 
     def _checkout(self, tree: str, paths: Sequence[str]) -> None:
-        """Write ``paths`` from ``tree`` through a throwaway index (the shadow's stays)."""
-        scratch = self.git_dir / f"restore-{os.getpid()}-{secrets.token_hex(4)}.index"
-        env = {**self._env, "GIT_INDEX_FILE": str(scratch)}
-        try:
-            self._runner.run(["read-tree", tree], cwd=self.workspace, env=env)
-            self._runner.run(
-                ["checkout-index", "-f", "-z", "--stdin"],
-                cwd=self.workspace,
-                env=env,
-                stdin=b"\0".join(os.fsencode(p) for p in paths),
-            )
-        finally:
-            scratch.unlink(missing_ok=True)
-            Path(f"{scratch}.lock").unlink(missing_ok=True)
+        """Write ``paths`` as ``tree`` has them.
+
+        The bytes come from git (``ls-tree`` and ``cat-file``), but the agent writes them
+        itself (``system.beneath``): every folder from the workspace down is opened without
+        following a link, so a folder swapped for a symlink is never written through — the
+        file under it is skipped (logged) and the restore goes on with the others.
+        """
+        start = str(self.workspace)
+        entries = self._tree_entries(tree, paths)
+        blobs = self._blobs(sorted({oid for _, oid in entries.values()}))
+        for path in paths:
+            entry = entries.get(path)
+            if entry is None:
+                continue
+            mode, oid = entry
+            target = str(self.workspace / path)
+            data = blobs[oid]
+            try:
+                if mode == b"120000":
+                    with contextlib.suppress(FileNotFoundError):
+                        found = beneath.lstat(target, start=start)
+                        if found is not None and not stat.S_ISDIR(found.st_mode):
+                            beneath.unlink(target, start=start)
+                    beneath.makedirs(os.path.dirname(target), start=start)
+                    beneath.symlink(os.fsdecode(data), target, start=start)
+                else:
+                    beneath.write_atomic(
+                        target, data, start=start, make=create_temp_at,
+                        executable=mode == b"100755",
+                    )  # fmt: skip
+            except OSError as error:
+                _log.warning("snapshot restore: %s not written: %s", target, error.strerror)
+
+    def _tree_entries(self, tree: str, paths: Sequence[str]) -> dict[str, tuple[bytes, str]]:
+        """Relative path → (mode, blob id) in ``tree`` for the regular files and links of
+        ``paths``."""
+        prefix = self._prefix
+        found: dict[str, tuple[bytes, str]] = {}
+        for begin in range(0, len(paths), _BATCH):
+            chunk = [prefix + p for p in paths[begin : begin + _BATCH]]
+            out = self._git(
+                "--literal-pathspecs", "ls-tree", "-z", "--full-tree", tree, "--", *chunk
+            ).stdout
+            for item in out.split(b"\0"):
+                meta, tab, raw = item.partition(b"\t")
+                fields = meta.split()
+                if tab and len(fields) == 3 and fields[0] in (b"100644", b"100755", b"120000"):
+                    full = os.fsdecode(raw)
+                    if full.startswith(prefix):
+                        found[full[len(prefix) :]] = (fields[0], fields[2].decode())
+        return found
+
+    def _blobs(self, oids: Sequence[str]) -> dict[str, bytes]:
+        """The bytes of each blob, read in one ``git cat-file --batch``."""
+        if not oids:
+            return {}
+        out = self._git("cat-file", "--batch", stdin="".join(f"{o}\n" for o in oids).encode())
+        data = out.stdout
+        blobs: dict[str, bytes] = {}
+        at = 0
+        for _ in oids:
+            header_end = data.index(b"\n", at)
+            fields = data[at:header_end].split()
+            if len(fields) != 3:
+                raise SnapshotError(f"git cat-file: unexpected answer {data[at:header_end]!r}")
+            size = int(fields[2])
+            blobs[fields[0].decode()] = data[header_end + 1 : header_end + 1 + size]
+            at = header_end + 1 + size + 1
+        return blobs
 
     def _delete(self, path: str) -> bool:
+        """Remove ``path`` (and the folders it leaves empty), every folder on the way reached
+        from the workspace without following a link (``system.beneath``)."""
         target = self.workspace / path
-        if not self._plain_parents(target):
-            _log.warning("snapshot restore: not deleting %s (a parent is a symlink)", target)
-            return False
+        start = str(self.workspace)
         try:
-            if stat.S_ISDIR(os.lstat(target).st_mode):
+            found = beneath.lstat(str(target), start=start)
+            if found is None or stat.S_ISDIR(found.st_mode):
                 return False
-            os.unlink(target)
+            beneath.unlink(str(target), start=start)
         except FileNotFoundError:
+            return False
+        except OSError as error:
+            _log.warning("snapshot restore: not deleting %s: %s", target, error.strerror)
             return False
         parent = target.parent
         while parent != self.workspace and self.workspace in parent.parents:
             try:
-                os.rmdir(parent)
+                beneath.rmdir(str(parent), start=start)
             except OSError:
                 break
             parent = parent.parent
@@ -723,34 +796,41 @@ class ShadowRepo:
     def _clear_way(self, path: str) -> bool:
         """Whether ``path`` can be written: a folder in its place must be empty (then removed)."""
         target = self.workspace / path
+        start = str(self.workspace)
         try:
-            is_dir = stat.S_ISDIR(os.lstat(target).st_mode)
+            found = beneath.lstat(str(target), start=start)
         except OSError:
             return True
-        if not is_dir:
+        if found is None or not stat.S_ISDIR(found.st_mode):
             return True
         for root, dirs, _files in os.walk(target, topdown=False):
             for name in dirs:
                 with contextlib.suppress(OSError):
-                    os.rmdir(os.path.join(root, name))
+                    beneath.rmdir(os.path.join(root, name), start=start)
         try:
-            os.rmdir(target)
+            beneath.rmdir(str(target), start=start)
         except OSError:
             _log.warning("snapshot restore: %s is a folder with files in it; left alone", target)
             return False
         return True
 
-    def _plain_parents(self, target: Path) -> bool:
-        """Whether every folder between the workspace and ``target`` is a real folder."""
-        current = self.workspace
-        for part in target.relative_to(self.workspace).parts[:-1]:
-            current = current / part
-            try:
-                if not stat.S_ISDIR(os.lstat(current).st_mode):
-                    return False
-            except OSError:
-                return False
-        return True
+    def _beyond_links(self, paths: Iterable[str]) -> set[str]:
+        """The ``paths`` (relative) with a symlink or a non-folder among their parents."""
+        plain: dict[str, bool] = {}
+        beyond: set[str] = set()
+        for path in paths:
+            parts = path.split("/")[:-1]
+            for depth in range(1, len(parts) + 1):
+                folder = "/".join(parts[:depth])
+                if folder not in plain:
+                    try:
+                        plain[folder] = stat.S_ISDIR(os.lstat(self.workspace / folder).st_mode)
+                    except OSError:
+                        plain[folder] = True  # missing: git skips it by itself
+                if not plain[folder]:
+                    beyond.add(path)
+                    break
+        return beyond
 
     def _exists(self, path: str) -> bool:
         return os.path.lexists(self.workspace / path)

@@ -32,6 +32,7 @@ from lsp_agent.system.procfs import start_ticks
 __all__ = [
     "TempJournal",
     "create_temp",
+    "create_temp_at",
     "current_journal",
     "parse_temp_name",
     "temp_name",
@@ -79,6 +80,21 @@ def create_temp(folder: str, name: str) -> tuple[str, int]:
         temp = os.path.join(folder, temp_name(name))
         try:
             return temp, os.open(temp, _CREATE_FLAGS, 0o666)
+        except FileExistsError:
+            continue
+
+
+def create_temp_at(folder_fd: int, folder: str, name: str) -> tuple[str, int]:
+    """:func:`create_temp` in the folder open as ``folder_fd`` (``folder``: its path, for the
+    journal): the temporary file's name in that folder and an open ``fd``. The file is
+    created ``O_NOFOLLOW`` relative to the descriptor (``system.beneath``)."""
+    journal = current_journal()
+    if journal is not None:
+        journal.note(folder)
+    while True:
+        temp = temp_name(name)
+        try:
+            return temp, os.open(temp, _CREATE_FLAGS | os.O_NOFOLLOW, 0o666, dir_fd=folder_fd)
         except FileExistsError:
             continue
 
