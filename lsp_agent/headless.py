@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from lsp_agent.core.diagnostics import DiagnosticsCache
@@ -123,6 +123,10 @@ class TerminalEditor:
 
     async def _answer(self, ask: PermissionAsk) -> PermissionReply:
         request = ask.request
+        if request.protected:  # a person, or nobody: never --yes
+            if self._read_line is None:
+                return _reject(protected_refusal(request.protected))
+            return await self._prompt(ask)
         if self._approve:
             if request.permission == "external_directory":
                 return _reject("not approved: --yes never approves access outside the workspace")
@@ -296,6 +300,17 @@ def run_summary(info: SessionInfo) -> str:
         )
     cost = f" · ${usage.cost:.4f}" if usage.cost is not None else ""
     return f"session {info.session_id} · {tokens} tokens{cost}"
+
+
+def protected_refusal(protected: Sequence[str]) -> str:
+    """What the model reads when a protected write cannot be put to a person."""
+    names = ", ".join(line.split(": ", 1)[0] for line in protected)
+    return (
+        f"not approved: {names} is protected (it can make programs run later), so only a "
+        "person at the terminal may approve writing it, each time; --yes and saved approvals "
+        "never do, and this run has no terminal. Do not try another way to change it: tell "
+        "the user the exact change and why, and let them make it or run again interactively"
+    )
 
 
 def _reject(reason: str) -> PermissionReply:
