@@ -58,6 +58,7 @@ def bwrap_argv(
         layers.append((policy.home, "tmpfs"))
     layers += [(path, "ro") for path in policy.readable]
     layers += [(path, "rw") for path in policy.writable if path != "/"]
+    layers += [(path, "ro") for path in policy.read_only]  # deeper than their folder: later
     layers.sort(key=lambda layer: (_depth(layer[0]), _ORDER[layer[1]]))
     for path, kind in layers:
         argv += _mount(path, kind)

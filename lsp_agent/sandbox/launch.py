@@ -24,6 +24,7 @@ import attrs
 from lsp_agent.sandbox.availability import Availability, availability
 from lsp_agent.sandbox.bwrap import bwrap_argv
 from lsp_agent.sandbox.policy import policy_for
+from lsp_agent.sandbox.protected import ReadOnlyPlaces
 
 __all__ = [
     "SUPERVISOR_MARGIN_SECONDS",
@@ -72,11 +73,13 @@ class Launch:
         sandboxed: bool,
         notice: str | None = None,
         status: tuple[int, int] | None = None,
+        on_close: Callable[[], None] | None = None,
     ) -> None:
         self.argv = argv
         self.sandboxed = sandboxed
         self.notice = notice
         self._status = status
+        self._on_close = on_close
         self.pass_fds: tuple[int, ...] = (status[1],) if status is not None else ()
 
     @property
@@ -103,6 +106,8 @@ class Launch:
         return len(words) == 2 and words[0] == "leftovers" and words[1] != "0"
 
     def close(self) -> None:
+        if self._on_close is not None:  # the sandbox's placeholders, once it has ended
+            self._on_close()
         self.spawned()
         if self._status is not None and self._status[0] >= 0:
             os.close(self._status[0])
@@ -129,6 +134,7 @@ class CommandSandbox:
         self._hidden = tuple(hidden)
         self._check = check
         self._warned = False
+        self._read_only = ReadOnlyPlaces()
 
     async def availability(self, env: Mapping[str, str]) -> Availability:
         return await asyncio.to_thread(self._check, env)
@@ -157,8 +163,10 @@ class CommandSandbox:
                     hidden=self._hidden,
                     network=network,
                 )
+                read_only, release = self._read_only.claim(policy.writable)
+                policy = attrs.evolve(policy, read_only=read_only)
                 command = bwrap_argv(found.bwrap, policy, workdir=workdir, command=argv, env=env)
-                return Launch(command, sandboxed=True)
+                return Launch(command, sandboxed=True, on_close=release)
             if self.mode == "required":
                 return SandboxUnavailable(found.reason)
             notice = f"Not sandboxed: {found.reason}."

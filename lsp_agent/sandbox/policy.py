@@ -28,6 +28,9 @@ class SandboxPolicy:
     """Invisible whatever else says: the agent's data folder."""
     network: bool
     """Whether the command shares the network (else it has only its own loopback)."""
+    read_only: tuple[str, ...] = ()
+    """Read-only although inside a writable folder: the protected files
+    (``sandbox/protected.py``)."""
 
 
 def policy_for(

@@ -11,10 +11,15 @@ own config, and editor or tool files that make something run later (``.vscode/**
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import io
 import json
 import os
+import shutil
 import subprocess
+import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -40,6 +45,7 @@ from lsp_agent.core.stream_events import (
 )
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
 from lsp_agent.headless import TerminalEditor
+from lsp_agent.sandbox import CommandSandbox
 from lsp_agent.storage.event_log import SqliteEventStore
 from lsp_agent.testing.cli import run_cli
 from lsp_agent.testing.clock import FakeClock, SequentialIds
@@ -49,6 +55,7 @@ from lsp_agent.testing.permissions import RecordingAsk
 from lsp_agent.testing.provider import ScriptedProvider
 from lsp_agent.testing.tools import tool_context, tool_spec
 from lsp_agent.tools.apply_patch import ApplyPatchParams, ApplyPatchTool
+from lsp_agent.tools.bash import BashParams, BashTool
 from lsp_agent.tools.edit import EditParams, EditTool
 from lsp_agent.tools.write import WriteParams, WriteTool
 from lsp_agent.workspace.boundary import WorkspaceBoundary, agent_config_files
@@ -380,3 +387,123 @@ def test_run_yes_with_edits_allowed_writes_no_protected_file(ws: Path, home: Pat
     assert (ws / "src" / "ok.py").read_text() == "x = 1\n"  # ordinary edits still run
     assert output.count("is protected") >= 4
     assert (home / ".profile").read_text() == PROFILE
+
+
+# --- the sandbox: read-only, also where nothing exists yet -----------------------------------
+
+needs_bwrap = pytest.mark.skipif(
+    shutil.which("bwrap") is None or not sys.platform.startswith("linux"),
+    reason="bubblewrap is not installed (CI installs it)",
+)
+PLANTS = [
+    ".git/hooks/pre-commit",
+    ".git/hooks/post-checkout",
+    ".git/config",
+    ".git/info/attributes",
+    ".vscode/tasks.json",
+    ".vscode/settings.json",
+    ".envrc",
+    ".nvim.lua",
+    ".exrc",
+    ".dir-locals.el",
+    ".pre-commit-config.yaml",
+    ".husky/pre-commit",
+    ".devcontainer/devcontainer.json",
+    ".idea/workspace.xml",
+]
+
+
+def probe_python() -> str:
+    """An interpreter the sandbox shows (its /tmp is its own, so not a venv under /tmp)."""
+    real = os.path.realpath(sys.executable)
+    if not real.startswith(("/tmp/", tempfile.gettempdir() + "/")):
+        return real
+    return shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin") or real
+
+
+def piped(code: str) -> str:
+    """A program the command parser cannot read: base64 piped into ``python3 -``."""
+    encoded = base64.b64encode(code.encode()).decode()
+    return f"echo {encoded} | base64 -d | {probe_python()} -"
+
+
+async def sandboxed_bash(ws: Path, command: str, sandbox: CommandSandbox) -> ToolOutcome:
+    ctx = tool_context(ws, ask=RecordingAsk())
+    return await BashTool(hidden_env=(), sandbox=sandbox).run(BashParams(command=command), ctx)
+
+
+def listing(ws: Path) -> list[str]:
+    return sorted(
+        str(Path(folder, name).relative_to(ws))
+        for folder, dirs, files in os.walk(ws)
+        for name in [*dirs, *files]
+        if "objects" not in Path(folder).parts and "refs" not in Path(folder).parts
+    )
+
+
+@needs_bwrap
+async def test_a_hidden_program_in_the_sandbox_cannot_plant_any_protected_file(
+    ws: Path, home: Path
+) -> None:
+    (ws / ".vscode").mkdir()
+    (ws / ".vscode" / "settings.json").write_text("{}\n")
+    before = listing(ws)
+    config = (ws / ".git" / "config").read_text()
+    code = f"""
+import os, pathlib
+for rel in {PLANTS!r}:
+    path = pathlib.Path(rel)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a") as f:
+            f.write("#!/bin/sh\\nevil\\n")
+        print("PLANTED", rel)
+    except OSError as error:
+        print("REFUSED", rel, type(error).__name__)
+for rel in (".vscode", ".envrc", ".git/hooks"):
+    try:
+        os.rename(rel, rel + ".moved")
+        print("PLANTED", "moved", rel)
+    except OSError as error:
+        print("REFUSED", "moved", rel)
+"""
+    outcome = await sandboxed_bash(ws, piped(code), CommandSandbox("required"))
+
+    assert outcome.metadata["sandboxed"] is True
+    assert "PLANTED" not in outcome.output, outcome.output
+    assert outcome.output.count("REFUSED") == len(PLANTS) + 3
+    assert (ws / ".git" / "config").read_text() == config
+    assert (ws / ".vscode" / "settings.json").read_text() == "{}\n"
+    assert listing(ws) == before  # no plant, and every placeholder gone again
+    assert not (ws / ".envrc").exists()
+    assert not (ws / ".husky").exists()
+
+
+@needs_bwrap
+async def test_git_still_commits_from_the_sandbox(ws: Path) -> None:
+    (ws / "a.txt").write_text("a\n")
+    command = (
+        "git -c user.name=T -c user.email=t@example.invalid add a.txt && "
+        "git -c user.name=T -c user.email=t@example.invalid commit -qm one && git log --oneline"
+    )
+    outcome = await sandboxed_bash(ws, command, CommandSandbox("required"))
+
+    assert not outcome.is_error, outcome.output
+    assert "one" in outcome.output
+    assert not (ws / ".envrc").exists()  # the placeholders went away with the command
+
+
+@needs_bwrap
+async def test_placeholders_are_shared_by_commands_running_at_once(ws: Path) -> None:
+    sandbox = CommandSandbox("required")
+    plant = piped(
+        "import time, pathlib\ntime.sleep(1)\n"
+        "try:\n    pathlib.Path('.envrc').write_text('x')\n    print('PLANTED')\n"
+        "except OSError:\n    print('REFUSED')\n"
+    )
+    quick = sandboxed_bash(ws, "true", sandbox)
+    slow = sandboxed_bash(ws, plant, sandbox)
+    _, outcome = await asyncio.gather(quick, slow)
+
+    assert "REFUSED" in outcome.output, outcome.output
+    assert not (ws / ".envrc").exists()
