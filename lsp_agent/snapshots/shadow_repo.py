@@ -48,6 +48,7 @@ from typing import Any, Literal
 import attrs
 
 from lsp_agent.core.errors import LspAgentError
+from lsp_agent.core.permission.protected import SANDBOX_READ_ONLY
 from lsp_agent.snapshots import layout
 from lsp_agent.system import beneath
 from lsp_agent.system.atomic import write_atomic
@@ -258,6 +259,8 @@ class ShadowRepo:
         self._large: dict[str, tuple[_Sig | None, bool]] = {}
         self._large_index_sig: _Sig | None = None
         self._rebuilding = False
+        self._protected_seen: dict[tuple[str, _Sig, int], bytes] = {}
+        self._overlaid_last: tuple[tuple[str, tuple[bytes, ...]], str] | None = None
 
     # -- recording --------------------------------------------------------------------------
 
@@ -270,9 +273,10 @@ class ShadowRepo:
         workspace, ignored files, untracked large files and symlinks are not overlaid.
         """
         files = self._track_files()
-        if not overlay:
+        extra = self._protected_entries()
+        if not overlay and not extra:
             return files
-        tree = self._overlaid(files, overlay)
+        tree = self._overlaid(files, overlay or {}, extra)
         if tree != files:
             self._log_tree(tree)
         return tree
@@ -389,20 +393,53 @@ class ShadowRepo:
                 log.write(f"{int(now)} {tree}\n")
             self._logged_tree, self._logged_at = tree, now
 
+    # -- protected files --------------------------------------------------------------------
+
+    def _protected_entries(self) -> list[bytes]:
+        """Index lines for the protected files at the workspace's top
+        (``core/permission/protected.py``), recorded even where git cannot or would not:
+        ``.git/config``, ``.git/hooks/**`` and ``.git/info/**`` (under :data:`DOTGIT` in the
+        tree, since git keeps no ``.git`` path) and ignored ones (``.vscode/``, ``.envrc``…).
+        A file's blob is written once per version (its stat data says when it changed)."""
+        start = str(self.workspace)
+        lines: list[bytes] = []
+        seen: dict[tuple[str, _Sig, int], bytes] = {}
+        for tree_path, path, st in _protected_files(self.workspace):
+            key = (tree_path, _stat_sig(st), st.st_mode)
+            line = self._protected_seen.get(key)
+            if line is None:
+                try:
+                    if stat.S_ISLNK(st.st_mode):
+                        data, mode = os.fsencode(os.readlink(path)), b"120000"
+                    else:
+                        data = beneath.read_bytes(path, start=start) or b""
+                        mode = b"100755" if st.st_mode & 0o100 else b"100644"
+                except OSError:
+                    continue
+                written = self._git("hash-object", "-w", "--no-filters", "--stdin", stdin=data)
+                full = os.fsencode(self._prefix + tree_path)
+                line = mode + b" " + written.stdout.strip() + b"\t" + full
+            seen[key] = line
+            lines.append(line)
+        self._protected_seen = seen
+        return lines
+
     # -- open buffers -----------------------------------------------------------------------
 
-    def _overlaid(self, files: str, overlay: Mapping[str, str]) -> str:
-        """``files`` (the tree just recorded) with the overlay's text for the files it has.
+    def _overlaid(self, files: str, overlay: Mapping[str, str], extra: Sequence[bytes] = ()) -> str:
+        """``files`` (the tree just recorded) with the overlay's text for the files it has,
+        and the ``extra`` index entries (``git update-index --index-info`` lines: the
+        protected files, :meth:`_protected_entries`).
 
         Only buffers that differ from the recorded bytes cost anything beyond one
         ``git ls-files``: their blobs are written and a tree is made from a scratch copy of
         the shadow index (which itself keeps following the disk).
         """
         wanted = self._overlay_data(overlay)
-        if not wanted:
+        if not wanted and not extra:
             return files
-        changed: list[bytes] = []
-        for mode, blob, full in self._index_entries(list(wanted)):
+        changed: list[bytes] = list(extra)
+        for mode, blob, full in self._index_entries(list(wanted)) if wanted else ():
             rel = self._relative(full)
             data = wanted.get(rel) if rel is not None else None
             if data is None or mode not in (b"100644", b"100755"):
@@ -414,6 +451,9 @@ class ShadowRepo:
             changed.append(mode + b" " + new_blob + b"\t" + os.fsencode(full))
         if not changed:
             return files
+        key = (files, tuple(changed))
+        if self._overlaid_last is not None and self._overlaid_last[0] == key:
+            return self._overlaid_last[1]  # the same entries on the same files: the same tree
         scratch = self.git_dir / f"overlay-{os.getpid()}-{secrets.token_hex(4)}.index"
         env = {**self._env, "GIT_INDEX_FILE": str(scratch)}
         try:
@@ -430,7 +470,9 @@ class ShadowRepo:
         finally:
             scratch.unlink(missing_ok=True)
             Path(f"{scratch}.lock").unlink(missing_ok=True)
-        return proc.stdout.decode().strip()
+        tree = proc.stdout.decode().strip()
+        self._overlaid_last = (key, tree)
+        return tree
 
     def _overlay_data(self, overlay: Mapping[str, str]) -> dict[str, bytes]:
         """Relative path → the bytes the buffer's text stands for, for paths inside the
@@ -492,7 +534,7 @@ class ShadowRepo:
 
     def read(self, tree: str, path: str) -> bytes | None:
         """The bytes of the regular file ``path`` in ``tree``; None if it has none there."""
-        full = self._prefix + relative_path(path)
+        full = self._prefix + tree_path(relative_path(path))
         out = self._git(
             "--literal-pathspecs", "ls-tree", "-z", "--full-tree", _tree_id(tree), "--", full
         ).stdout
@@ -617,7 +659,7 @@ class ShadowRepo:
             )
         return [
             FileChange(
-                path=path,
+                path=disk_path(path),
                 status=status,
                 additions=counts.get(path, (0, 0, False))[0],
                 deletions=counts.get(path, (0, 0, False))[1],
@@ -632,7 +674,8 @@ class ShadowRepo:
             "diff-tree", "-p", "-r", "--no-renames", "--relative",
             _tree_id(from_tree), _tree_id(to_tree), "--", ".",
         ).stdout  # fmt: skip
-        return out.decode("utf-8", errors="replace")
+        text = out.decode("utf-8", errors="replace")
+        return text.replace(f"a/{DOTGIT}/", "a/.git/").replace(f"b/{DOTGIT}/", "b/.git/")
 
     def changed_since(
         self, tree: str, paths: Sequence[str], overlay: Mapping[str, str] | None = None
@@ -640,7 +683,7 @@ class ShadowRepo:
         """Which of ``paths`` (files or folders) differ now from their state in ``tree``
         (a file in ``overlay`` compared by the overlay's text, see :meth:`track`)."""
         tree = _tree_id(tree)
-        wanted = {p: relative_path(p) for p in paths}
+        wanted = {p: tree_path(relative_path(p)) for p in paths}
         if not wanted:
             return []
         now = self.track(overlay)
@@ -660,10 +703,14 @@ class ShadowRepo:
         the paths changed, sorted.
         """
         tree = _tree_id(tree)
-        scope = ["."] if paths is None else list(dict.fromkeys(relative_path(p) for p in paths))
+        scope = (
+            ["."]
+            if paths is None
+            else list(dict.fromkeys(tree_path(relative_path(p)) for p in paths))
+        )
         if not scope:
             return []
-        now = self._track_files()
+        now = self.track()
         if now == tree:
             return []
         changes = self._changes(now, tree, scope)
@@ -676,8 +723,8 @@ class ShadowRepo:
             self._checkout(tree, writes)
             done += writes
         if done:
-            self._track_files()
-        return sorted(done)
+            self.track()
+        return sorted(disk_path(p) for p in done)
 
     def _changes(
         self, from_tree: str, to_tree: str, scope: Sequence[str]
@@ -714,7 +761,7 @@ class ShadowRepo:
             if entry is None:
                 continue
             mode, oid = entry
-            target = str(self.workspace / path)
+            target = str(self.workspace / disk_path(path))
             data = blobs[oid]
             try:
                 if mode == b"120000":
@@ -771,8 +818,11 @@ class ShadowRepo:
 
     def _delete(self, path: str) -> bool:
         """Remove ``path`` (and the folders it leaves empty), every folder on the way reached
-        from the workspace without following a link (``system.beneath``)."""
-        target = self.workspace / path
+        from the workspace without following a link (``system.beneath``). Folders of
+        ``.git`` are never removed."""
+        if disk_path(path) == ".git/config":
+            return False  # a repository without it is broken: a revert rewrites, never deletes
+        target = self.workspace / disk_path(path)
         start = str(self.workspace)
         try:
             found = beneath.lstat(str(target), start=start)
@@ -786,6 +836,8 @@ class ShadowRepo:
             return False
         parent = target.parent
         while parent != self.workspace and self.workspace in parent.parents:
+            if parent.relative_to(self.workspace).parts[0] == ".git":
+                break
             try:
                 beneath.rmdir(str(parent), start=start)
             except OSError:
@@ -795,7 +847,7 @@ class ShadowRepo:
 
     def _clear_way(self, path: str) -> bool:
         """Whether ``path`` can be written: a folder in its place must be empty (then removed)."""
-        target = self.workspace / path
+        target = self.workspace / disk_path(path)
         start = str(self.workspace)
         try:
             found = beneath.lstat(str(target), start=start)
@@ -1170,13 +1222,81 @@ def _existing_trees(
 
 
 def relative_path(path: str) -> str:
-    """``path`` checked to be inside the workspace, as a ``/``-separated relative path."""
+    """``path`` checked to be inside the workspace, as a ``/``-separated relative path.
+
+    ``.git`` is refused except for the parts a snapshot records (``.git/config``,
+    ``.git/hooks/…``, ``.git/info/…`` at the top, :func:`tree_path`)."""
     if not path or "\0" in path:
         raise SnapshotError(f"not a usable path: {path!r}")
     pure = PurePosixPath(path.replace(os.sep, "/"))
-    if pure.is_absolute() or ".." in pure.parts or ".git" in pure.parts:
+    parts = pure.parts
+    kept = len(parts) >= 2 and parts[0] == ".git" and parts[1] in _GIT_KEPT
+    if pure.is_absolute() or ".." in parts or ".git" in (parts[1:] if kept else parts):
+        raise SnapshotError(f"not a path inside the workspace: {path!r}")
+    if kept and ".git" in parts[1:]:
         raise SnapshotError(f"not a path inside the workspace: {path!r}")
     return pure.as_posix()
+
+
+DOTGIT = ".lsp-agent-dotgit"
+"""Where a snapshot tree keeps the workspace's ``.git/config``, ``hooks`` and ``info`` (git
+refuses a ``.git`` path in a tree)."""
+_GIT_KEPT = ("config", "hooks", "info")
+_PROTECTED_LIMIT = 2000
+"""Protected files recorded at most (a huge ``.idea`` is cut, logged)."""
+
+
+def tree_path(path: str) -> str:
+    """A workspace-relative path as the snapshot tree names it (``.git/x`` → ``DOTGIT/x``)."""
+    return DOTGIT + path[4:] if path == ".git" or path.startswith(".git/") else path
+
+
+def disk_path(path: str) -> str:
+    """A tree path as the workspace names it (the inverse of :func:`tree_path`)."""
+    return ".git" + path[len(DOTGIT) :] if path == DOTGIT or path.startswith(DOTGIT + "/") else path
+
+
+def _protected_files(workspace: Path) -> list[tuple[str, str, os.stat_result]]:
+    """(tree path, absolute path, lstat) of every protected file a snapshot records: the
+    regular files and links among the protected names at the top (folders walked, links
+    never followed), and in a real ``.git`` folder ``config``, ``hooks/**``, ``info/**``."""
+    found: list[tuple[str, str, os.stat_result]] = []
+    tops = [n for n in SANDBOX_READ_ONLY if not n.startswith(".git/")]
+    git = workspace / ".git"
+    with contextlib.suppress(OSError):
+        if stat.S_ISDIR(os.lstat(git).st_mode):
+            tops += [f".git/{name}" for name in _GIT_KEPT]
+    for name in tops:
+        path = os.path.join(workspace, name)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            for folder, dirs, files in os.walk(path):
+                dirs.sort()
+                for entry in sorted(
+                    [*files, *(d for d in dirs if os.path.islink(os.path.join(folder, d)))]
+                ):
+                    full = os.path.join(folder, entry)
+                    if entry.endswith(".sample") and name == ".git/hooks":
+                        continue  # git never runs these; every repository has them
+                    with contextlib.suppress(OSError):
+                        inner = os.lstat(full)
+                        if stat.S_ISREG(inner.st_mode) or stat.S_ISLNK(inner.st_mode):
+                            found.append((tree_path(os.path.relpath(full, workspace)), full, inner))
+        elif stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
+            found.append((tree_path(name), path, st))
+        if len(found) > _PROTECTED_LIMIT:
+            _log.warning(
+                "snapshot: more than %d protected files; the rest not recorded", _PROTECTED_LIMIT
+            )
+            return found[:_PROTECTED_LIMIT]
+    return found
+
+
+def _stat_sig(st: os.stat_result) -> _Sig:
+    return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
 
 
 def _covers(scope: str, path: str) -> bool:

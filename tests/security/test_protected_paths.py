@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from lsp_agent.app import AgentInputs, load_agent
 from lsp_agent.core.messages import ToolCallPart, ToolSpec, Usage
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.options import AgentOptions
@@ -46,6 +47,7 @@ from lsp_agent.core.stream_events import (
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
 from lsp_agent.headless import TerminalEditor
 from lsp_agent.sandbox import CommandSandbox
+from lsp_agent.snapshots import GitShadowSnapshots
 from lsp_agent.storage.event_log import SqliteEventStore
 from lsp_agent.testing.cli import run_cli
 from lsp_agent.testing.clock import FakeClock, SequentialIds
@@ -507,3 +509,97 @@ async def test_placeholders_are_shared_by_commands_running_at_once(ws: Path) -> 
 
     assert "REFUSED" in outcome.output, outcome.output
     assert not (ws / ".envrc").exists()
+
+
+# --- checkpoints, review and revert cover protected files ------------------------------------
+
+
+async def test_snapshots_record_git_hooks_config_and_ignored_editor_files(ws: Path) -> None:
+    (ws / ".gitignore").write_text(".vscode/\n.envrc\n")
+    snapshots = GitShadowSnapshots(Path(os.environ["LSP_AGENT_DATA_DIR"]))
+    before = await snapshots.track(ws)
+    hook = ws / ".git" / "hooks" / "pre-commit"
+    hook.write_text(HOOK)
+    hook.chmod(0o755)
+    config = ws / ".git" / "config"
+    config.write_text(config.read_text() + "[core]\n\tfsmonitor = evil\n")
+    (ws / ".vscode").mkdir()
+    (ws / ".vscode" / "tasks.json").write_text("{}\n")
+    (ws / ".envrc").write_text("evil\n")
+    after = await snapshots.track(ws)
+
+    changes = {c.path: c.status for c in await snapshots.diff(ws, before, after)}
+    assert changes == {
+        ".envrc": "add",
+        ".git/config": "modify",
+        ".git/hooks/pre-commit": "add",
+        ".vscode/tasks.json": "add",
+    }
+    assert "+\tfsmonitor = evil" in await snapshots.patch(ws, before, after)
+    assert await snapshots.read(ws, after, ".git/hooks/pre-commit") == HOOK
+
+    restored = await snapshots.restore(ws, before)
+
+    assert sorted(restored) == sorted(changes)
+    assert not hook.exists()
+    assert not (ws / ".envrc").exists()
+    assert "fsmonitor" not in (ws / ".git" / "config").read_text()
+    assert not (ws / ".vscode" / "tasks.json").exists()
+    await snapshots.restore(ws, after, [".git/hooks/pre-commit"])
+    assert hook.read_text() == HOOK
+    assert hook.stat().st_mode & 0o111  # still executable
+
+
+async def test_an_approved_hook_write_is_in_review_and_undone_by_review_and_revert(
+    ws: Path, home: Path
+) -> None:
+    script = [
+        {
+            "tool_calls": [
+                {"name": "write", "input": {"file_path": ".git/hooks/pre-commit", "content": HOOK}}
+            ]
+        },
+        {"text": "done"},
+    ]
+    hook = ws / ".git" / "hooks" / "pre-commit"
+    with running_fake_llm(script) as server:
+        env = {
+            **os.environ,
+            "ANTHROPIC_BASE_URL": server.anthropic_base_url,
+            "ANTHROPIC_API_KEY": KEY,
+        }
+        inputs = AgentInputs(
+            workspace=ws,
+            env=env,
+            init_options={"title": {"enabled": False}, "model": "anthropic/claude-test"},
+        )
+        editor = RecordingEditor([PermissionReply(kind="allow_once")])
+        app = await load_agent(inputs, editor=editor)
+        try:
+            session = await app.sessions.create(workspace_folder=str(ws))
+            await app.sessions.admit(session, [{"type": "text", "text": "add a hook"}])
+            await app.sessions.run_turn(session)
+            assert hook.read_text() == HOOK
+            [ask] = editor.asks
+            assert ask.request.protected
+            checkpoints = [e.data for e in editor.of_type("checkpoint_recorded")]
+            assert any(
+                f["path"] == ".git/hooks/pre-commit"
+                for c in checkpoints
+                for f in c.get("files", [])
+            ), checkpoints
+            [listed] = await app.sessions.review_list(session)
+            assert listed.path == str(hook)
+
+            undone = await app.sessions.review_resolve(session, "undo")
+            assert undone.conflicts == ()
+            assert not hook.exists()
+
+            hook.write_text(HOOK)  # as if written again: a revert takes it back too
+            user = next(e.data for e in editor.of_type("user_message_admitted"))
+            reverted = await app.sessions.revert_stage(session, user["messageId"], force=True)
+            assert ".git/hooks/pre-commit" in reverted.files
+            assert not hook.exists()
+        finally:
+            await app.aclose()
+    assert (home / ".profile").read_text() == PROFILE
