@@ -4,7 +4,7 @@ the gate sends it to a person, every time (``core/permission/protected.py`` has 
 The tools (``write``, ``edit``, ``apply_patch``, any later tool of kind ``edit``) need not
 know the list: :meth:`tools.base.ToolRunContext.ask` passes every request through
 :func:`mark_protected`, which looks at each file the ask proposes a text for or deletes (its
-previews) and at the paths its subject names.
+previews), at the paths its subject names and at its patterns read as paths.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import os
 import attrs
 
 from lsp_agent.core.permission.rules import PermissionRequest
-from lsp_agent.workspace.boundary import WorkspaceBoundary, display_path
+from lsp_agent.workspace.boundary import Resolved, WorkspaceBoundary, display_path
 
 __all__ = ["mark_protected", "protected_note"]
 
@@ -25,7 +25,7 @@ def mark_protected(request: PermissionRequest, boundary: WorkspaceBoundary) -> P
     if request.permission != "edit":
         return request
     found: dict[str, str] = {}
-    for path in _paths(request):
+    for path in [*_paths(request), *_pattern_paths(request, boundary)]:
         reason = boundary.protection(os.path.realpath(path))
         if reason is not None:
             found.setdefault(display_path(path, boundary.roots), reason)
@@ -44,6 +44,16 @@ def protected_note(protected: tuple[str, ...]) -> str:
         "Protected files (they can make programs run later); only you can approve this, "
         f"once:\n{listed}"
     )
+
+
+def _pattern_paths(request: PermissionRequest, boundary: WorkspaceBoundary) -> list[str]:
+    """The ask's patterns read as paths (workspace-relative display paths, or absolute): a
+    tool that gives no previews is still judged by what it says it touches."""
+    found: list[str] = []
+    for pattern in request.patterns:
+        where = boundary.resolve(pattern)
+        found.append(where.path if isinstance(where, Resolved) else where.resolved)
+    return found
 
 
 def _paths(request: PermissionRequest) -> list[str]:

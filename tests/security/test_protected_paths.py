@@ -603,3 +603,12 @@ async def test_an_approved_hook_write_is_in_review_and_undone_by_review_and_reve
         finally:
             await app.aclose()
     assert (home / ".profile").read_text() == PROFILE
+
+
+def test_an_edit_ask_without_previews_is_judged_by_its_patterns(ws: Path) -> None:
+    boundary = WorkspaceBoundary([ws])
+    for pattern in (".envrc", "sub/.git/config", str(ws / ".vscode" / "tasks.json")):
+        request = PermissionRequest(permission="edit", patterns=(pattern,))
+        assert mark_protected(request, boundary).protected, pattern
+    plain = PermissionRequest(permission="edit", patterns=("src/app.py",))
+    assert mark_protected(plain, boundary).protected == ()
