@@ -34,7 +34,8 @@ from lsp_agent.tools.apply_patch import ApplyPatchParams, ApplyPatchTool
 from lsp_agent.tools.edit import EditParams, EditTool
 from lsp_agent.tools.write import WriteParams, WriteTool
 from lsp_agent.workspace.disk_texts import DiskTexts
-from lsp_agent.workspace.files import FileLocks, write_atomic
+from lsp_agent.workspace.files import FileLocks, link_in_the_way, write_atomic
+from lsp_agent.workspace.temp_files import TempJournal
 
 KEY = "sk-symlink-races-0123456789"
 PROFILE = "export PATH=$HOME/bin:$PATH\n"
@@ -358,3 +359,31 @@ async def test_review_undo_all_after_a_swap_never_deletes_in_home(ws: Path, home
     assert [f.path for f in listed] == [str(ws / "sub" / ".profile")]
     assert result.resolved == ()
     home_untouched(home)
+
+
+def test_recovery_never_sweeps_through_a_folder_swapped_for_a_link(
+    ws: Path, home: Path, tmp_path: Path
+) -> None:
+    journals = tmp_path / "journals"
+    journals.mkdir()
+    dead_pid, ticks = 2**22 + 77, 12345
+    (ws / "sub").mkdir()
+    (journals / f"{dead_pid}-{ticks}").write_text(json.dumps(str(ws / "sub")) + "\n")
+    bait = home / f".profile.lsp-agent-{dead_pid}-{ticks}-0123abcd.tmp"
+    bait.write_text("not the agent's\n")
+    swap_for_link(ws / "sub", home)
+
+    removed = TempJournal(journals).sweep(alive=lambda _owner: False)
+
+    assert removed == []
+    assert bait.read_text() == "not the agent's\n"
+
+
+def test_an_edit_is_not_sent_to_the_editor_through_a_swapped_folder(ws: Path, home: Path) -> None:
+    (ws / "sub").mkdir()
+    (ws / "sub" / "a.txt").write_text("a\n")
+    assert link_in_the_way(str(ws / "sub" / "a.txt")) is None
+    swap_for_link(ws / "sub", home)
+    assert link_in_the_way(str(ws / "sub" / ".profile")) is not None
+    (ws / "leaf").symlink_to(home / ".profile")
+    assert link_in_the_way(str(ws / "leaf")) is not None
