@@ -21,10 +21,10 @@ from typing import Final, Literal
 
 import attrs
 
+from lsp_agent.sandbox import protected
 from lsp_agent.sandbox.availability import Availability, availability
 from lsp_agent.sandbox.bwrap import bwrap_argv
 from lsp_agent.sandbox.policy import policy_for
-from lsp_agent.sandbox.protected import ReadOnlyPlaces
 
 __all__ = [
     "SUPERVISOR_MARGIN_SECONDS",
@@ -71,15 +71,15 @@ class Launch:
         argv: list[str],
         *,
         sandboxed: bool,
+        on_close: Callable[[], None] | None = None,
         notice: str | None = None,
         status: tuple[int, int] | None = None,
-        on_close: Callable[[], None] | None = None,
     ) -> None:
         self.argv = argv
         self.sandboxed = sandboxed
+        self._on_close = on_close
         self.notice = notice
         self._status = status
-        self._on_close = on_close
         self.pass_fds: tuple[int, ...] = (status[1],) if status is not None else ()
 
     @property
@@ -130,11 +130,11 @@ class CommandSandbox:
         check: Callable[[Mapping[str, str]], Availability] = availability,
     ) -> None:
         self.mode = mode
+        self._read_only = protected.ReadOnlyPlaces()
         self._allow_read = tuple(allow_read)
         self._hidden = tuple(hidden)
         self._check = check
         self._warned = False
-        self._read_only = ReadOnlyPlaces()
 
     async def availability(self, env: Mapping[str, str]) -> Availability:
         return await asyncio.to_thread(self._check, env)

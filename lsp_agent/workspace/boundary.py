@@ -22,14 +22,11 @@ from pathlib import Path
 import attrs
 import platformdirs
 
-from lsp_agent.core.permission.protected import config_reason, protected_reason
-
 __all__ = [
     "Outside",
     "Resolution",
     "Resolved",
     "WorkspaceBoundary",
-    "agent_config_files",
     "agent_data_folder",
     "hidden_search_globs",
 ]
@@ -96,34 +93,15 @@ class WorkspaceBoundary:
     """The workspace roots, realpath-ed once, and the one place paths are checked."""
 
     def __init__(
-        self,
-        roots: Sequence[str | Path],
-        *,
-        hidden: Sequence[str | Path] | None = None,
-        config_files: Sequence[str | Path] | None = None,
+        self, roots: Sequence[str | Path], *, hidden: Sequence[str | Path] | None = None
     ) -> None:
-        """``hidden``: folders no path may enter (default: :func:`agent_data_folder`).
-        ``config_files``: files protected besides the named ones (default:
-        :func:`agent_config_files`)."""
+        """``hidden``: folders no path may enter (default: :func:`agent_data_folder`)."""
         if not roots:
             raise ValueError("a workspace boundary needs at least one root")
         # dict.fromkeys: drop duplicates, keep order (the first root is the default one).
         self._roots = tuple(dict.fromkeys(os.path.realpath(os.fspath(root)) for root in roots))
         folders = (agent_data_folder(),) if hidden is None else hidden
         self._hidden = tuple(os.path.realpath(os.fspath(folder)) for folder in folders)
-        files = agent_config_files(self._roots[0]) if config_files is None else config_files
-        self._config_files = frozenset(os.path.realpath(os.fspath(f)) for f in files)
-
-    def protection(self, path: str) -> str | None:
-        """Why writing ``path`` (absolute, realpath-ed) needs a person's approval every time
-        (``core/permission/protected.py``); None when it does not. Names are judged below the
-        workspace folder holding the path (every component when it lies outside them all)."""
-        if path in self._config_files:
-            return config_reason()
-        for root in self._roots:
-            if _contains(root, path):
-                return protected_reason(Path(os.path.relpath(path, root)).parts)
-        return protected_reason(Path(path).parts[1:])
 
     @property
     def hidden(self) -> tuple[str, ...]:
@@ -157,26 +135,6 @@ class WorkspaceBoundary:
             if _contains(root, real):
                 return Resolved(path=real, root=root, display=real)
         return Outside(path=path, resolved=real, roots=self._roots)
-
-
-def agent_config_files(first_root: str, env: Mapping[str, str] | None = None) -> tuple[str, ...]:
-    """The configuration files the agent reads besides the project's ``.lsp-agent.json``:
-    the file ``LSP_AGENT_CONFIG`` names (relative to the first workspace folder) and the
-    user's own ``config.json`` (the XDG rule ``config.load.user_config_file`` follows on
-    Linux). Writing them is protected like the named files."""
-    env = os.environ if env is None else env
-    found: list[str] = []
-    named = env.get("LSP_AGENT_CONFIG", "").strip()
-    home = env.get("HOME") or str(Path.home())
-    if named:
-        expanded = home + named[1:] if named == "~" or named.startswith("~/") else named
-        found.append(os.path.join(first_root, expanded))
-    xdg = env.get("XDG_CONFIG_HOME", "")
-    base = xdg if xdg.strip() else os.path.join(home, ".config")
-    found.append(os.path.join(base, "lsp-agent", "config.json"))
-    platform = platformdirs.user_config_dir("lsp-agent", appauthor=False)  # macOS, Windows
-    found.append(os.path.join(platform, "config.json"))
-    return tuple(found)
 
 
 def hidden_search_globs(folder: str, hidden: Sequence[str] | None = None) -> list[str]:

@@ -60,9 +60,9 @@ from lsp_agent.tools.apply_patch import ApplyPatchParams, ApplyPatchTool
 from lsp_agent.tools.bash import BashParams, BashTool
 from lsp_agent.tools.edit import EditParams, EditTool
 from lsp_agent.tools.write import WriteParams, WriteTool
-from lsp_agent.workspace.boundary import WorkspaceBoundary, agent_config_files
+from lsp_agent.workspace.boundary import WorkspaceBoundary
 from lsp_agent.workspace.files import FileLocks
-from lsp_agent.workspace.protected import mark_protected
+from lsp_agent.workspace.protected import agent_config_files, mark_protected, protection
 
 KEY = "sk-protected-paths-0123456789"
 PROFILE = "export PATH=$HOME/bin:$PATH\n"
@@ -175,10 +175,12 @@ async def test_a_move_or_delete_of_a_protected_file_is_protected(ws: Path) -> No
 def test_the_config_files_the_agent_reads_are_protected(ws: Path, home: Path) -> None:
     named = ws / "conf" / "agent.json"
     env = {"LSP_AGENT_CONFIG": "conf/agent.json", "HOME": str(home)}
-    boundary = WorkspaceBoundary([ws], config_files=agent_config_files(str(ws), env))
-    assert boundary.protection(str(named)) is not None
-    assert boundary.protection(str(home / ".config" / "lsp-agent" / "config.json")) is not None
-    assert boundary.protection(str(ws / "conf" / "other.json")) is None
+    configs = agent_config_files(str(ws), env)
+    assert protection(str(named), [str(ws)], configs) is not None
+    assert protection(str(home / ".config" / "lsp-agent" / "config.json"), [str(ws)], configs)
+    assert protection(str(ws / "conf" / "other.json"), [str(ws)], configs) is None
+    request = PermissionRequest(permission="edit", patterns=(str(named),))
+    assert mark_protected(request, WorkspaceBoundary([ws]), configs).protected
 
 
 def test_a_link_to_a_protected_file_is_judged_where_it_points(ws: Path) -> None:

@@ -13,7 +13,8 @@ start programs or name interpreters when a folder is opened or entered. Ordinary
 and expects the agent to edit them.
 
 This module is the list and the matching, as data; the workspace wall
-(``workspace/boundary.py``) applies it to real paths.
+(``workspace/protected.py``) applies it to real paths, the sandbox (``sandbox/protected.py``)
+to the folders a command may write.
 """
 
 from __future__ import annotations
