@@ -22,8 +22,8 @@ from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission.rules import PermissionRequest, PermissionVerdict
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
+from lsp_agent.workspace import protected
 from lsp_agent.workspace.boundary import Outside, Resolved, WorkspaceBoundary
-from lsp_agent.workspace.protected import mark_protected
 
 __all__ = [
     "SearchRoot",
@@ -57,7 +57,7 @@ class ToolRunContext:
     async def ask(self, request: PermissionRequest) -> PermissionVerdict:
         """The permission gate: configured rules decide, or the user is asked. A write to a
         protected file is always asked of a person (``workspace/protected.py``)."""
-        return await self.call.ask(mark_protected(request, self.boundary))
+        return await self.call.ask(protected.mark_protected(request, self.boundary))
 
     async def resolve(
         self, path: str, *, kind: Literal["file", "directory"], spill: bool = False

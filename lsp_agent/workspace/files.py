@@ -8,12 +8,10 @@
   through the editor (``Editor.apply_document_edit``), so it lands in the user's buffer and
   undo history; a buffer that changed meanwhile, was closed, or an edit the editor refused is
   a conflict the model reads — never a disk write. Everything else is written to disk
-  atomically (``system.beneath``: a synced temporary file in the same folder, renamed onto
-  the file, the folder synced — each folder on the way opened relative to the one before
-  without following a link, so a folder swapped for a symlink after the path was checked
-  stops the write instead of redirecting it), the temporary file named and recorded by
-  ``temp_files``, so recovery removes it if the process is killed. The existing file's
-  permission bits are kept; a new file gets the umask's. Parent folders are created.
+  atomically (``system.beneath``: a synced temporary file in the same folder, renamed over it,
+  the folder synced), the temporary file named and recorded by ``temp_files``, so recovery
+  removes it if the process is killed. The existing file's permission bits are kept; a new
+  file gets the umask's. Parent folders are created.
 - **Locks**: :class:`FileLocks` serializes changes to one path. One instance is shared by all
   the file-changing tools, so ``edit`` and ``apply_patch`` on the same file also take turns.
 - **Diffs**: :func:`unified_diff` gives the patch shown in the permission dialog and the
@@ -205,22 +203,6 @@ async def commit(
     return f"{conflict}; nothing was written. Read it again, then retry."
 
 
-def link_in_the_way(path: str) -> str | None:
-    """Why an edit of ``path`` (absolute, real) must not be sent to an editor now: a folder
-    on its way, or the file itself, became a symbolic link since the path was checked
-    (None: it is still where it was). Checked right before a ``workspace/applyEdit`` or an
-    ACP ``fs/write_text_file`` goes out, since the editor writes wherever the path leads."""
-    try:
-        found = beneath.lstat(path)
-    except beneath.LinkInTheWay as error:
-        return str(error.strerror)
-    except (OSError, ValueError):
-        return None  # nothing the editor could be led astray by
-    if found is not None and stat.S_ISLNK(found.st_mode):
-        return f"{path} is a symbolic link now (it changed after the path was checked)"
-    return None
-
-
 def editor_conflict(display: str, result: DocumentEditResult) -> str:
     """Why an edit of the open document ``display`` did not apply (``result`` not applied)."""
     if result.status == "not_open":
@@ -255,6 +237,22 @@ def write_temp(final: str, data: bytes, mode: int | None) -> str:
     rename onto ``final`` is atomic; :func:`system.beneath.replace` does it without following
     a link); recovery removes it if this process is killed."""
     return beneath.write_temp(final, data, mode=mode, make=create_temp_at)
+
+
+def link_in_the_way(path: str) -> str | None:
+    """Why an edit of ``path`` (absolute, real) must not be sent to an editor now: a folder
+    on its way, or the file itself, became a symbolic link since the path was checked
+    (None: it is still where it was). Checked right before a ``workspace/applyEdit`` or an
+    ACP ``fs/write_text_file`` goes out, since the editor writes wherever the path leads."""
+    try:
+        found = beneath.lstat(path)
+    except beneath.LinkInTheWay as error:
+        return str(error.strerror)
+    except (OSError, ValueError):
+        return None  # nothing the editor could be led astray by
+    if found is not None and stat.S_ISLNK(found.st_mode):
+        return f"{path} is a symbolic link now (it changed after the path was checked)"
+    return None
 
 
 class FileLocks:
