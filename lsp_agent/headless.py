@@ -144,14 +144,21 @@ class TerminalEditor:
         for line in render_ask(ask):
             self._say(line)
         assert self._read_line is not None
+        offered = {option.kind for option in ask.options}
+        once_only = not offered & {"allow_session", "allow_always"}  # a protected file
         while True:
-            self._err.write("  allow [y]once / [s]ession / [a]lways, [n]o, or [r]eason to deny: ")
+            if once_only:
+                self._err.write("  allow [y]once, [n]o, or [r]eason to deny: ")
+            else:
+                self._err.write(
+                    "  allow [y]once / [s]ession / [a]lways, [n]o, or [r]eason to deny: "
+                )
             self._err.flush()
             raw = await asyncio.to_thread(self._read_line)
             if not raw:  # end of input: nobody is there to answer
                 return _reject("not approved: the terminal closed")
             choice = raw.strip()[:1].lower()
-            if choice in _CHOICES:
+            if choice in _CHOICES and _CHOICES[choice] in offered:
                 return PermissionReply(kind=_CHOICES[choice])
             if choice == "r":
                 self._err.write("  reason: ")

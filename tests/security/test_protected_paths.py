@@ -30,6 +30,7 @@ from lsp_agent.app import AgentInputs, load_agent
 from lsp_agent.core.messages import ToolCallPart, ToolSpec, Usage
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.options import AgentOptions
+from lsp_agent.core.permission.protected import PROTECTED_OPTIONS
 from lsp_agent.core.permission.rules import (
     PermissionAsk,
     PermissionReply,
@@ -318,7 +319,9 @@ def protected_ask() -> PermissionAsk:
         title="Write .git/hooks/pre-commit",
         protected=(".git/hooks/pre-commit: git runs it",),
     )
-    return PermissionAsk(session_id="s", tool_call_id="t", mode="build", request=request)
+    return PermissionAsk(
+        session_id="s", tool_call_id="t", mode="build", request=request, options=PROTECTED_OPTIONS
+    )
 
 
 async def test_yes_without_a_terminal_refuses_with_an_actionable_message() -> None:
@@ -332,13 +335,14 @@ async def test_yes_without_a_terminal_refuses_with_an_actionable_message() -> No
 
 async def test_yes_with_a_person_at_the_terminal_asks_them() -> None:
     err = io.StringIO()
-    answers = iter(["y\n"])
+    answers = iter(["a\n", "s\n", "y\n"])  # "always" and "session" are not offered
     editor = TerminalEditor(
         stdout=io.StringIO(), stderr=err, approve_asks=True, read_line=lambda: next(answers)
     )
     reply = await editor.request_permission(protected_ask())
     assert reply.kind == "allow_once"
-    assert "allow [y]once" in err.getvalue()
+    assert err.getvalue().count("allow [y]once, [n]o, or [r]eason to deny") == 3
+    assert "[s]ession" not in err.getvalue()
 
 
 # --- the real CLI: run --yes with every edit allowed writes none of them ----------------------
