@@ -260,7 +260,9 @@ class ShadowRepo:
         self._large_index_sig: _Sig | None = None
         self._rebuilding = False
         self._protected_seen: dict[tuple[str, _Sig, int], bytes] = {}
-        self._overlaid_last: tuple[tuple[str, tuple[bytes, ...]], str] | None = None
+        self._protected_applied: dict[bytes, bytes] | None = None
+        """Full path → the index line last put in the shadow index for a protected file
+        (None: not known yet — read from the index at the first step)."""
 
     # -- recording --------------------------------------------------------------------------
 
@@ -273,10 +275,9 @@ class ShadowRepo:
         workspace, ignored files, untracked large files and symlinks are not overlaid.
         """
         files = self._track_files()
-        extra = self._protected_entries()
-        if not overlay and not extra:
+        if not overlay:
             return files
-        tree = self._overlaid(files, overlay or {}, extra)
+        tree = self._overlaid(files, overlay)
         if tree != files:
             self._log_tree(tree)
         return tree
@@ -296,6 +297,8 @@ class ShadowRepo:
                 skipped.append(os.fsdecode(raw[:-1]))
                 continue
             path = os.fsdecode(raw)
+            if path == DOTGIT or path.startswith(f"{DOTGIT}/"):
+                continue  # ours (the protected .git files): never on disk under that name
             if tag == b"?" and self._too_large(path):
                 large.append(path)
             else:
@@ -307,12 +310,22 @@ class ShadowRepo:
                 if path in tracked:
                     changed.setdefault(path, b"?")
         skipped += [p for p in large if p not in changed]
-        if not changed and self._tree is not None and _sig(self._index) == self._index_sig:
+        protected = self._protected_entries()
+        applied = self._protected_applied
+        fresh = applied is None or protected != list(applied.values())
+        if (
+            not changed
+            and not fresh
+            and self._tree is not None
+            and _sig(self._index) == self._index_sig
+        ):
             return self._remember(self._tree)
         if changed:
             self._stage(changed, skipped)
         if rules_changed:
             self._drop_ignored()
+            self._protected_applied = {}  # ignored protected files may have been dropped
+        self._apply_protected(protected)
         return self._remember(self._write_tree())
 
     def _stage(self, changed: dict[str, bytes], skipped: Sequence[str]) -> None:
@@ -335,7 +348,7 @@ class ShadowRepo:
             if not changed:
                 return
         if len(changed) > _MANY_PATHS:
-            excludes = [f":(exclude,literal){p}" for p in skipped]
+            excludes = [f":(exclude,literal){p}" for p in [*skipped, DOTGIT]]
             proc = self._git("add", "-A", "--ignore-errors", "--", ".", *excludes, ok=(0, 1))
         else:
             listed = b"\0".join(os.fsencode(p) for p in changed)
@@ -373,6 +386,7 @@ class ShadowRepo:
         _log.warning("snapshot index of %s rebuilt: %s", self.workspace, _text(proc.stderr))
         self._index.unlink(missing_ok=True)
         self._tree = None
+        self._protected_applied = {}
         self._rebuilding = True
         try:
             return self._track_files()
@@ -424,22 +438,50 @@ class ShadowRepo:
         self._protected_seen = seen
         return lines
 
+    def _indexed_dotgit(self) -> dict[bytes, bytes]:
+        """The ``DOTGIT`` entries the shadow index holds (left by an earlier process)."""
+        out = self._git("ls-files", "-s", "-z", "--full-name", "--", DOTGIT).stdout
+        found: dict[bytes, bytes] = {}
+        for entry in out.split(b"\0"):
+            meta, tab, path = entry.partition(b"\t")
+            fields = meta.split()
+            if tab and len(fields) == 3:
+                found[path] = fields[0] + b" " + fields[1] + b"\t" + path
+        return found
+
+    def _apply_protected(self, lines: Sequence[bytes]) -> None:
+        """Put the protected files' entries in the shadow index (``--index-info``), removing
+        the ones that are gone; nothing when they are as last put there. They live in the
+        index like any file, but git never lists them as changed: ``DOTGIT`` paths are
+        skipped when reading ``ls-files`` and left out of ``add -A``."""
+        wanted = {line.partition(b"\t")[2]: line for line in lines}
+        if self._protected_applied is None:
+            self._protected_applied = self._indexed_dotgit()
+        if wanted == self._protected_applied:
+            return
+        removals = [
+            b"0 " + b"0" * len(line.split(b" ", 2)[1].partition(b"\t")[0]) + b"\t" + path
+            for path, line in self._protected_applied.items()
+            if path not in wanted
+        ]
+        new = [line for path, line in wanted.items() if self._protected_applied.get(path) != line]
+        self._git("update-index", "-z", "--index-info", stdin=b"\0".join([*removals, *new]) + b"\0")
+        self._protected_applied = wanted
+
     # -- open buffers -----------------------------------------------------------------------
 
-    def _overlaid(self, files: str, overlay: Mapping[str, str], extra: Sequence[bytes] = ()) -> str:
-        """``files`` (the tree just recorded) with the overlay's text for the files it has,
-        and the ``extra`` index entries (``git update-index --index-info`` lines: the
-        protected files, :meth:`_protected_entries`).
+    def _overlaid(self, files: str, overlay: Mapping[str, str]) -> str:
+        """``files`` (the tree just recorded) with the overlay's text for the files it has.
 
         Only buffers that differ from the recorded bytes cost anything beyond one
         ``git ls-files``: their blobs are written and a tree is made from a scratch copy of
         the shadow index (which itself keeps following the disk).
         """
         wanted = self._overlay_data(overlay)
-        if not wanted and not extra:
+        if not wanted:
             return files
-        changed: list[bytes] = list(extra)
-        for mode, blob, full in self._index_entries(list(wanted)) if wanted else ():
+        changed: list[bytes] = []
+        for mode, blob, full in self._index_entries(list(wanted)):
             rel = self._relative(full)
             data = wanted.get(rel) if rel is not None else None
             if data is None or mode not in (b"100644", b"100755"):
@@ -451,9 +493,6 @@ class ShadowRepo:
             changed.append(mode + b" " + new_blob + b"\t" + os.fsencode(full))
         if not changed:
             return files
-        key = (files, tuple(changed))
-        if self._overlaid_last is not None and self._overlaid_last[0] == key:
-            return self._overlaid_last[1]  # the same entries on the same files: the same tree
         scratch = self.git_dir / f"overlay-{os.getpid()}-{secrets.token_hex(4)}.index"
         env = {**self._env, "GIT_INDEX_FILE": str(scratch)}
         try:
@@ -470,9 +509,7 @@ class ShadowRepo:
         finally:
             scratch.unlink(missing_ok=True)
             Path(f"{scratch}.lock").unlink(missing_ok=True)
-        tree = proc.stdout.decode().strip()
-        self._overlaid_last = (key, tree)
-        return tree
+        return proc.stdout.decode().strip()
 
     def _overlay_data(self, overlay: Mapping[str, str]) -> dict[str, bytes]:
         """Relative path → the bytes the buffer's text stands for, for paths inside the
