@@ -44,7 +44,7 @@ from lsp_agent.core.documents import APPLIED, NOT_OPEN, DocumentEditResult
 from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.permission.rules import PermissionAsk, PermissionReply
 from lsp_agent.core.question import QuestionAsk, QuestionReply
-from lsp_agent.workspace.files import BOM, FileError, load_text
+from lsp_agent.workspace.files import BOM, FileError, link_in_the_way, load_text
 
 _log = logging.getLogger(__name__)
 
@@ -125,6 +125,8 @@ class AcpEditor:
     ) -> DocumentEditResult:
         if not self._peer.features.write_text_file:
             return NOT_OPEN
+        if (moved := link_in_the_way(path)) is not None:
+            return DocumentEditResult(status="conflict", message=moved)
         current = await self.open_document_text(path)
         created = current is None and base_text == ""  # a new file (workspace.files.commit)
         if current != base_text and not created:

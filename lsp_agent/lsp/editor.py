@@ -39,7 +39,7 @@ from lsp_agent.lsp import protocol as p
 from lsp_agent.lsp import saving, timeouts
 from lsp_agent.lsp.documents import OpenDocuments, diagnostic_json
 from lsp_agent.lsp.stream import UpdateStream
-from lsp_agent.workspace.files import unified_diff
+from lsp_agent.workspace.files import link_in_the_way, unified_diff
 
 _log = logging.getLogger(__name__)
 
@@ -241,6 +241,8 @@ class LspEditor:
         document = self._documents.document(path)
         if document is None:
             return NOT_OPEN
+        if (moved := link_in_the_way(path)) is not None:
+            return _conflict(moved)
         if document.source != base_text:
             return _conflict("the document was changed in the editor after the agent read it")
         before = await saving.disk_before(path, base_text)

@@ -64,6 +64,7 @@ from lsp_agent.patch.parse import (
     UpdateFile,
     parse_patch,
 )
+from lsp_agent.system import beneath
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
 from lsp_agent.tools.diagnostics import WatchedFile, watch_diagnostics, with_report
 from lsp_agent.tools.user_edits import UserVersion, same_file, user_version, with_user_edits
@@ -475,11 +476,11 @@ def _free(where: Resolved, verb: str) -> str | None:
 def _regular_file(where: Resolved, verb: str) -> str | None:
     """None for an existing regular file; else why it cannot be changed."""
     try:
-        info = os.stat(where.path)
-    except (FileNotFoundError, NotADirectoryError):
-        return f"cannot {verb} {where.display}: file not found"
+        info = beneath.lstat(where.path)
     except OSError as exc:
         return f"cannot {verb} {where.display}: {_reason(exc)}"
+    if info is None:
+        return f"cannot {verb} {where.display}: file not found"
     if stat.S_ISDIR(info.st_mode):
         return f"cannot {verb} {where.display}: it is a directory"
     if not stat.S_ISREG(info.st_mode):
@@ -492,10 +493,10 @@ def _read_existing(where: Resolved, verb: str) -> bytes | str:
     if problem is not None:
         return problem
     try:
-        with open(where.path, "rb") as f:
-            return f.read()
+        data = beneath.read_bytes(where.path)
     except OSError as exc:
         return f"cannot {verb} {where.display}: {_reason(exc)}"
+    return data if data is not None else f"cannot {verb} {where.display}: file not found"
 
 
 def _reason(exc: OSError) -> str:
@@ -625,12 +626,11 @@ class _Removal:
 
 def _snapshot(path: str) -> tuple[bytes, int] | None:
     """The bytes and permission bits at ``path``, or None when nothing is there."""
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
+    info = beneath.lstat(path)
+    data = beneath.read_bytes(path) if info is not None else None
+    if info is None or data is None:
         return None
-    with open(path, "rb") as f:
-        return f.read(), stat.S_IMODE(info.st_mode)
+    return data, stat.S_IMODE(info.st_mode)
 
 
 def _plan(changes: Sequence[_Change]) -> tuple[list[_Write], list[_Removal]]:
@@ -706,11 +706,11 @@ def _commit(changes: Sequence[_Change]) -> _Written | str:
     try:
         for temp, write in staged:
             doing = f"could not write {write.display}"
-            os.replace(temp, write.path)
+            beneath.replace(temp, write.path)
             replaced.append(write)
         for removal in removals:
             doing = f"could not remove {removal.display}"
-            os.unlink(removal.path)
+            beneath.unlink(removal.path)
             removed.append(removal)
     except OSError as exc:
         leftover = [temp for temp, _ in staged[len(replaced) :]]
@@ -735,7 +735,7 @@ def _restore(replaced: Sequence[_Write], removed: Sequence[_Removal]) -> list[st
     for removal in reversed(removed):
         try:
             temp = write_temp(removal.path, removal.original, removal.mode)
-            os.replace(temp, removal.path)
+            beneath.replace(temp, removal.path)
         except OSError as exc:
             problems.append(
                 f"{removal.display} was removed and could not be restored: {_reason(exc)}"
@@ -743,10 +743,10 @@ def _restore(replaced: Sequence[_Write], removed: Sequence[_Removal]) -> list[st
     for write in reversed(replaced):
         try:
             if write.original is None:
-                os.unlink(write.path)
+                beneath.unlink(write.path)
             else:
                 temp = write_temp(write.path, write.original, write.original_mode)
-                os.replace(temp, write.path)
+                beneath.replace(temp, write.path)
         except OSError as exc:
             problems.append(f"{write.display} could not be restored: {_reason(exc)}")
     return problems
@@ -756,14 +756,14 @@ def _discard(temps: Iterable[str], created: Sequence[str]) -> list[str]:
     problems: list[str] = []
     for temp in temps:
         try:
-            os.unlink(temp)
+            beneath.unlink(temp)
         except FileNotFoundError:
             pass
         except OSError as exc:
             problems.append(f"temporary file {temp} could not be removed: {_reason(exc)}")
     for folder in reversed(created):
         with contextlib.suppress(OSError):
-            os.rmdir(folder)
+            beneath.rmdir(folder)
     return problems
 
 
@@ -771,12 +771,14 @@ def _make_parents(folder: str, created: list[str]) -> None:
     """Create ``folder`` and its missing parents, adding each to ``created`` (outermost
     first) as soon as it exists, so a failure halfway still knows what to remove."""
     missing: list[str] = []
-    while not os.path.isdir(folder):
+    while (found := beneath.lstat(folder)) is None or not stat.S_ISDIR(found.st_mode):
+        if found is not None:
+            raise NotADirectoryError(20, "Not a directory", folder)
         missing.append(folder)
         parent = os.path.dirname(folder)
         if parent == folder:
             break
         folder = parent
     for path in reversed(missing):
-        os.mkdir(path)
+        beneath.mkdir(path)
         created.append(path)

@@ -8,7 +8,7 @@
   through the editor (``Editor.apply_document_edit``), so it lands in the user's buffer and
   undo history; a buffer that changed meanwhile, was closed, or an edit the editor refused is
   a conflict the model reads — never a disk write. Everything else is written to disk
-  atomically (``system.atomic``: a synced temporary file in the same folder, ``os.replace``,
+  atomically (``system.beneath``: a synced temporary file in the same folder, renamed over it,
   the folder synced), the temporary file named and recorded by ``temp_files``, so recovery
   removes it if the process is killed. The existing file's permission bits are kept; a new
   file gets the umask's. Parent folders are created.
@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import difflib
+import errno
 import os
 import stat
 from collections.abc import AsyncIterator, Sequence
@@ -37,8 +38,8 @@ import attrs
 from lsp_agent.core.documents import DocumentEditResult, FilePreview
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.permission.rules import PermissionRequest
-from lsp_agent.system import atomic
-from lsp_agent.workspace.temp_files import create_temp
+from lsp_agent.system import beneath
+from lsp_agent.workspace.temp_files import create_temp_at
 
 __all__ = [
     "BOM",
@@ -56,6 +57,7 @@ __all__ = [
     "editor_conflict",
     "encode_text",
     "file_preview",
+    "link_in_the_way",
     "load_text",
     "not_found_message",
     "read_current",
@@ -123,23 +125,26 @@ def encode_text(text: str, *, bom: bool) -> bytes:
 
 
 def load_text(path: str) -> TextFile | None:
-    """The file at ``path`` as text, or None if it does not exist (blocking: use a thread).
+    """The file at ``path`` (absolute, real) as text, or None if it does not exist (blocking:
+    use a thread).
 
+    Read without following a link (``system.beneath``): a folder on the way or the file
+    itself swapped for a link since the path was checked is an error, never followed.
     Raises :class:`FileError` for a directory, a non-regular file, a binary file (a NUL byte
     near the start) or an error from the system.
     """
     try:
-        mode = os.stat(path).st_mode
-        if stat.S_ISDIR(mode):
-            raise FileError(f"Path is a directory, not a file: {path}")
-        if not stat.S_ISREG(mode):
-            raise FileError(f"Not a regular file: {path}")
-        with open(path, "rb") as f:
-            data = f.read()
-    except (FileNotFoundError, NotADirectoryError):
-        return None
+        data = beneath.read_bytes(path)
+    except IsADirectoryError as exc:
+        raise FileError(f"Path is a directory, not a file: {path}") from exc
+    except beneath.LinkInTheWay as exc:
+        raise FileError(f"Cannot read {path}: {exc.strerror}") from exc
     except OSError as exc:
+        if exc.errno == errno.EINVAL:
+            raise FileError(f"Not a regular file: {path}") from exc
         raise FileError(f"Cannot read {path}: {exc.strerror or exc}") from exc
+    if data is None:
+        return None
     if b"\0" in data[:_BINARY_SAMPLE]:
         raise FileError(f"Cannot change binary file: {path}")
     text = data.decode("utf-8", errors="surrogateescape")
@@ -237,20 +242,39 @@ async def save(path: str, data: bytes) -> str | None:
 
 
 def write_atomic(path: str, data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically (``system.atomic``), its temporary file
+    """Replace ``path`` (absolute, real) with ``data`` atomically, its temporary file
     journaled (blocking: use a thread).
 
-    Parent folders are created; the file's permission bits are kept (a new file gets the
-    umask's). Readers see the old bytes or the new bytes, never a mix, and a failure leaves
-    the old file and no temporary file behind. Raises ``OSError``.
+    Every folder on the way is reached without following a link (``system.beneath``): one
+    swapped for a link since the path was checked raises ``LinkInTheWay`` and nothing is
+    written anywhere. Parent folders are created; the file's permission bits are kept (a new
+    file gets the umask's). Readers see the old bytes or the new bytes, never a mix, and a
+    failure leaves the old file and no temporary file behind. Raises ``OSError``.
     """
-    atomic.write_atomic(path, data, make=create_temp)
+    beneath.write_atomic(path, data, make=create_temp_at)
 
 
 def write_temp(final: str, data: bytes, mode: int | None) -> str:
     """``data``, synced, in a new temporary file beside ``final`` (same file system, so a
-    rename onto ``final`` is atomic); recovery removes it if this process is killed."""
-    return atomic.write_temp(final, data, mode=mode, make=create_temp)
+    rename onto ``final`` is atomic; :func:`system.beneath.replace` does it without following
+    a link); recovery removes it if this process is killed."""
+    return beneath.write_temp(final, data, mode=mode, make=create_temp_at)
+
+
+def link_in_the_way(path: str) -> str | None:
+    """Why an edit of ``path`` (absolute, real) must not be sent to an editor now: a folder
+    on its way, or the file itself, became a symbolic link since the path was checked
+    (None: it is still where it was). Checked right before a ``workspace/applyEdit`` or an
+    ACP ``fs/write_text_file`` goes out, since the editor writes wherever the path leads."""
+    try:
+        found = beneath.lstat(path)
+    except beneath.LinkInTheWay as error:
+        return str(error.strerror)
+    except (OSError, ValueError):
+        return None  # nothing the editor could be led astray by
+    if found is not None and stat.S_ISLNK(found.st_mode):
+        return f"{path} is a symbolic link now (it changed after the path was checked)"
+    return None
 
 
 class FileLocks:
