@@ -137,7 +137,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         code = _main(argv)
-        sys.stdout.flush()
+        if not sys.stdout.closed:  # serve and acp close it when their client goes
+            sys.stdout.flush()
     except BrokenPipeError:
         silence_stdout(sys.stdout)
         silence_stdout(sys.stderr)
