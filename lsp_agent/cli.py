@@ -263,7 +263,7 @@ async def _run(
     try:
         app = await load_agent(inputs, editor=editor)
     except ConfigError as error:
-        return _fail(err, str(error), _config_exit(error))
+        return _fail(err, str(error), EXIT_USAGE)  # no model too
     store = app.store
     try:
         try:  # the app's filter also masks the keys kept in the keyring
@@ -450,7 +450,7 @@ async def _with_agent(
         try:
             app = await load_agent(inputs, editor=editor, store=store, mcp_servers=False)
         except ConfigError as error:
-            return _fail(err, str(error), _config_exit(error))
+            return _fail(err, str(error), EXIT_USAGE)  # no model too
         if info.state != "idle":
             return _fail(err, f"session {args.id} is {info.state}; try again when idle", 1)
         if args.verb == "compact":
@@ -553,13 +553,6 @@ async def _delete_session(store: Any, env: Mapping[str, str], session_id: str) -
         folder = session_spill_dir(data_dir(env) / "tool-output", session_id)
         await asyncio.to_thread(shutil.rmtree, folder, True)
     return outcome
-
-
-def _config_exit(error: ConfigError) -> int:
-    """A missing model is a failed run (set a variable); a broken config is bad usage."""
-    from lsp_agent.config.settings import ModelNotConfigured
-
-    return EXIT_FAILED if isinstance(error, ModelNotConfigured) else EXIT_USAGE
 
 
 def _fail(err: TextIO, message: str, code: int) -> int:

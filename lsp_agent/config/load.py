@@ -17,6 +17,7 @@ layer's permission rules are appended after the earlier layers' (last match wins
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import sys
@@ -48,6 +49,7 @@ from lsp_agent.config.settings import (
     Settings,
     sandbox_shorthand,
 )
+from lsp_agent.core.permission.rules import wildcard_match
 
 __all__ = [
     "extra_config_file",
@@ -186,6 +188,28 @@ def _action(value: object, source: str, key: str) -> Action:
     raise InvalidConfig(source, f"key {key!r}: expected 'allow', 'ask' or 'deny'", key=key)
 
 
+PERMISSION_NAMES: tuple[str, ...] = tuple(rule.permission for rule in DEFAULT_PERMISSION_RULES)
+"""Every permission a rule may name: the built-in layer has a rule for each."""
+_COVERED_BY_EDIT = ("write", "apply_patch")
+
+
+def _check_permission_name(name: str, source: str, key: str) -> None:
+    """A name no permission answers to (``"bassh"``, ``"edits"``) would make a rule that never
+    matches, silently: it is an error like an unknown key. ``*`` wildcards are fine when they
+    match some permission (``"*"``, ``"bash*"``)."""
+    if any(wildcard_match(known, name) for known in PERMISSION_NAMES):
+        return
+    if name in _COVERED_BY_EDIT:
+        hint = " ('edit' covers write, edit and apply_patch)"
+    else:
+        close = difflib.get_close_matches(name, PERMISSION_NAMES, n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+    names = ", ".join(PERMISSION_NAMES)
+    raise InvalidConfig(
+        source, f"key {key!r}: unknown permission {name!r}{hint}; one of {names}", key=key
+    )
+
+
 def _parse_permission(value: object, source: str, home: str) -> list[tuple[str, PermissionRule]]:
     """``permission`` → [(dotted key, rule)] in the order written."""
     if isinstance(value, str):
@@ -207,6 +231,7 @@ def _parse_permission(value: object, source: str, home: str) -> list[tuple[str, 
         key = f"permission.{name}"
         if not isinstance(name, str) or not name.strip():
             raise InvalidConfig(source, f"key {key!r}: empty permission name", key=key)
+        _check_permission_name(name, source, key)
         if isinstance(entry, Mapping):
             for pattern, raw_action in entry.items():
                 rule_key = f"{key}.{pattern}"
@@ -316,6 +341,15 @@ def _has_key(data: Mapping[str, Any], path: tuple[str, ...]) -> bool:
     return True
 
 
+def _dotted_keys(data: Mapping[str, Any], prefix: str = "") -> Iterable[str]:
+    """Every key of ``data`` as a dotted path, objects and what is inside them."""
+    for key, value in data.items():
+        dotted = f"{prefix}{key}"
+        yield dotted
+        if isinstance(value, Mapping):
+            yield from _dotted_keys(value, f"{dotted}.")
+
+
 def _last_source(layers: list[_Layer], path: tuple[str, ...]) -> str:
     for layer in reversed(layers):
         if _has_key(layer.data, path):
@@ -413,6 +447,7 @@ def load_settings(
     hint = f"add {os.path.realpath(workspace)} to trusted_folders in {user_file} to trust it"
     project_trusted = False
     merged: dict[str, Any] = {}
+    origins: dict[str, str] = {}
     rules = list(DEFAULT_PERMISSION_RULES)
 
     for layer in layers:
@@ -441,6 +476,8 @@ def load_settings(
         layer.rules = [rule for _, rule in keyed_rules]
         rules.extend(layer.rules)
         merged = _merge(merged, layer.data)
+        origins.update(dict.fromkeys(_dotted_keys(layer.data), layer.source))
+        origins.update({key: layer.source for key, _ in keyed_rules})
 
     try:
         combined = ConfigKeys.model_validate(merged)
@@ -462,6 +499,7 @@ def load_settings(
             "project_trusted": project_trusted,
             "warnings": warnings,
             "env_base_urls": env_base_urls,
+            "origins": origins,
         }
     )
 

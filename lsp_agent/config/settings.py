@@ -424,3 +424,12 @@ class Settings(ConfigKeys):
     warnings: list[str] = Field(default_factory=list)
     #: ``ANTHROPIC_BASE_URL`` / ``OPENAI_BASE_URL`` as found in the environment
     env_base_urls: dict[str, str] = Field(default_factory=dict)
+    #: every dotted key a layer set → the layer that set it last (a file's path,
+    #: ``LSP_AGENT_MODEL``, ``initializationOptions``, ``command line``): a mistake found after
+    #: the merge (an unknown provider in ``model``) names the file and key, and ``doctor``
+    #: says where the model came from
+    origins: dict[str, str] = Field(default_factory=dict)
+
+    def origin(self, key: str) -> str:
+        """The layer that set ``key`` (dotted) last; ``built-in`` when none did."""
+        return self.origins.get(key, BUILTIN_SOURCE)
