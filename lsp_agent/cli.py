@@ -317,7 +317,7 @@ async def _latest_session(store: Any, workspace: Path) -> str | None:
     """``run --continue``: the session of this folder updated last, a subagent's excepted
     (it is the child of a session that was updated after it anyway)."""
     for info in await store.list_sessions(workspace_folder=workspace.as_uri()):
-        created = next(iter(await store.events(info.session_id)), None)
+        created = next(iter(await store.events(info.session_id, limit=1)), None)
         if created is None or "parentSessionId" not in created.data:
             return str(info.session_id)
     return None
