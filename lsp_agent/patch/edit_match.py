@@ -217,7 +217,9 @@ def exact(content: str, old: str, new: str) -> list[Match]:
 
     An ``old`` without leading whitespace found right after a line's indentation, with a
     ``new`` that starts with that same indentation, was written like the file: ``new``'s
-    copy of the indentation is dropped so the line is not indented twice.
+    copy of the indentation is dropped so the line is not indented twice. And an ``old``
+    that starts indented, with a ``new`` whose first line alone lost that indentation (its
+    later lines stay as deep), gets it back.
     """
     return [
         Match(start=s, end=s + len(old), replacement=_once(content, s, old, new))
@@ -226,10 +228,24 @@ def exact(content: str, old: str, new: str) -> list[Match]:
 
 
 def _once(content: str, start: int, old: str, new: str) -> str:
+    """``new`` for an exact match at ``start``: a first line indented twice, or one whose
+    indentation alone was dropped, put right (see :func:`exact`)."""
     before = content[content.rfind("\n", 0, start) + 1 : start]
-    if not before or before.strip() or old[:1].isspace() or _indent(new) != before:
-        return new
-    return new[len(before) :]
+    if before and not before.strip() and not old[:1].isspace() and _indent(new) == before:
+        return new[len(before) :]
+    lead = _indent(old)
+    if lead and not _indent(new) and _only_first_line_dropped(lead, new):
+        return lead + new
+    return new
+
+
+def _only_first_line_dropped(lead: str, new: str) -> bool:
+    """``new``'s first line lost ``lead`` (the indentation ``old`` starts with) while every
+    later line stays at least that deep: a slip, not a block moved out (which would move its
+    other lines too)."""
+    first, *rest = new.split("\n")
+    later = [line for line in rest if line.strip()]
+    return bool(first.strip()) and bool(later) and all(line.startswith(lead) for line in later)
 
 
 def line_trimmed(content: str, old: str, new: str) -> list[Match]:

@@ -140,6 +140,27 @@ def edited(content: str, old: str, new: str) -> str:
         ),
         pytest.param(
             METHOD,
+            "    def f(self):\n        x = 1",
+            "def f(self):\n        x = 2",
+            "class A:\n    def f(self):\n        x = 2\n        return x\n",
+            id="first-line-dropped-in-new-only",
+        ),
+        pytest.param(
+            METHOD,
+            "        x = 1\n        return x",
+            "x = 2\n        return x",
+            "class A:\n    def f(self):\n        x = 2\n        return x\n",
+            id="first-line-dropped-in-new-only-body",
+        ),
+        pytest.param(
+            "if a:\n    x = 1\n    y = 2\n",
+            "    x = 1\n    y = 2",
+            "x = 1\ny = 2",
+            "if a:\nx = 1\ny = 2\n",
+            id="a-whole-block-moved-out-stays-moved",
+        ),
+        pytest.param(
+            METHOD,
             "x = 1\nreturn x",
             "        x = 2\n\n        return x",
             "class A:\n    def f(self):\n        x = 2\n\n        return x\n",
