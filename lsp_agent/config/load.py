@@ -17,7 +17,6 @@ layer's permission rules are appended after the earlier layers' (last match wins
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import sys
@@ -47,9 +46,9 @@ from lsp_agent.config.settings import (
     InvalidConfig,
     PermissionRule,
     Settings,
+    check_permission_name,
     sandbox_shorthand,
 )
-from lsp_agent.core.permission.rules import wildcard_match
 
 __all__ = [
     "extra_config_file",
@@ -188,28 +187,6 @@ def _action(value: object, source: str, key: str) -> Action:
     raise InvalidConfig(source, f"key {key!r}: expected 'allow', 'ask' or 'deny'", key=key)
 
 
-PERMISSION_NAMES: tuple[str, ...] = tuple(rule.permission for rule in DEFAULT_PERMISSION_RULES)
-"""Every permission a rule may name: the built-in layer has a rule for each."""
-_COVERED_BY_EDIT = ("write", "apply_patch")
-
-
-def _check_permission_name(name: str, source: str, key: str) -> None:
-    """A name no permission answers to (``"bassh"``, ``"edits"``) would make a rule that never
-    matches, silently: it is an error like an unknown key. ``*`` wildcards are fine when they
-    match some permission (``"*"``, ``"bash*"``)."""
-    if any(wildcard_match(known, name) for known in PERMISSION_NAMES):
-        return
-    if name in _COVERED_BY_EDIT:
-        hint = " ('edit' covers write, edit and apply_patch)"
-    else:
-        close = difflib.get_close_matches(name, PERMISSION_NAMES, n=1, cutoff=0.6)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-    names = ", ".join(PERMISSION_NAMES)
-    raise InvalidConfig(
-        source, f"key {key!r}: unknown permission {name!r}{hint}; one of {names}", key=key
-    )
-
-
 def _parse_permission(value: object, source: str, home: str) -> list[tuple[str, PermissionRule]]:
     """``permission`` → [(dotted key, rule)] in the order written."""
     if isinstance(value, str):
@@ -231,7 +208,7 @@ def _parse_permission(value: object, source: str, home: str) -> list[tuple[str, 
         key = f"permission.{name}"
         if not isinstance(name, str) or not name.strip():
             raise InvalidConfig(source, f"key {key!r}: empty permission name", key=key)
-        _check_permission_name(name, source, key)
+        check_permission_name(name, source, key)
         if isinstance(entry, Mapping):
             for pattern, raw_action in entry.items():
                 rule_key = f"{key}.{pattern}"

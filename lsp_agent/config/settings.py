@@ -8,6 +8,7 @@ user-facing description.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -29,6 +30,7 @@ from lsp_agent.core.errors import ConfigError
 from lsp_agent.core.messages import REASONING_BUDGETS as CORE_REASONING_BUDGETS
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.modes import CLIENT_MODES, DEFAULT_MODE
+from lsp_agent.core.permission.rules import wildcard_match
 from lsp_agent.providers import ProviderType
 
 __all__ = [
@@ -62,6 +64,7 @@ __all__ = [
     "TitleConfig",
     "ToolOutputConfig",
     "WebfetchConfig",
+    "check_permission_name",
     "sandbox_shorthand",
 ]
 
@@ -404,6 +407,27 @@ DEFAULT_PERMISSION_RULES: Final[tuple[PermissionRule, ...]] = _defaults(
         ("mcp", "ask"),
     ]
 )
+
+PERMISSION_NAMES: Final[tuple[str, ...]] = tuple(r.permission for r in DEFAULT_PERMISSION_RULES)
+"""Every permission a rule may name: the built-in layer has a rule for each."""
+_COVERED_BY_EDIT = ("write", "apply_patch")
+
+
+def check_permission_name(name: str, source: str, key: str) -> None:
+    """A name no permission answers to (``"bassh"``, ``"edits"``) would make a rule that never
+    matches, silently: it is an error like an unknown key. ``*`` wildcards are fine when they
+    match some permission (``"*"``, ``"bash*"``)."""
+    if any(wildcard_match(known, name) for known in PERMISSION_NAMES):
+        return
+    if name in _COVERED_BY_EDIT:
+        hint = " ('edit' covers write, edit and apply_patch)"
+    else:
+        close = difflib.get_close_matches(name, PERMISSION_NAMES, n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+    names = ", ".join(PERMISSION_NAMES)
+    raise InvalidConfig(
+        source, f"key {key!r}: unknown permission {name!r}{hint}; one of {names}", key=key
+    )
 
 
 class Settings(ConfigKeys):
