@@ -295,7 +295,20 @@ class AcpHost:
         stop = _STOP_REASONS.get(outcome.stop_reason, "end_turn")
         if stop == "end_turn" and await self._hit_max_tokens(session_id, first_seq):
             return "max_tokens"
+        if stop == "cancelled" and await self._user_refused(session_id, first_seq):
+            return "refusal"
         return stop
+
+    async def _user_refused(self, session_id: str, after_seq: int) -> bool:
+        """The turn ended because the user rejected a call without a reason (not because
+        an ask was dismissed): ACP's ``cancelled`` is for ``session/cancel`` only, so that
+        turn ends as a ``refusal``. The model reads the rejection at its next turn."""
+        resolved = [
+            e
+            for e in await self.store.events(session_id, after_seq=after_seq)
+            if e.type == "permission_resolved"
+        ]
+        return bool(resolved) and resolved[-1].data.get("state") == "rejected"
 
     async def _hit_max_tokens(self, session_id: str, after_seq: int) -> bool:
         ended = [
