@@ -393,6 +393,8 @@ class RequestPermissionParams(Model):
     description: str | None = None
     permission: str
     patterns: list[str]
+    always: list[str] = Field(default_factory=list)
+    """The exact patterns "allow for session" / "always allow" save (empty: nothing)."""
     subject: EditSubject | CommandSubject | FetchSubject | None = None
     options: list[PermissionOptionModel]
 
