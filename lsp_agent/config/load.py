@@ -320,8 +320,8 @@ def _restrict_mcp(layer: _Layer, *, trusted: bool, into: list[str]) -> None:
 
 def _read_only_rules(validated: ConfigKeys, source: str) -> list[PermissionRule]:
     """The user file's ``mcp.<server>.read_only_tools`` as allow rules for ``<server>:<tool>``
-    (literal: a tool named ``get*`` covers no other tool), placed after the user's own
-    rules, so a project may still ask or deny them."""
+    (literal: a tool named ``get*`` covers no other tool), placed before the user's own
+    rules, so those (and a project's) may still ask or deny them."""
     return [
         PermissionRule(
             permission="mcp",
@@ -471,7 +471,7 @@ def load_settings(
         if layer.kind == "user":
             read_only = _read_only_rules(validated, layer.source)
             read_only_mcp = [rule.pattern for rule in read_only]
-            layer.rules.extend(read_only)
+            layer.rules = [*read_only, *layer.rules]  # the user's own rules still decide
         if layer.kind in _BELOW_USER:
             layer.rules = [rule.model_copy(update={"below_user": True}) for rule in layer.rules]
         rules.extend(layer.rules)
