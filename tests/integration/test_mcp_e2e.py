@@ -2,7 +2,7 @@
 the ``mcp`` package (tests/support/mcp_servers.py) over stdio, streamable HTTP and legacy SSE;
 its tools offered to the model as ``<server>_<tool>`` (provider-safe names, new tools after
 ``tools/list_changed``) behind the permission gate (key ``mcp``, patterns ``<server>:<tool>``,
-``readOnlyHint`` only with the user file's opt-in); a local server's clean environment and a
+only the user file's ``read_only_tools`` run unasked); a local server's clean environment and a
 remote one's headers; error results, timeouts, a killed server restarted on the call after the
 failed one, a server that cannot start reported without stopping the run; ``doctor`` listing
 every server; a project file's servers only in a trusted folder. The agent's key reaches no

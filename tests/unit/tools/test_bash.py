@@ -262,7 +262,7 @@ async def test_an_outside_workdir_is_asked_and_refused_nothing_runs(ws: Path) ->
 
     assert outcome.is_error
     assert ask.permissions() == ["external_directory"]
-    assert ask.requests[0].always == ("/[*]",)  # that folder only, literal
+    assert ask.requests[0].always == ("/",)  # that folder itself, nothing below it
     assert not (ws / "marker").exists()
 
 
