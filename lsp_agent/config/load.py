@@ -49,6 +49,7 @@ from lsp_agent.config.settings import (
     Settings,
     sandbox_shorthand,
 )
+from lsp_agent.core.modes import DEFAULT_MODE, loosens
 from lsp_agent.core.permission.rules import literal
 
 __all__ = [
@@ -442,6 +443,7 @@ def load_settings(
     merged: dict[str, Any] = {}
     rules = list(DEFAULT_PERMISSION_RULES)
     read_only_mcp: list[str] = []
+    users_mode = DEFAULT_MODE  # the mode the user's own layers chose
 
     for layer in layers:
         layer.data = _strip_nulls(layer.data)
@@ -467,6 +469,15 @@ def load_settings(
                 f"{layer.source}: 'trusted_folders' is ignored outside the user config file"
             )
         layer.data.pop("trusted_folders", None)
+        if "mode" in layer.data:
+            if layer.kind in _BELOW_USER and loosens(validated.mode, users_mode):
+                layer.data.pop("mode")
+                warnings.append(
+                    f"{layer.source}: 'mode' {validated.mode!r} is ignored: a layer below yours "
+                    f"may not lift the limits of your {users_mode!r}"
+                )
+            elif layer.kind not in _BELOW_USER:
+                users_mode = validated.mode
         layer.rules = [rule for _, rule in keyed_rules]
         if layer.kind == "user":
             read_only = _read_only_rules(validated, layer.source)

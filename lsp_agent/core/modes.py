@@ -119,6 +119,13 @@ def check_client_mode(mode: str) -> None:
         raise InvalidConfigValue(f"unknown mode {mode!r}: expected {' or '.join(CLIENT_MODES)}")
 
 
+def loosens(mode: str, than: str) -> bool:
+    """Whether running in ``mode`` instead of ``than`` drops one of ``than``'s limits (``build``
+    instead of ``plan``): a layer below the user's may not choose such a mode."""
+    dropped = set(mode_rules(than)) - set(mode_rules(mode))
+    return bool(dropped) and mode in MODES
+
+
 def yes_approves(mode: str) -> bool:
     """Whether ``--yes`` may approve an ask raised in ``mode``."""
     found = MODES.get(mode)

@@ -209,3 +209,41 @@ def test_run_yes_never_runs_what_the_user_denied_whatever_the_project_asks(
     assert len(results) == 2
     assert all(block.get("is_error") for block in results)
     assert all("rm *" in json.dumps(block) for block in results)  # the rule that denied it
+
+
+# --- the mode: a layer below the user's may not lift plan mode's limits -------------------------
+
+
+@pytest.mark.parametrize("where", ["project", "trusted_project", "editor"])
+def test_a_lower_layer_cannot_switch_the_users_plan_mode_to_build(
+    tmp_path: Path, where: str
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = _env(tmp_path)
+    user: dict[str, Any] = {"mode": "plan"}
+    if where == "trusted_project":
+        user["trusted_folders"] = [str(ws)]
+    _user(tmp_path, user)
+    editor = None
+    if where == "editor":
+        editor = {"mode": "build"}
+    else:
+        (ws / ".lsp-agent.json").write_text(json.dumps({"mode": "build"}))
+    settings = load_settings(workspace=ws, env=env, init_options=editor)
+    assert settings.mode == "plan"
+    assert any("'mode' 'build' is ignored" in warning for warning in settings.warnings)
+
+
+def test_a_lower_layer_may_choose_plan_and_the_command_line_may_choose_build(
+    tmp_path: Path,
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = _env(tmp_path)
+    _user(tmp_path, {})
+    (ws / ".lsp-agent.json").write_text(json.dumps({"mode": "plan"}))
+    assert load_settings(workspace=ws, env=env).mode == "plan"  # tightening is fine
+    _user(tmp_path, {"mode": "plan"})
+    flags = {"mode": "build"}  # `run --mode build`: the person's own choice
+    assert load_settings(workspace=ws, env=env, cli_overrides=flags).mode == "build"
