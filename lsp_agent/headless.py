@@ -295,7 +295,9 @@ def render_ask(ask: PermissionAsk) -> list[str]:
     if subject.get("patch"):
         lines.append(block(str(subject["patch"]).rstrip()))
     saves = ", ".join(one_line(pattern) for pattern in request.saves)
-    if saves:
+    if request.protected:
+        lines.append("  protected: it can make programs run later, so it is asked every time")
+    elif saves:
         lines.append(f"  [s]ession / [a]lways save: {one_line(request.permission)} {saves}")
     else:
         lines.append("  [s]ession / [a]lways save nothing: this can only be allowed once")
