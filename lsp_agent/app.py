@@ -41,7 +41,7 @@ from lsp_agent.core.turn.loop import no_notices
 from lsp_agent.core.turn.retry import RetryPolicy
 from lsp_agent.mentions import PromptExpansion
 from lsp_agent.providers import make_provider
-from lsp_agent.sandbox import CommandSandbox
+from lsp_agent.sandbox import CommandLimits, CommandSandbox
 from lsp_agent.skills.catalog import discover_skills
 from lsp_agent.snapshots import GitShadowSnapshots
 from lsp_agent.storage.event_log import SqliteEventStore, open_store
@@ -303,6 +303,7 @@ async def build_app(
             settings.sandbox.mode,
             allow_read=settings.sandbox.allow_read,
             hidden=(str(data_dir(env)),),
+            limits=CommandLimits.configured(**settings.sandbox.limits.model_dump()),
         ),
         command_runner=command_runner,
         editor_queries=editor_queries,

@@ -45,6 +45,7 @@ from lsp_agent.config.settings import (
     ConfigKeys,
     InvalidConfig,
     PermissionRule,
+    SandboxLimits,
     Settings,
     sandbox_shorthand,
 )
@@ -285,6 +286,26 @@ def _check_untrusted_project(
             )
 
 
+def _check_limits_lowered(layer: _Layer, merged: Mapping[str, Any], hint: str) -> None:
+    """An untrusted project file may lower ``sandbox.limits``, never raise one (``0``: not
+    bounded, the loosest)."""
+    sandbox = layer.data.get("sandbox")
+    limits = sandbox.get("limits") if isinstance(sandbox, Mapping) else None
+    if not isinstance(limits, Mapping):
+        return
+    below = SandboxLimits.model_validate(merged.get("sandbox", {}).get("limits", {}))
+    for name, value in limits.items():
+        current = getattr(below, name)
+        if current != 0 and (value == 0 or value > current):
+            key = f"sandbox.limits.{name}"
+            raise InvalidConfig(
+                layer.source,
+                f"key {key!r}: an untrusted project file may only lower it (now {current}) "
+                f"({hint})",
+                key=key,
+            )
+
+
 def _restrict_mcp(layer: _Layer, *, trusted: bool, into: list[str]) -> None:
     """An untrusted project file starts no MCP server (it would run a program); only the
     user file may let read-only tools run unasked (docs/mcp.md)."""
@@ -432,6 +453,7 @@ def load_settings(
             project_trusted = workspace_real in trusted
         elif layer.kind == "project" and not project_trusted:
             _check_untrusted_project(layer, validated, keyed_rules, hint)
+            _check_limits_lowered(layer, merged, hint)
         _restrict_mcp(layer, trusted=layer.kind != "project" or project_trusted, into=warnings)
         if layer.kind != "user" and "trusted_folders" in layer.data:
             warnings.append(
