@@ -131,6 +131,10 @@ class AgentInputs:
     env: Mapping[str, str]
     cli_overrides: Mapping[str, Any] | None = None
     init_options: Mapping[str, Any] | None = None
+    workspace_options: Mapping[str, Any] | None = None
+    """The editor's settings that a workspace set (untrusted, like the project file)."""
+    folders: tuple[Path, ...] = ()
+    """The other workspace folders."""
     session_model: str | None = None
     command_runner: CommandRunner | None = None
     editor_queries: EditorQueries | None = None
@@ -142,6 +146,8 @@ class AgentInputs:
             env=self.env,
             cli_overrides=self.cli_overrides,
             init_options=self.init_options,
+            workspace_options=self.workspace_options,
+            folders=self.folders,
         )
 
     def model(self, settings: Settings) -> ResolvedModel:

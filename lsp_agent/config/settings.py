@@ -72,6 +72,8 @@ MODEL_ENV: Final = "LSP_AGENT_MODEL"
 CONFIG_ENV: Final = "LSP_AGENT_CONFIG"
 
 INIT_OPTIONS_SOURCE: Final = "initializationOptions"
+WORKSPACE_OPTIONS_SOURCE: Final = "initializationOptions.agent.workspaceConfig"
+"""The editor's settings that a workspace set: untrusted like the project file."""
 CLI_SOURCE: Final = "command line"
 BUILTIN_SOURCE: Final = "built-in"
 
