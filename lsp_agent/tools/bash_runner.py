@@ -220,7 +220,9 @@ async def _wait_within_limits(group: ProcessGroup, launch: Launch, over: asyncio
     flagged = asyncio.ensure_future(over.wait())
     try:
         while not exited.done():
-            await asyncio.wait({exited, flagged}, timeout=_LIMIT_POLL_SECONDS)
+            await asyncio.wait(
+                {exited, flagged}, timeout=_LIMIT_POLL_SECONDS, return_when=asyncio.FIRST_COMPLETED
+            )
             if flagged.done():
                 return
             if not exited.done() and await asyncio.to_thread(launch.watch.check):
