@@ -218,7 +218,7 @@ class CommandSandbox:
                     other_homes=homes,
                     tmp_bytes=self.limits.tmp_bytes if found.sizes else None,
                 )
-                watch = await self._watch()
+                watch = await self._watch(report)
                 if not report:
                     command = bwrap_argv(
                         found.bwrap, policy, workdir=workdir, command=argv, env=env
@@ -237,11 +237,14 @@ class CommandSandbox:
             if not self._warned:
                 self._warned = True
                 _log.warning("commands run without the sandbox: %s", found.reason)
-            return _supervised(argv, grace, notice, report, await self._watch())
-        return _supervised(argv, grace, None, report, await self._watch())
+            return _supervised(argv, grace, notice, report, await self._watch(report))
+        return _supervised(argv, grace, None, report, await self._watch(report))
 
-    async def _watch(self) -> LimitWatch:
-        """The limits of one command, with its cgroup made where one can be."""
+    async def _watch(self, here: bool) -> LimitWatch:
+        """The limits of one command, with its cgroup made where one can be. ``here``: this
+        process starts it (else an ACP client does, and only the output limit applies)."""
+        if not here:
+            return LimitWatch(attrs.evolve(self.limits, processes=None, memory_mb=None), None)
         if not self._cgroups_looked and self.limits.processes is not None:
             self._cgroups_looked = True
             self._cgroups = await asyncio.to_thread(self._find_cgroups)

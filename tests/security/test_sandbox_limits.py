@@ -160,3 +160,20 @@ def test_an_untrusted_project_may_lower_a_limit(tmp_path: Path) -> None:
     )
     settings = load_settings(workspace=tmp_path, env={}, user_file=tmp_path / "none.json")
     assert settings.sandbox.limits.processes == 10
+
+
+def test_doctor_says_how_the_limits_hold_here(tmp_path: Path, isolated_home: Path) -> None:
+    from lsp_agent.sandbox.cgroup import find_pids_hierarchy
+    from lsp_agent.testing.cli import run_cli
+
+    path = isolated_home / ".config" / "lsp-agent" / "config.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"sandbox": {"limits": {"processes": 77, "output_mb": 0}}}))
+
+    result = run_cli("doctor", cwd=tmp_path)
+
+    (line,) = [line for line in result.stdout.splitlines() if " limits: " in line]
+    assert "processes ≤ 77" in line
+    assert "output not bounded" in line
+    if find_pids_hierarchy() is not None:
+        assert "a pids cgroup per command" in line
