@@ -32,9 +32,16 @@ SMALL = CommandLimits(processes=48, memory_mb=256, tmp_mb=16, output_mb=4)
 
 
 async def run(
-    workspace: Path, command: str, *, mode: str = "required", timeout_ms: int = 60_000
+    workspace: Path,
+    command: str,
+    *,
+    mode: str = "required",
+    timeout_ms: int = 60_000,
+    cgroups: bool = True,
 ) -> ToolOutcome:
     sandbox = CommandSandbox(mode, limits=SMALL)  # type: ignore[arg-type]
+    if not cgroups:  # as where none can be made: RLIMIT_NPROC, or as root only the watch
+        sandbox = CommandSandbox(mode, limits=SMALL, cgroups=lambda: None)  # type: ignore[arg-type]
     tool = BashTool(hidden_env=(), sandbox=sandbox)
     params = BashParams(command=command, timeout=timeout_ms)
     return await tool.run(params, tool_context(workspace, ask=allow_all))
@@ -55,12 +62,15 @@ BOMBS = {
 }
 
 
+@pytest.mark.parametrize("cgroups", [True, False], ids=["cgroup-if-any", "no-cgroup"])
 @pytest.mark.parametrize("mode", [pytest.param("required", marks=needs_bwrap), "off"])
 @pytest.mark.parametrize("bomb", sorted(BOMBS))
-async def test_a_fork_bomb_ends_with_a_clear_error(workspace: Path, mode: str, bomb: str) -> None:
+async def test_a_fork_bomb_ends_with_a_clear_error(
+    workspace: Path, mode: str, bomb: str, cgroups: bool
+) -> None:
     started = time.monotonic()
 
-    outcome = await run(workspace, BOMBS[bomb], mode=mode)
+    outcome = await run(workspace, BOMBS[bomb], mode=mode, cgroups=cgroups)
 
     assert outcome.is_error, outcome.output
     assert "Command stopped: it reached the limit of 48 processes" in outcome.output
@@ -177,3 +187,32 @@ def test_doctor_says_how_the_limits_hold_here(tmp_path: Path, isolated_home: Pat
     assert "output not bounded" in line
     if find_pids_hierarchy() is not None:
         assert "a pids cgroup per command" in line
+
+
+@needs_bwrap
+def test_a_run_applies_the_configured_limits(workspace: Path, isolated_home: Path) -> None:
+    """Through ``lsp-agent run``: the user's ``sandbox.limits`` reach the bash tool."""
+    from lsp_agent.testing.cli import run_cli
+    from lsp_agent.testing.fake_llm import running_fake_llm
+
+    path = isolated_home / ".config" / "lsp-agent" / "config.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    config = {"sandbox": {"mode": "required", "limits": {"processes": 40, "tmp_mb": 8}}}
+    path.write_text(json.dumps(config))
+    (workspace / "fill.sh").write_text("dd if=/dev/zero of=/tmp/big bs=1M count=32\n")
+    calls = [
+        {"name": "bash", "input": {"command": BOMBS["loop"], "timeout": 60000}},
+        {"name": "bash", "input": {"command": "sh fill.sh"}},
+    ]
+    script = [{"tool_calls": [call]} for call in calls] + [{"text": "done"}]
+    with running_fake_llm(script) as server:
+        result = run_cli(
+            "run", "--yes", "--model", "anthropic/claude-test", "go",
+            cwd=workspace,
+            env={"ANTHROPIC_BASE_URL": server.anthropic_base_url, "ANTHROPIC_API_KEY": "k"},
+        )  # fmt: skip
+        sent = json.dumps([request.body for request in server.requests])
+
+    assert result.returncode == 0, result.stderr
+    assert "it reached the limit of 40 processes" in sent
+    assert "No space left on device" in sent
