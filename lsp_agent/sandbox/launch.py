@@ -206,7 +206,7 @@ class CommandSandbox:
             if found.works and found.bwrap is not None:
                 masked = await self._masked_as_root()
                 home = env.get("HOME")
-                homes = (ROOT_HOME,) if masked and home != ROOT_HOME else ()
+                homes = (ROOT_HOME,) if os.geteuid() == 0 and home != ROOT_HOME else ()
                 policy = policy_for(
                     writable=[*writable, workdir],
                     allow_read=self._allow_read,
@@ -251,8 +251,8 @@ class CommandSandbox:
         return await asyncio.to_thread(LimitWatch, self.limits, self._cgroups)
 
     async def _masked_as_root(self) -> tuple[str, ...]:
-        """Root's home and the root-only system files, when the agent runs as root (a scan
-        reused for a minute)."""
+        """The root-only system files, when the agent runs as root (a scan reused for a
+        minute)."""
         if os.geteuid() != 0:
             return ()
         now = time.monotonic()

@@ -78,7 +78,11 @@ def policy_for(
         ),
         network=network,
         masked=_unique(
-            [*(p for p in map(_existing, masked) if p is not None and p != "/"), *extra]
+            p
+            for p in [*map(_existing, masked), *extra]
+            # what lies in a writable folder is the command's to read (and a mount there
+            # would turn the folder read-only again)
+            if p is not None and p != "/" and not any(_within(p, r) for r in writable_real)
         ),
         tmp_bytes=tmp_bytes,
     )

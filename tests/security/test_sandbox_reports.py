@@ -126,3 +126,22 @@ async def test_as_root_the_rest_of_the_system_and_the_workspace_stay_usable(
     assert "root:x:0:0" in outcome.output
     assert "MINE" in outcome.output
     assert (workspace / "new.txt").read_text() == "x\n"
+
+
+@needs_bwrap
+@as_root
+async def test_as_root_a_root_only_workspace_in_a_scanned_folder_stays_writable() -> None:
+    """A 0700 workspace under /var (which is scanned) with a 0600 file: both its own."""
+    folder = Path(tempfile.mkdtemp(prefix="lsp-agent-ws-", dir="/var/tmp"))  # 0700
+    try:
+        (folder / "private.txt").write_text("OWN-FILE\n")
+        (folder / "private.txt").chmod(0o600)
+        tool = BashTool(hidden_env=(), sandbox=CommandSandbox("required"))
+
+        outcome = await run(tool, folder, "cat private.txt; echo y > made.txt; echo status $?")
+
+        assert "OWN-FILE" in outcome.output
+        assert "status 0" in outcome.output
+        assert (folder / "made.txt").read_text() == "y\n"
+    finally:
+        shutil.rmtree(folder)
