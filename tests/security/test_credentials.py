@@ -27,6 +27,7 @@ from lsp_agent.sandbox import CommandSandbox
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.permissions import allow_all
 from lsp_agent.testing.tools import tool_context
+from lsp_agent.tools.apply_patch import ApplyPatchParams, ApplyPatchTool
 from lsp_agent.tools.bash import BashParams, BashTool
 from lsp_agent.tools.edit import EditParams, EditTool
 from lsp_agent.tools.glob import GlobParams, GlobTool
@@ -94,8 +95,15 @@ async def test_write_and_edit_refuse_the_stores(home_layout: HomeLayout, store: 
         EditParams(file_path=store, old_string="octo", new_string="evil"), ctx
     )
 
+    verb = "Update" if before is not None else "Add"
+    patch = "\n".join(["*** Begin Patch", f"*** {verb} File: {store}", "+planted", "*** End Patch"])
+    patched = await ApplyPatchTool(locks).run(ApplyPatchParams(patch=patch), ctx)
+
     refused(wrote, home_layout)
     refused(edited, home_layout)
+    assert patched.is_error, patched.output
+    assert "credential store" in patched.output
+    assert home_layout.leaks(patched.output) == []
     after = home_layout.path(store).read_text() if home_layout.path(store).exists() else None
     assert after == before
 
