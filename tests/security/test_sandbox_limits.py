@@ -9,6 +9,7 @@ stopped it, not that the machine survived.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import time
@@ -216,3 +217,66 @@ def test_a_run_applies_the_configured_limits(workspace: Path, isolated_home: Pat
     assert result.returncode == 0, result.stderr
     assert "it reached the limit of 40 processes" in sent
     assert "No space left on device" in sent
+
+
+NOBODY_PROBE = """
+import asyncio, sys
+from pathlib import Path
+from lsp_agent.sandbox import CommandLimits, CommandSandbox
+from lsp_agent.testing.permissions import allow_all
+from lsp_agent.testing.tools import tool_context
+from lsp_agent.tools.bash import BashParams, BashTool
+
+async def main():
+    sandbox = CommandSandbox(sys.argv[2], limits=CommandLimits(processes=30), cgroups=lambda: None)
+    tool = BashTool(hidden_env=(), sandbox=sandbox)
+    params = BashParams(command=sys.argv[3], timeout=60000)
+    print((await tool.run(params, tool_context(Path(sys.argv[1]), ask=allow_all))).output)
+
+asyncio.run(main())
+"""
+
+
+def _nobody_python(folder: Path) -> list[str] | None:
+    """An interpreter the unprivileged user may run, with this checkout importable."""
+    import subprocess
+    import sysconfig
+
+    import lsp_agent
+
+    root = str(Path(lsp_agent.__file__).parent.parent)
+    path = f"{root}:{sysconfig.get_paths()['purelib']}"
+    candidates = [sys.executable, shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin")]
+    for python in filter(None, candidates):
+        argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env",
+                f"HOME={folder}", f"LSP_AGENT_DATA_DIR={folder}/data", f"PYTHONPATH={path}",
+                "PATH=/usr/local/bin:/usr/bin:/bin", python]  # fmt: skip
+        done = subprocess.run([*argv, "-c", "import lsp_agent.tools.bash"], capture_output=True)
+        if done.returncode == 0:
+            return argv
+    return None
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None, reason="needs root")
+@pytest.mark.parametrize("mode", [pytest.param("required", marks=needs_bwrap), "off"])
+def test_an_ordinary_user_without_a_cgroup_is_bounded_by_rlimit_nproc(mode: str) -> None:
+    """Not root: ``RLIMIT_NPROC`` (above the user's current count) holds the bomb."""
+    import subprocess
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="lsp-agent-nobody-", dir="/var/tmp"))
+    try:
+        os.chown(folder, 65534, 65534)
+        folder.chmod(0o755)
+        (folder / "probe.py").write_text(NOBODY_PROBE)
+        python = _nobody_python(folder)
+        if python is None:
+            pytest.skip("no interpreter the unprivileged user can run with this checkout")
+        done = subprocess.run(
+            [*python, str(folder / "probe.py"), str(folder), mode, BOMBS["loop"]],
+            capture_output=True, text=True, timeout=120, cwd=folder,
+        )  # fmt: skip
+    finally:
+        shutil.rmtree(folder)
+
+    assert "it reached the limit of 30 processes" in done.stdout, done.stdout + done.stderr
