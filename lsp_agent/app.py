@@ -41,7 +41,7 @@ from lsp_agent.core.turn.loop import no_notices
 from lsp_agent.core.turn.retry import RetryPolicy
 from lsp_agent.mentions import PromptExpansion
 from lsp_agent.providers import make_provider
-from lsp_agent.sandbox import CommandSandbox
+from lsp_agent.sandbox import CommandLimits, CommandSandbox
 from lsp_agent.skills.catalog import discover_skills
 from lsp_agent.snapshots import GitShadowSnapshots
 from lsp_agent.storage.event_log import SqliteEventStore, open_store
@@ -131,6 +131,10 @@ class AgentInputs:
     env: Mapping[str, str]
     cli_overrides: Mapping[str, Any] | None = None
     init_options: Mapping[str, Any] | None = None
+    workspace_options: Mapping[str, Any] | None = None
+    """The editor's settings that a workspace set (untrusted, like the project file)."""
+    folders: tuple[Path, ...] = ()
+    """The other workspace folders."""
     session_model: str | None = None
     command_runner: CommandRunner | None = None
     editor_queries: EditorQueries | None = None
@@ -142,6 +146,8 @@ class AgentInputs:
             env=self.env,
             cli_overrides=self.cli_overrides,
             init_options=self.init_options,
+            workspace_options=self.workspace_options,
+            folders=self.folders,
         )
 
     def model(self, settings: Settings) -> ResolvedModel:
@@ -310,6 +316,7 @@ async def build_app(
             settings.sandbox.mode,
             allow_read=settings.sandbox.allow_read,
             hidden=(str(data_dir(env)),),
+            limits=CommandLimits.configured(**settings.sandbox.limits.model_dump()),
         ),
         command_runner=command_runner,
         editor_queries=editor_queries,

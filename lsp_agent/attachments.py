@@ -42,6 +42,8 @@ def attachment_blocks(
         # Relative to the current directory, as a shell user means it.
         where = boundary.resolve(os.path.abspath(raw))
         if isinstance(where, Outside):
+            if where.hidden:
+                raise AttachmentError(f"--file {raw}: in {where.hidden_what}, never attached")
             raise AttachmentError(f"--file {raw}: outside the workspace {workspace}")
         text = _read_text(raw, where.path, workspace)
         body = secrets.redact(text)

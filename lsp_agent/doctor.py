@@ -58,6 +58,8 @@ async def run_doctor(*, env: Mapping[str, str], cwd: Path, out: TextIO) -> int:
         checks += await _mcp_servers(settings, env)
     # A broken config was reported above; the sandbox is then checked as by default.
     checks.append(await _sandbox(env, settings.sandbox.mode if settings else "auto"))
+    if settings is not None:
+        checks.append(await _limits(env, settings))
     for check in checks:
         # Details quote files and servers (a skill's name, a provider's answer): escaped.
         out.write(f"{check.level:<4}  {check.name}: {block(check.detail)}\n")
@@ -79,6 +81,45 @@ async def _sandbox(env: Mapping[str, str], mode: SandboxMode) -> Check:
     if mode == "required":
         return Check("FAIL", "sandbox", f"required but {found.reason}; bash refuses commands")
     return Check("warn", "sandbox", found.reason)
+
+
+async def _limits(env: Mapping[str, str], settings: Settings) -> Check:
+    """How ``sandbox.limits`` holds here: which bound limits the processes (a ``pids``
+    cgroup, ``RLIMIT_NPROC``, or only the watch as root without a cgroup), and whether this
+    bubblewrap can size the in-memory folders."""
+    import asyncio
+    import os
+
+    from lsp_agent.sandbox import CommandLimits, check_availability
+    from lsp_agent.sandbox.cgroup import find_pids_hierarchy
+
+    limits = CommandLimits.configured(**settings.sandbox.limits.model_dump())
+    level: Level = "ok"
+    parts = []
+    if limits.processes is None:
+        parts.append("processes not bounded")
+    elif await asyncio.to_thread(find_pids_hierarchy) is not None:
+        parts.append(f"processes ≤ {limits.processes} (a pids cgroup per command)")
+    elif os.geteuid() == 0:
+        level = "warn"
+        parts.append(
+            f"processes ≤ {limits.processes} only by stopping the command (root is exempt "
+            "from RLIMIT_NPROC and no pids cgroup can be made here)"
+        )
+    else:
+        parts.append(f"processes ≤ {limits.processes} (RLIMIT_NPROC)")
+    memory = limits.memory_mb
+    parts.append(f"memory {memory} MB per process" if memory else "memory not bounded")
+    if settings.sandbox.mode != "off" and limits.tmp_mb is not None:
+        found = await asyncio.to_thread(check_availability, env)
+        if found.works and not found.sizes:
+            level = "warn"
+            parts.append("in-memory folders not bounded (this bubblewrap takes no --size)")
+        elif found.works:
+            parts.append(f"in-memory folders {limits.tmp_mb} MB each")
+    output = limits.output_mb
+    parts.append(f"output {output} MB" if output else "output not bounded")
+    return Check(level, "limits", "; ".join(parts))
 
 
 def _skills(env: Mapping[str, str], cwd: Path) -> list[Check]:

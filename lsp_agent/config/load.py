@@ -7,7 +7,9 @@ Layers, merged in this order (later wins)::
     < LSP_AGENT_MODEL                        (sets ``model`` only)
     < <user config dir>/lsp-agent/config.json (the user file)
     < <workspace>/.lsp-agent.json             (the project file; untrusted unless listed)
-    < the file named by LSP_AGENT_CONFIG
+    < initializationOptions.agent.workspaceConfig (a workspace's editor settings; untrusted
+                                                  like the project file)
+    < the file named by LSP_AGENT_CONFIG      (never a file in a workspace folder)
     < initializationOptions.agent.config      (the editor)
     < command-line flags
 
@@ -42,10 +44,12 @@ from lsp_agent.config.settings import (
     INIT_OPTIONS_SOURCE,
     MODEL_ENV,
     PROJECT_FILE_NAME,
+    WORKSPACE_OPTIONS_SOURCE,
     Action,
     ConfigKeys,
     InvalidConfig,
     PermissionRule,
+    SandboxLimits,
     Settings,
     check_permission_name,
     sandbox_shorthand,
@@ -99,6 +103,25 @@ def extra_config_file(workspace: Path, env: Mapping[str, str]) -> Path | None:
     return path if path.is_absolute() else workspace / path
 
 
+def _refuse_in_workspace(path: Path, folders: Iterable[Path]) -> None:
+    """``LSP_AGENT_CONFIG`` is a trusted layer: a file in a workspace folder is the
+    project's (the model can write it), so it is refused, as named or where it leads."""
+    spellings = {os.path.normcase(os.path.abspath(path)), _canonical(str(path))}
+    for folder in folders:
+        for root in {os.path.normcase(os.path.abspath(folder)), _canonical(str(folder))}:
+            if any(_inside(spelling, root) for spelling in spellings):
+                raise InvalidConfig(
+                    str(path),
+                    f"{CONFIG_ENV} names a file inside the workspace folder {folder}: a "
+                    "file there is the project's, not yours; move it out of the workspace "
+                    "(or use the project file .lsp-agent.json)",
+                )
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
 def _expand_home(text: str, home: str) -> str:
     if text == "~" or text == "$HOME":
         return home
@@ -115,9 +138,11 @@ def _canonical(path: str) -> str:
 # ---------------------------------------------------------------------------------------------
 # Loading
 
-_LayerKind = Literal["env", "user", "project", "extra", "editor", "cli"]
-_BELOW_USER: frozenset[_LayerKind] = frozenset({"project", "editor"})
+_LayerKind = Literal["env", "user", "project", "extra", "editor", "editor_workspace", "cli"]
+_BELOW_USER: frozenset[_LayerKind] = frozenset({"project", "editor_workspace", "editor"})
 """Layers whose permission rules may tighten but never lift a deny of the user's own."""
+_UNTRUSTED: frozenset[_LayerKind] = frozenset({"project", "editor_workspace"})
+"""Layers the project controls: checked as untrusted unless the folder is trusted."""
 
 
 @attrs.define
@@ -292,6 +317,26 @@ def _check_untrusted_project(
             )
 
 
+def _check_limits_lowered(layer: _Layer, merged: Mapping[str, Any], hint: str) -> None:
+    """An untrusted project file may lower ``sandbox.limits``, never raise one (``0``: not
+    bounded, the loosest)."""
+    sandbox = layer.data.get("sandbox")
+    limits = sandbox.get("limits") if isinstance(sandbox, Mapping) else None
+    if not isinstance(limits, Mapping):
+        return
+    below = SandboxLimits.model_validate(merged.get("sandbox", {}).get("limits", {}))
+    for name, value in limits.items():
+        current = getattr(below, name)
+        if current != 0 and (value == 0 or value > current):
+            key = f"sandbox.limits.{name}"
+            raise InvalidConfig(
+                layer.source,
+                f"key {key!r}: an untrusted project file may only lower it (now {current}) "
+                f"({hint})",
+                key=key,
+            )
+
+
 def _restrict_mcp(layer: _Layer, *, trusted: bool, into: list[str]) -> None:
     """An untrusted project file starts no MCP server (it would run a program); only the
     user file may mark tools read-only (docs/mcp.md), and a server's own ``readOnlyHint``
@@ -389,6 +434,8 @@ def _collect_layers(
     user_file: Path,
     cli_overrides: Mapping[str, Any] | None,
     init_options: Mapping[str, Any] | None,
+    workspace_options: Mapping[str, Any] | None = None,
+    folders: Iterable[Path] = (),
 ) -> tuple[list[_Layer], list[str]]:
     layers: list[_Layer] = []
     sources: list[str] = []
@@ -404,8 +451,13 @@ def _collect_layers(
     ):
         layers.append(_Layer("project", str(project_file), _read_json(project_file)))
         sources.append(str(project_file))
+    if workspace_options is not None:
+        if not isinstance(workspace_options, Mapping):
+            raise InvalidConfig(WORKSPACE_OPTIONS_SOURCE, "expected an object")
+        layers.append(_Layer("editor_workspace", WORKSPACE_OPTIONS_SOURCE, dict(workspace_options)))
     extra_file = extra_config_file(workspace, env)
     if extra_file is not None:
+        _refuse_in_workspace(extra_file, [workspace, *folders])
         if not extra_file.exists():
             raise InvalidConfig(str(extra_file), f"file not found (named by {CONFIG_ENV})")
         layers.append(_Layer("extra", str(extra_file), _read_json(extra_file)))
@@ -428,6 +480,8 @@ def load_settings(
     cli_overrides: Mapping[str, Any] | None = None,
     init_options: Mapping[str, Any] | None = None,
     user_file: Path | None = None,
+    workspace_options: Mapping[str, Any] | None = None,
+    folders: Iterable[Path] = (),
 ) -> Settings:
     """Read and merge every layer (see the module docstring).
 
@@ -436,14 +490,19 @@ def load_settings(
     at). ``init_options`` is the editor's ``initializationOptions.agent.config`` object;
     ``cli_overrides`` maps config keys to flag values (``None`` values are skipped, so
     argparse defaults can be passed as they are). ``user_file`` overrides the user config
-    file's location (tests, ``doctor``).
+    file's location (tests, ``doctor``). ``workspace_options``: the editor's
+    ``initializationOptions.agent.workspaceConfig`` (settings a workspace set), merged right
+    after the project file and, like it, untrusted unless the folder is. ``folders``: the
+    other workspace folders (``LSP_AGENT_CONFIG`` may name a file in none of them).
 
     Raises :class:`InvalidConfig` naming the file (or layer) and the key.
     """
     home = _home(env)
     if user_file is None:
         user_file = user_config_file(env)
-    layers, sources = _collect_layers(workspace, env, user_file, cli_overrides, init_options)
+    layers, sources = _collect_layers(
+        workspace, env, user_file, cli_overrides, init_options, workspace_options, folders
+    )
 
     warnings: list[str] = []
     trusted: set[str] = set()
@@ -462,7 +521,7 @@ def load_settings(
         sandbox_shorthand(layer.data)
         permission = layer.data.pop("permission", None)
         # Before validation: a dropped key (allow_read_only) is a warning, not an error.
-        _restrict_mcp(layer, trusted=layer.kind != "project" or project_trusted, into=warnings)
+        _restrict_mcp(layer, trusted=layer.kind not in _UNTRUSTED or project_trusted, into=warnings)
         try:
             validated = ConfigKeys.model_validate(layer.data)
         except ValidationError as exc:
@@ -474,8 +533,9 @@ def load_settings(
             trusted = _trusted_set(validated, layer.source, home)
             trusted_folders = list(validated.trusted_folders)
             project_trusted = workspace_real in trusted
-        elif layer.kind == "project" and not project_trusted:
+        elif layer.kind in _UNTRUSTED and not project_trusted:
             _check_untrusted_project(layer, validated, keyed_rules, hint)
+            _check_limits_lowered(layer, merged, hint)
         if layer.kind != "user" and "trusted_folders" in layer.data:
             warnings.append(
                 f"{layer.source}: 'trusted_folders' is ignored outside the user config file"

@@ -75,6 +75,8 @@ MODEL_ENV: Final = "LSP_AGENT_MODEL"
 CONFIG_ENV: Final = "LSP_AGENT_CONFIG"
 
 INIT_OPTIONS_SOURCE: Final = "initializationOptions"
+WORKSPACE_OPTIONS_SOURCE: Final = "initializationOptions.agent.workspaceConfig"
+"""The editor's settings that a workspace set: untrusted like the project file."""
 CLI_SOURCE: Final = "command line"
 BUILTIN_SOURCE: Final = "built-in"
 
@@ -296,7 +298,10 @@ def _check_sandbox_path(value: str) -> str:
 
 DEFAULT_SANDBOX_READS: tuple[str, ...] = (
     "~/.gitconfig",
-    "~/.config/git",
+    # git's own files there, never its credential store (~/.config/git/credentials)
+    "~/.config/git/config",
+    "~/.config/git/ignore",
+    "~/.config/git/attributes",
     # Toolchains commonly installed under $HOME (a workspace's .venv links into ~/.pyenv, say):
     # programs and libraries only, never the folders that hold credentials (~/.cargo itself
     # keeps credentials.toml, so only its bin/).
@@ -312,6 +317,20 @@ DEFAULT_SANDBOX_READS: tuple[str, ...] = (
 """``sandbox.allow_read`` when no config sets it."""
 
 
+class SandboxLimits(_Config):
+    """``sandbox.limits``: what one command may take (docs/configuration.md); ``0``: not
+    bounded. An untrusted project file may only lower them."""
+
+    processes: NonNegativeInt = 1024
+    """Processes and threads running at once."""
+    memory_mb: NonNegativeInt = 8192
+    """Writable memory of each process (``RLIMIT_DATA``)."""
+    tmp_mb: NonNegativeInt = 1024
+    """Size of each in-memory folder of the sandbox (``/tmp``, ``/run``, the empty ``$HOME``)."""
+    output_mb: NonNegativeInt = 100
+    """Output a command may write before it is stopped."""
+
+
 class SandboxConfig(_Config):
     """``sandbox``: how ``bash`` commands are confined (docs/security.md). The string
     shorthand ``"sandbox": "off"`` sets ``mode`` only."""
@@ -320,6 +339,7 @@ class SandboxConfig(_Config):
     allow_read: list[Annotated[str, AfterValidator(_check_sandbox_path)]] = Field(
         default_factory=lambda: list(DEFAULT_SANDBOX_READS)
     )
+    limits: SandboxLimits = Field(default_factory=SandboxLimits)
 
 
 def sandbox_shorthand(data: dict[str, Any]) -> None:

@@ -179,6 +179,9 @@ async def start_host(
     init_config: dict[str, Any] | None = None
     if options is not None and options.config is not None:
         init_config = options.config.model_dump(exclude_none=True)
+    workspace_config: dict[str, Any] | None = None
+    if options is not None and options.workspace_config is not None:
+        workspace_config = options.workspace_config.model_dump(exclude_none=True)
     queries = None
     if options is not None and options.editor_queries:
         queries = LspEditorQueries(client, options.editor_queries)
@@ -186,6 +189,8 @@ async def start_host(
         workspace=Path(roots[0]) if roots else Path.cwd(),
         env=env,
         init_options=init_config,
+        workspace_options=workspace_config,
+        folders=tuple(Path(root) for root in roots[1:]),
         editor_queries=queries,
     )
     app: App | None = None

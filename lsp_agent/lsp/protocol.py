@@ -132,6 +132,11 @@ class AgentClientOptions(Model):
     forwards_diagnostics: StrictBool = False
     client_info: ClientInfo = ClientInfo()
     config: ClientConfig | None = None
+    """The user's settings (trusted: the user's config layer). A client sends here only what
+    the user set for themselves, never what a workspace set."""
+    workspace_config: ClientConfig | None = None
+    """Settings a workspace set (its editor settings file): untrusted, checked like the
+    project file (docs/configuration.md)."""
     editor_queries: Annotated[list[QueryKindWord], Field(max_length=50)] = []
     """The ``agent/editor/query`` kinds the client answers; unknown kinds are ignored."""
     saves_documents: StrictBool = False

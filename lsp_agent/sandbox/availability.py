@@ -35,6 +35,9 @@ class Availability:
     """What runs (``bubblewrap 0.8.0 (/usr/bin/bwrap)``), or why nothing can."""
     bwrap: str | None = None
     """The program, when it works."""
+    sizes: bool = False
+    """It takes ``--size`` for a tmpfs (bubblewrap 0.6 and later), so the sandbox's
+    in-memory folders can be bounded."""
 
 
 def check_availability(env: Mapping[str, str]) -> Availability:
@@ -72,7 +75,12 @@ def check_availability(env: Mapping[str, str]) -> Availability:
             reason=f"{program} cannot create its namespaces here ({message}); unprivileged "
             "user namespaces may be disabled, or this is a container without CAP_SYS_ADMIN",
         )
-    return Availability(works=True, reason=f"{_version(program)} ({program})", bwrap=program)
+    return Availability(
+        works=True,
+        reason=f"{_version(program)} ({program})",
+        bwrap=program,
+        sizes="--size" in _help(program),
+    )
 
 
 @functools.cache
@@ -84,6 +92,16 @@ def availability(env: Mapping[str, str] | None = None) -> Availability:
     """:func:`check_availability`, tried once per process for a given program and PATH."""
     source = os.environ if env is None else env
     return _cached(source.get(BWRAP_ENV, ""), source.get("PATH", os.defpath))
+
+
+def _help(program: str) -> str:
+    try:
+        done = subprocess.run(
+            [program, "--help"], capture_output=True, text=True, timeout=5, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return done.stdout + done.stderr
 
 
 def _version(program: str) -> str:

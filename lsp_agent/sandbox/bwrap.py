@@ -5,7 +5,11 @@ path winning (a workspace inside ``$HOME`` stays visible; ``$HOME`` inside a wor
 still hidden): fresh ``/dev`` and ``/proc``, an empty ``/tmp`` and ``/run`` (``/run`` holds
 the sockets of Docker, D-Bus and the keyring, which a read-only mount would still let a
 program connect to), ``$HOME`` replaced by an empty folder, ``allow_read`` paths read-only,
-writable folders read-write — and, last, the data folder hidden whatever is around it.
+writable folders read-write, root-only system files masked (as root) — and, last, the data
+folder and the credential stores hidden whatever is around them. A hidden folder becomes an
+empty read-only one, a hidden file an unreadable device node (``/dev/null``, which the
+sandbox's mounts make unopenable). The in-memory folders (``/tmp``, ``/run``, the empty
+``$HOME``) get ``--size`` when the policy gives one.
 
 Namespaces: PID (the agent is out of sight, and every process ends when the command does),
 IPC, network unless allowed (a new network namespace has only its own loopback), cgroup
@@ -26,8 +30,8 @@ __all__ = ["DNS_FOLDERS", "bwrap_argv", "isolation_flags"]
 DNS_FOLDERS = ("/run/systemd/resolve", "/run/resolvconf", "/run/NetworkManager")
 """Where ``/etc/resolv.conf`` may point into ``/run``: shown again when there is network."""
 
-_Kind = Literal["tmpfs", "ro", "rw"]
-_ORDER: dict[_Kind, int] = {"tmpfs": 0, "ro": 1, "rw": 2}
+_Kind = Literal["tmpfs", "hide", "ro", "rw"]
+_ORDER: dict[_Kind, int] = {"tmpfs": 0, "hide": 0, "ro": 1, "rw": 2}
 
 
 def isolation_flags(*, network: bool) -> list[str]:
@@ -59,11 +63,16 @@ def bwrap_argv(
     layers += [(path, "ro") for path in policy.read_only]  # deeper than their folder: later
     layers += [(path, "ro") for path in policy.readable]
     layers += [(path, "rw") for path in policy.writable if path != "/"]
+    layers += [(path, "hide") for path in policy.masked]
     layers.sort(key=lambda layer: (_depth(layer[0]), _ORDER[layer[1]]))
     for path, kind in layers:
-        argv += _mount(path, kind)
+        argv += _mount(path, kind, policy.tmp_bytes)
     for path in policy.hidden:
-        argv += ["--tmpfs", path, "--remount-ro", path]
+        argv += _hide(path)
+    # Made read-only only now: a folder mounted inside one needed its mount point made.
+    for path, kind in layers:
+        if kind == "hide" and os.path.isdir(path):
+            argv += ["--remount-ro", path]
     if "TMPDIR" in env:
         argv += ["--setenv", "TMPDIR", "/tmp"]  # the command's own TMPDIR may be read-only now
     argv += ["--chdir", workdir, *isolation_flags(network=policy.network), "--", *command]
@@ -75,12 +84,21 @@ def _base(policy: SandboxPolicy) -> list[str]:
     return [root, "/", "/", "--dev", "/dev", "--proc", "/proc"]
 
 
-def _mount(path: str, kind: _Kind) -> list[str]:
+def _mount(path: str, kind: _Kind, size: int | None) -> list[str]:
     if kind == "tmpfs":
-        return ["--tmpfs", path]
+        return [*(["--size", str(size)] if size is not None else []), "--tmpfs", path]
+    if kind == "hide":
+        return ["--tmpfs", path] if os.path.isdir(path) else _hide(path)
     if kind == "ro":
         return ["--ro-bind", path, path]
     return ["--bind", path, path]
+
+
+def _hide(path: str) -> list[str]:
+    """An empty read-only folder over a folder; an unopenable device node over a file."""
+    if os.path.isdir(path):
+        return ["--tmpfs", path, "--remount-ro", path]
+    return ["--ro-bind", os.devnull, path]
 
 
 def _depth(path: str) -> int:

@@ -84,9 +84,11 @@ class ProcessGroup:
         cwd: str,
         env: Mapping[str, str],
         pass_fds: Collection[int] = (),
+        preexec: Callable[[], None] | None = None,
     ) -> ProcessGroup:
         """Start ``argv`` held at the gate; nothing of it runs before :meth:`release`.
-        ``pass_fds``: descriptors the command inherits (a supervisor's status pipe)."""
+        ``pass_fds``: descriptors the command inherits (a supervisor's status pipe);
+        ``preexec``: run in the child before the gate starts (the command's rlimits)."""
         loop = asyncio.get_running_loop()
         transport, protocol = await loop.subprocess_exec(
             lambda: _Protocol(loop),
@@ -101,7 +103,7 @@ class ProcessGroup:
             cwd=cwd,
             env=dict(env),
             start_new_session=True,
-            preexec_fn=_die_with_parent(),
+            preexec_fn=_before_exec(_die_with_parent(), preexec),
             pass_fds=tuple(pass_fds),
         )
         return cls(asyncio.subprocess.Process(transport, protocol, loop), transport, protocol)
@@ -188,6 +190,19 @@ def group_alive(pgid: int) -> bool:
         if stat is not None and stat.pgid == pgid and stat.state not in ("Z", "X"):
             return True
     return False
+
+
+def _before_exec(*steps: Callable[[], None] | None) -> Callable[[], None] | None:
+    """The steps (those given) as one ``preexec_fn``."""
+    given = [step for step in steps if step is not None]
+    if not given:
+        return None
+
+    def run() -> None:
+        for step in given:
+            step()
+
+    return run
 
 
 def _die_with_parent() -> Callable[[], None] | None:

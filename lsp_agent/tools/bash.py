@@ -231,7 +231,7 @@ async def _authorize(
     if plan.hidden:
         return ToolOutcome(
             output=f"The command touches {', '.join(plan.hidden)}, in the agent's own data "
-            "folder, which no tool may access. The command was not run.",
+            "folder or a credential store, which no tool may access. The command was not run.",
             is_error=True,
             title=title,
             metadata={"hidden": list(plan.hidden), "workdir": workdir},
@@ -323,7 +323,12 @@ async def _authorize_network(
 def _outcome(run: CommandRun, *, timeout_ms: int, title: str, workdir: str) -> ToolOutcome:
     body = run.output.rstrip("\n") or "(no output)"
     exit_code: int | None = None
-    if run.timed_out:
+    if run.limit is not None:
+        status = (
+            f"Command stopped: {run.limit}. Its processes were ended. If the work needs more, "
+            "do it in smaller steps, or ask the user to raise the limit."
+        )
+    elif run.timed_out:
         status = (
             f"Command timed out after {timeout_ms} ms and was stopped (process group "
             "killed). If it needs longer and is not waiting for input, retry with a larger "
@@ -341,11 +346,12 @@ def _outcome(run: CommandRun, *, timeout_ms: int, title: str, workdir: str) -> T
             status += "\nProcesses it left running in the background were stopped."
     return ToolOutcome(
         output=f"{body}\n\n{status}",
-        is_error=run.timed_out,
+        is_error=run.timed_out or run.limit is not None,
         title=title,
         metadata={
             "exit_code": exit_code,
             "timed_out": run.timed_out,
+            **({"limit": run.limit} if run.limit is not None else {}),
             **run.metadata,
             "workdir": workdir,
         },

@@ -42,6 +42,7 @@ MAX_KEPT_CHARS = 10 * 1024 * 1024
 
 _READ_BYTES = 64 * 1024
 _DRAIN_SECONDS = 1.0
+_LIMIT_POLL_SECONDS = 0.25
 
 T = TypeVar("T")
 
@@ -76,6 +77,8 @@ class CommandRun:
     timed_out: bool
     leftovers: bool
     """It left processes running, which were stopped."""
+    limit: str | None = None
+    """It reached a limit and was stopped for it: which (``sandbox.limits``)."""
     output: str
     metadata: Mapping[str, Any] = attrs.field(factory=dict)
     """What the outcome carries about where it ran (``pgid``, ``terminal_id``)."""
@@ -149,7 +152,11 @@ class LocalRunner:
         launch = spec.launch
         try:
             group = await ProcessGroup.spawn(
-                launch.argv, cwd=spec.workdir, env=spec.env, pass_fds=launch.pass_fds
+                launch.argv,
+                cwd=spec.workdir,
+                env=spec.env,
+                pass_fds=launch.pass_fds,
+                preexec=launch.watch.preexec(),
             )
         except OSError as exc:
             return CommandFailed(f"Could not start the command: {exc.strerror or exc}")
@@ -169,19 +176,26 @@ class LocalRunner:
             await uninterrupted(group.stop(0))  # never released: nothing of it ran
             group.close()
             raise
+        launch.watch.started(group.pgid)
         tail = OutputTail(spec.max_kept_chars)
-        reader = asyncio.create_task(_pump(group.stdout, tail, events.output))
+        over = asyncio.Event()
+        reader = asyncio.create_task(_pump(group.stdout, tail, events.output, launch, over))
         try:
             await group.release()
             timed_out = False
             try:
                 async with asyncio.timeout(spec.timeout):
-                    await group.wait()
+                    await _wait_within_limits(group, launch, over)
             except TimeoutError:
                 timed_out = True
-            in_group = not timed_out and group.alive()
-            leftovers = in_group or (not timed_out and launch.left_behind())
-            if timed_out or in_group:
+            limited = launch.watch.reached is not None
+            in_group = not timed_out and not limited and group.alive()
+            ended = not timed_out and not limited
+            if launch.reports:  # it counted what was left; the group may hold the sandbox's own
+                leftovers = ended and launch.left_behind()
+            else:
+                leftovers = in_group or (ended and launch.left_behind())
+            if timed_out or limited or group.alive():
                 await group.stop(grace)
             await _finish_reading(reader)
         except BaseException:
@@ -196,20 +210,52 @@ class LocalRunner:
             leftovers=leftovers,
             output=tail.text(),
             metadata={"pgid": group.pgid},
+            limit=launch.watch.reached if limited else None,
         )
 
 
+async def _wait_within_limits(group: ProcessGroup, launch: Launch, over: asyncio.Event) -> None:
+    """Until the leader exits, or a limit is reached (the output's, or the processes')."""
+    exited = asyncio.ensure_future(group.wait())
+    flagged = asyncio.ensure_future(over.wait())
+    try:
+        while not exited.done():
+            await asyncio.wait(
+                {exited, flagged}, timeout=_LIMIT_POLL_SECONDS, return_when=asyncio.FIRST_COMPLETED
+            )
+            if flagged.done():
+                return
+            if not exited.done() and await asyncio.to_thread(launch.watch.check):
+                return
+    finally:
+        flagged.cancel()
+        if not exited.done():
+            exited.cancel()
+
+
 async def _pump(
-    stream: asyncio.StreamReader, tail: OutputTail, emit: Callable[[str], Awaitable[None]]
+    stream: asyncio.StreamReader,
+    tail: OutputTail,
+    emit: Callable[[str], Awaitable[None]],
+    launch: Launch,
+    over: asyncio.Event,
 ) -> None:
     """Read until end of file; each decoded chunk is kept and streamed. Streaming that fails
-    stops (logged); the command and its kept output go on."""
+    stops (logged); the command and its kept output go on. Past the output limit ``over`` is
+    set (the command is stopped) and the rest is drained unkept."""
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     streaming = True
     final = False
+    total = 0
     while not final:
         chunk = await stream.read(_READ_BYTES)
         final = not chunk
+        total += len(chunk)
+        if over.is_set():
+            continue
+        if launch.watch.output_exceeded(total):
+            over.set()
+            continue
         text = decoder.decode(chunk, final=final)
         if not text:
             continue

@@ -9,7 +9,10 @@ really is. The answer is a value: :class:`Resolved` or :class:`Outside`.
 The agent's own data folder (``LSP_AGENT_DATA_DIR``, else the platform's user data folder:
 the session database, spill files, snapshots) is never inside, even when it lies inside a
 workspace folder: a path in it is :class:`Outside` with ``hidden`` set. Only an explicitly
-granted extra root (this session's spill folder) is readable there.
+granted extra root (this session's spill folder) is readable there. The user's credential
+stores (``~/.ssh``, ``~/.netrc``, ``~/.docker``…, ``lsp_agent.system.credentials``) are hidden
+the same way, even when the workspace is ``$HOME`` — unless one of them contains a workspace
+folder (hiding it would hide the whole workspace).
 """
 
 from __future__ import annotations
@@ -22,12 +25,15 @@ from pathlib import Path
 import attrs
 import platformdirs
 
+from lsp_agent.system.credentials import credential_paths
+
 __all__ = [
     "Outside",
     "Resolution",
     "Resolved",
     "WorkspaceBoundary",
     "agent_data_folder",
+    "credential_folders",
     "hidden_search_globs",
 ]
 
@@ -69,7 +75,10 @@ class Outside:
     roots: tuple[str, ...]
     """The workspace roots it was checked against."""
     hidden: bool = False
-    """It lies in the agent's own data folder, which no tool may touch."""
+    """It lies in the agent's own data folder or a credential store, which no tool may
+    touch."""
+    hidden_what: str = "the agent's own data folder"
+    """What the hidden place is, for the message."""
 
     @property
     def message(self) -> str:
@@ -77,7 +86,7 @@ class Outside:
         roots = ", ".join(self.roots)
         if self.hidden:
             return (
-                f"{where} is outside the workspace: it lies in the agent's own data folder, "
+                f"{where} is outside the workspace: it lies in {self.hidden_what}, "
                 "which no tool may access"
             )
         return (
@@ -93,24 +102,41 @@ class WorkspaceBoundary:
     """The workspace roots, realpath-ed once, and the one place paths are checked."""
 
     def __init__(
-        self, roots: Sequence[str | Path], *, hidden: Sequence[str | Path] | None = None
+        self,
+        roots: Sequence[str | Path],
+        *,
+        hidden: Sequence[str | Path] | None = None,
+        credentials: Sequence[str | Path] | None = None,
     ) -> None:
-        """``hidden``: folders no path may enter (default: :func:`agent_data_folder`)."""
+        """``hidden``: folders no path may enter (default: :func:`agent_data_folder`);
+        ``credentials``: credential stores, hidden too (default: :func:`credential_folders`
+        of this process's environment)."""
         if not roots:
             raise ValueError("a workspace boundary needs at least one root")
         # dict.fromkeys: drop duplicates, keep order (the first root is the default one).
         self._roots = tuple(dict.fromkeys(os.path.realpath(os.fspath(root)) for root in roots))
         folders = (agent_data_folder(),) if hidden is None else hidden
-        self._hidden = tuple(os.path.realpath(os.fspath(folder)) for folder in folders)
+        self._data = tuple(os.path.realpath(os.fspath(folder)) for folder in folders)
+        stores = credential_folders(os.environ) if credentials is None else credentials
+        self._credentials = _not_around(
+            tuple(os.path.realpath(os.fspath(store)) for store in stores), self._roots
+        )
+        self._hidden = (*self._data, *self._credentials)
 
     @property
     def hidden(self) -> tuple[str, ...]:
-        """The folders no tool may touch (the agent's data folder)."""
+        """The places no tool may touch (the agent's data folder, the credential stores)."""
         return self._hidden
 
     def hides(self, path: str) -> bool:
-        """Whether the absolute ``path`` (realpath-ed) lies in a hidden folder."""
+        """Whether the absolute ``path`` (realpath-ed) lies in a hidden place."""
         return any(_contains(folder, path) for folder in self._hidden)
+
+    def _hidden_what(self, path: str) -> str:
+        for store in self._credentials:
+            if _contains(store, path):
+                return f"a credential store ({store})"
+        return "the agent's own data folder"
 
     @property
     def roots(self) -> tuple[str, ...]:
@@ -126,7 +152,13 @@ class WorkspaceBoundary:
                     _contains(root, folder) for folder in self._hidden
                 ):
                     return Resolved(path=real, root=root, display=real)
-            return Outside(path=path, resolved=real, roots=self._roots, hidden=True)
+            return Outside(
+                path=path,
+                resolved=real,
+                roots=self._roots,
+                hidden=True,
+                hidden_what=self._hidden_what(real),
+            )
         for root in self._roots:
             if _contains(root, real):
                 return Resolved(path=real, root=root, display=_relative(real, root))
@@ -137,11 +169,21 @@ class WorkspaceBoundary:
         return Outside(path=path, resolved=real, roots=self._roots)
 
 
+def credential_folders(env: Mapping[str, str]) -> tuple[str, ...]:
+    """The credential stores of ``env`` (``lsp_agent.system.credentials``), realpath-ed."""
+    return tuple(dict.fromkeys(os.path.realpath(path) for path in credential_paths(env)))
+
+
 def hidden_search_globs(folder: str, hidden: Sequence[str] | None = None) -> list[str]:
     """rg ``--glob`` arguments that keep a search run from ``folder`` out of the hidden
-    folders under it (default: the agent's data folder), whatever else is included."""
+    places under it (default: the agent's data folder and the credential stores), whatever
+    else is included."""
     real = os.path.realpath(folder)
-    folders = (agent_data_folder(),) if hidden is None else hidden
+    folders = (
+        (agent_data_folder(), *_not_around(credential_folders(os.environ), (real,)))
+        if hidden is None
+        else hidden
+    )
     globs = []
     for entry in folders:
         inner = os.path.realpath(entry)
@@ -161,6 +203,11 @@ def display_path(path: str, folders: Sequence[str]) -> str:
         if path.startswith(folder.rstrip("/") + "/"):
             return os.path.relpath(path, folder)
     return path
+
+
+def _not_around(stores: tuple[str, ...], roots: Sequence[str]) -> tuple[str, ...]:
+    """``stores`` less those that contain a root (hiding one would hide the workspace)."""
+    return tuple(store for store in stores if not any(_contains(store, r) for r in roots))
 
 
 def _contains(root: str, path: str) -> bool:

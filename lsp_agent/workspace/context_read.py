@@ -8,6 +8,8 @@
 - **Regular files only**: a FIFO, device, socket or folder is refused without being opened;
   the open itself is ``O_NONBLOCK``, so nothing swapped in can make it wait.
 - **Bounded**: at most ``limit`` bytes are read; the caller is told the file was longer.
+- **No credentials**: a file in one of the user's credential stores (``~/.ssh``,
+  ``~/.netrc``…, ``lsp_agent.system.credentials``) is refused, wherever the roots are.
 
 The answer is a value: :class:`FileBytes`, :class:`Refused` (a wall said no: the message
 never names where a link points) or :class:`Unreadable` (the system said no).
@@ -22,6 +24,8 @@ import sys
 from collections.abc import Sequence
 
 import attrs
+
+from lsp_agent.system.credentials import credential_paths
 
 __all__ = ["FileBytes", "Refused", "Unreadable", "read_confined", "read_regular"]
 
@@ -76,6 +80,8 @@ def read_regular(path: str, *, limit: int) -> FileBytes | Refused | Unreadable:
 
 
 def _read(real: str, limit: int, roots: list[str] | None) -> FileBytes | Refused | Unreadable:
+    if _in_credentials(real):
+        return Refused(reason="it resolves to a file in a credential store")
     try:
         checked = os.stat(real)
     except OSError as error:
@@ -98,12 +104,19 @@ def _read(real: str, limit: int, roots: list[str] | None) -> FileBytes | Refused
         where = _descriptor_path(fd)
         if roots is not None and where is not None and not any(_contains(r, where) for r in roots):
             return Refused(reason="it resolves to a file outside the folders it may be read from")
+        if where is not None and _in_credentials(where):
+            return Refused(reason="it resolves to a file in a credential store")
         data = _read_up_to(fd, limit + 1)
     except OSError as error:
         return _unreadable(error)
     finally:
         os.close(fd)
     return FileBytes(real_path=real, data=data[:limit], truncated=len(data) > limit)
+
+
+def _in_credentials(real: str) -> bool:
+    stores = (os.path.realpath(path) for path in credential_paths(os.environ))
+    return any(_contains(store, real) for store in stores)
 
 
 def _read_up_to(fd: int, count: int) -> bytes:

@@ -128,7 +128,7 @@ async def test_always_on_one_outside_file_saves_that_file_only(tmp_path: Path) -
     ws = tmp_path / "ws"
     ws.mkdir()
     home = tmp_path / "home"
-    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh").mkdir(parents=True, exist_ok=True)
     (home / "notes.txt").write_text("notes\n")
     ask = RecordingAsk(lambda request: deny())
     await ReadTool().run(ReadParams(file_path=str(home / "notes.txt")), tool_context(ws, ask=ask))

@@ -68,7 +68,7 @@ OUTSIDE = [
     "nice -n 1 touch ../x",
     "FOO=../x make",
     "tar -C .. -xf a.tar",
-    "grep -r KEY ~/.ssh",
+    "grep -r KEY ~/notes",  # ~/.ssh itself is a credential store: refused outright
     "cat ~/x",
     "tee ../x < a.txt",
     "ln -s a.txt ../link",

@@ -32,7 +32,7 @@ HANG_TIMEOUT = 30.0
 @pytest.fixture
 def private_key(isolated_home: Path) -> Path:
     ssh = isolated_home / ".ssh"
-    ssh.mkdir()
+    ssh.mkdir(exist_ok=True)
     key = ssh / "id_rsa"
     key.write_text(PRIVATE_KEY)
     return key
@@ -105,14 +105,18 @@ def test_a_fifo_named_agents_md_does_not_hang_the_run(workspace: Path) -> None:
 
 
 def test_a_link_the_model_makes_mid_session_is_refused_in_the_next_note(
-    workspace: Path, private_key: Path, config_dir: Path
+    workspace: Path, tmp_path: Path, config_dir: Path
 ) -> None:
     # The user lets commands reach outside, so the bash wall does not stop the link itself:
-    # what is tested is that the context note never carries the target.
+    # what is tested is that the context note never carries the target. (A link to a
+    # credential store such as ~/.ssh is refused by bash itself: test_credentials.py.)
     allow = {"permission": {"bash": "allow", "external_directory": "allow"}}
     (config_dir / "config.json").write_text(json.dumps(allow))
     (workspace / "AGENTS.md").write_text("Be brief.\n")
-    make_link = f"rm AGENTS.md && ln -s {private_key} AGENTS.md"
+    secret = tmp_path / "elsewhere" / "key.pem"
+    secret.parent.mkdir()
+    secret.write_text(PRIVATE_KEY)
+    make_link = f"rm AGENTS.md && ln -s {secret} AGENTS.md"
     script = [
         {"tool_calls": [{"name": "bash", "input": {"command": make_link, "description": "x"}}]},
         {"text": "done"},

@@ -100,7 +100,7 @@ NOT_PROTECTED = ["Makefile", "package.json", "src/app.py", "docs/vscode.md", ".g
 @pytest.fixture
 def home(isolated_home: Path) -> Path:
     (isolated_home / ".profile").write_text(PROFILE)
-    (isolated_home / ".ssh").mkdir()
+    (isolated_home / ".ssh").mkdir(exist_ok=True)
     return isolated_home
 
 

@@ -39,9 +39,10 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Li
 
 def _probe_python() -> str:
     """An interpreter the sandbox shows: the sandbox's /tmp is its own, so a venv under /tmp
-    (a CI clone there, say) is out of sight; its real interpreter, or the system's, is not."""
+    (a CI clone there, say) is out of sight, and so is root's home (a pyenv there) when the
+    tests' ``HOME`` is elsewhere; its real interpreter, or the system's, is not."""
     real = os.path.realpath(sys.executable)
-    if not real.startswith(("/tmp/", tempfile.gettempdir() + "/")):
+    if not real.startswith(("/tmp/", tempfile.gettempdir() + "/", "/root/")):
         return real
     return shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin") or real
 
@@ -72,6 +73,7 @@ async def run(
 def visible_outside() -> Iterator[Path]:
     """A folder outside /tmp (which the sandbox replaces): visible there, read-only."""
     folder = Path(tempfile.mkdtemp(prefix="lsp-agent-sandbox-", dir="/var/tmp"))
+    folder.chmod(0o755)  # as root, a folder only root may read is hidden too
     (folder / "existing.txt").write_text("OUTSIDE-CONTENT\n")
     yield folder
     shutil.rmtree(folder)
@@ -114,7 +116,7 @@ print(open({str(visible_outside / "existing.txt")!r}).read().strip())
 async def test_home_is_hidden_except_what_allow_read_lists(
     workspace: Path, isolated_home: Path
 ) -> None:
-    (isolated_home / ".ssh").mkdir()
+    (isolated_home / ".ssh").mkdir(exist_ok=True)
     (isolated_home / ".ssh" / "id_rsa").write_text("PRIVATE-KEY-BODY\n")
     (isolated_home / ".gitconfig").write_text("[user]\n\tname = Listed Reader\n")
     code = """
@@ -480,7 +482,7 @@ def agent_run(
 def test_a_sandboxed_run_keeps_a_hidden_program_in(
     workspace: Path, isolated_home: Path, visible_outside: Path, listener: int, network: bool
 ) -> None:
-    (isolated_home / ".ssh").mkdir()
+    (isolated_home / ".ssh").mkdir(exist_ok=True)
     (isolated_home / ".ssh" / "id_rsa").write_text("PRIVATE-KEY-BODY\n")
     (workspace / "probe.py").write_text(E2E_PROBE)
     target = visible_outside / "escaped.txt"

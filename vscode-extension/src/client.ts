@@ -32,6 +32,7 @@ import {
 import { saveDocuments, type SaveHost } from "./saveDocuments";
 import { answerEditorQuery, EDITOR_QUERY_KINDS, type QueryHost } from "./editorQueries";
 import { commandLine, resolveServerCommand, startFailureMessage, which, type ServerCommand } from "./serverCommand";
+import { forwardedConfig, userValue } from "./settingsScope";
 import type { SessionStore } from "./sessions";
 import type { ServerStatus } from "./shared/reducer";
 
@@ -140,7 +141,7 @@ export class AgentClient implements vscode.Disposable {
 
   private async doStart(): Promise<void> {
     const config = vscode.workspace.getConfiguration(SECTION);
-    const setting = config.get("serverCommand");
+    const setting = userValue(config, "serverCommand"); // never a workspace's (settingsScope.ts)
     let command = resolveServerCommand({ setting, which: (n) => which(n) });
     // only now ask for the selected Python (this may activate the Python extension)
     if (command.source === "python") command = resolveServerCommand({ setting, python: await selectedPython(), which: (n) => which(n) });
@@ -148,7 +149,7 @@ export class AgentClient implements vscode.Disposable {
     this.log.info(`starting the server: ${commandLine(command)} (from ${command.source})`);
     this.hostStarting = false;
     this.failure = undefined;
-    const env = { ...process.env, ...stringValues(config.get<Record<string, unknown>>("serverEnv") ?? {}) };
+    const env = { ...process.env, ...stringValues(userValue<Record<string, unknown>>(config, "serverEnv") ?? {}) };
     const serverOptions: ServerOptions = { command: command.command, args: command.args, options: { env } };
     const client = new LanguageClient("lspAgent", "LSP Agent", serverOptions, this.clientOptions(config));
     client.onNotification(Methods.sessionUpdate.name, (params: SessionUpdateParams) => this.store.handleUpdate(params));
@@ -283,11 +284,7 @@ export class AgentClient implements vscode.Disposable {
 
 /** `initializationOptions.agent`: what this front-end can show, and the forwarded settings. */
 export function agentOptions(config: vscode.WorkspaceConfiguration, context: vscode.ExtensionContext): AgentClientOptions {
-  const forwarded: Record<string, unknown> = { ...(config.get<Record<string, unknown>>("config") ?? {}) };
-  const model = config.get<string>("model");
-  const mode = config.get<string>("mode");
-  if (model) forwarded.model = model;
-  if (mode) forwarded.mode = mode;
+  const forwarded = forwardedConfig(config); // the user's layer apart from the workspace's
   const options: AgentClientOptions = {
     protocolVersion: PROTOCOL_VERSION as 1,
     ui: { chat: true, diff: true, permissions: true, questions: true, plan: true },
@@ -296,7 +293,8 @@ export function agentOptions(config: vscode.WorkspaceConfiguration, context: vsc
     editorQueries: [...EDITOR_QUERY_KINDS],
     savesDocuments: true,
   };
-  if (Object.keys(forwarded).length) options.config = forwarded;
+  if (forwarded.config) options.config = forwarded.config;
+  if (forwarded.workspaceConfig) options.workspaceConfig = forwarded.workspaceConfig;
   return options;
 }
 

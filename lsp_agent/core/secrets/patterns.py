@@ -64,6 +64,15 @@ _TOKENS: tuple[tuple[str, str, bool, bool], ...] = (
         True,
     ),
     ("URL password", r"://[^\s:/@\"'<>]{1,100}:[^\s:/@\"'<>]{3,200}(?=@)", False, True),
+    # A credential helper's store (``~/.git-credentials``) may hold a token as the user.
+    ("URL token", r"://(?=[^\s:/@\"'<>]*\d)[A-Za-z0-9_-]{20,200}(?=@)", False, True),
+    (
+        "Docker auth",
+        r"\"(?:auth|identitytoken|registrytoken|identityToken|registryToken)\"[ \t]*:[ \t]*"
+        r"\"[A-Za-z0-9+/=._~-]{8,}",
+        False,
+        True,
+    ),
 )
 _HEAD_END = re.compile(r"[\s\"':](?=[^\s\"':]*\Z)")
 
@@ -101,6 +110,21 @@ _EACH = tuple(
     (label, re.compile(regex), bounded, keeps) for label, regex, bounded, keeps in _TOKENS
 )
 ENV_LABEL = ".env assignment"
+NETRC_LABEL = "netrc password"
+
+# A netrc entry (``machine HOST login USER password PASS``, on one line or several): found
+# by its ``machine`` or ``default`` word, then its pairs are read; the values of
+# ``password`` and ``account`` are masked.
+_NETRC_PAIRS = (
+    r"(?P<pairs>(?:[ \t\r\n]+(?:login|password|passwd|account|port|protocol|method)"
+    r"[ \t\r\n]+\S+)+)"
+)
+_NETRC = (  # two regexes, each starting with literal text (see _TOKENS)
+    re.compile(r"machine[ \t\r\n]+\S+" + _NETRC_PAIRS),
+    re.compile(r"default" + _NETRC_PAIRS),
+)
+_NETRC_PAIR = re.compile(r"(?P<key>\S+)(?P<gap>[ \t\r\n]+)(?P<value>\S+)")
+_NETRC_SECRET = frozenset({"password", "passwd", "account"})
 
 
 def scan(text: str, found: Callable[[str], str]) -> str:
@@ -112,7 +136,30 @@ def scan(text: str, found: Callable[[str], str]) -> str:
     """
     for label, regex, bounded, keeps in _EACH:
         text = regex.sub(_replacer(text, label, bounded, keeps, found), text)
-    return _assignments(text, found)
+    return _assignments(_netrc(text, found), found)
+
+
+def _netrc(text: str, found: Callable[[str], str]) -> str:
+    """The passwords (and ``account`` values) of netrc entries masked."""
+
+    def entry(match: re.Match[str]) -> str:
+        start = match.start()
+        if start > 0 and not text[start - 1].isspace():
+            return match.group(0)  # inside a word (``mymachine``): not an entry
+        pairs = match.group("pairs")
+        masked = _NETRC_PAIR.sub(
+            lambda pair: (
+                pair.group(0)
+                if pair["key"] not in _NETRC_SECRET or pair["value"].startswith("[redacted:")
+                else f"{pair['key']}{pair['gap']}{found(NETRC_LABEL)}"
+            ),
+            pairs,
+        )
+        return match.group(0)[: match.start("pairs") - start] + masked
+
+    for regex in _NETRC:
+        text = regex.sub(entry, text)
+    return text
 
 
 def _replacer(

@@ -443,12 +443,13 @@ def test_lsp_agent_config_is_merged_after_the_project_file(box: Sandbox) -> None
     assert settings.max_steps == 4
 
 
-def test_lsp_agent_config_relative_path_is_resolved_against_the_workspace(box: Sandbox) -> None:
-    path = box.write(box.workspace / "conf" / "agent.json", {"max_steps": 8})
+def test_lsp_agent_config_relative_path_lands_in_the_workspace_and_is_refused(
+    box: Sandbox,
+) -> None:
+    box.write(box.workspace / "conf" / "agent.json", {"max_steps": 8})
     box.env["LSP_AGENT_CONFIG"] = "conf/agent.json"
-    settings = box.load()
-    assert settings.max_steps == 8
-    assert settings.sources == [str(path)]
+    with pytest.raises(InvalidConfig, match=r"conf/agent.json.*inside the workspace folder"):
+        box.load()
 
 
 def test_lsp_agent_config_missing_file_is_an_error(box: Sandbox) -> None:

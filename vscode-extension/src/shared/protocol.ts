@@ -115,7 +115,10 @@ export interface AgentClientOptions {
   ui: { chat: boolean; diff: boolean; permissions: boolean; questions: boolean; plan: boolean };
   forwardsDiagnostics: boolean;
   clientInfo: { name: string; version: string };
+  /** The user's settings: the trusted, user config layer. */
   config?: Record<string, unknown>;
+  /** Settings a workspace set: untrusted, checked like the project file. */
+  workspaceConfig?: Record<string, unknown>;
   /** The `agent/editor/query` kinds this client answers. */
   editorQueries?: EditorQueryKind[];
   /** This client answers `agent/documents/save` (protocol.md §6). */
@@ -418,7 +421,7 @@ const keys =
 
 /** TS interface → [schema `$defs` name, its keys]. */
 export const WIRE_KEYS = {
-  AgentClientOptions: ["AgentClientOptions", keys<AgentClientOptions>()(["protocolVersion", "ui", "forwardsDiagnostics", "clientInfo", "config", "editorQueries", "savesDocuments"])],
+  AgentClientOptions: ["AgentClientOptions", keys<AgentClientOptions>()(["protocolVersion", "ui", "forwardsDiagnostics", "clientInfo", "config", "workspaceConfig", "editorQueries", "savesDocuments"])],
   UiCapabilities: ["UiCapabilities", keys<AgentClientOptions["ui"]>()(["chat", "diff", "permissions", "questions", "plan"])],
   AgentServerCapabilities: ["AgentServerCapabilities", keys<AgentServerCapabilities>()(["protocolVersion", "sessions", "revert", "commands", "review", "mentions"])],
   SessionNewParams: ["SessionNewParams", keys<SessionNewParams>()(["workspaceFolder", "title", "mode", "model"])],
