@@ -122,7 +122,7 @@ class CommandSandbox:
         *,
         allow_read: Sequence[str] = (),
         hidden: Sequence[str] = (),
-        check: Callable[[Mapping[str, str]], Availability] = availability,
+        check: Callable[[Mapping[str, str], Sequence[str]], Availability] = availability,
     ) -> None:
         self.mode = mode
         self._allow_read = tuple(allow_read)
@@ -130,8 +130,10 @@ class CommandSandbox:
         self._check = check
         self._warned = False
 
-    async def availability(self, env: Mapping[str, str]) -> Availability:
-        return await asyncio.to_thread(self._check, env)
+    async def availability(self, env: Mapping[str, str], avoid: Sequence[str] = ()) -> Availability:
+        """Whether bubblewrap works, taken from outside ``avoid`` (the folders a command may
+        write)."""
+        return await asyncio.to_thread(self._check, env, tuple(avoid))
 
     async def prepare(
         self,
@@ -148,7 +150,7 @@ class CommandSandbox:
         ``report=False``: the launch is started by another process (an ACP client's
         terminal), which cannot inherit the supervisor's status pipe; it then has none."""
         if self.mode != "off":
-            found = await self.availability(env)
+            found = await self.availability(env, (*writable, workdir))
             if found.works and found.bwrap is not None:
                 policy = policy_for(
                     writable=[*writable, workdir],
