@@ -334,7 +334,9 @@ async def test_required_refuses_to_run_where_bubblewrap_does_not_work(workspace:
 async def test_auto_runs_unsandboxed_with_a_notice_once_per_session(
     workspace: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    tool = BashTool(hidden_env=(), sandbox=CommandSandbox("auto", check=lambda env, avoid: UNAVAILABLE))
+    tool = BashTool(
+        hidden_env=(), sandbox=CommandSandbox("auto", check=lambda env, avoid: UNAVAILABLE)
+    )
     ctx = tool_context(workspace, ask=allow_all)
     with caplog.at_level(logging.WARNING):
         first = await tool.run(BashParams(command="echo one"), ctx)
