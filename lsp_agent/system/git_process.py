@@ -19,11 +19,14 @@ command the model ran may have rewritten (``.git/config``, ``.git/hooks``, an
   fetched through a configured remote;
 - has a timeout, after which its whole process group is killed.
 
-What ``-c`` cannot reach by name (``filter.<driver>.*``, ``diff.<driver>.textconv`` and
-``.command``) only runs when git converts or renders work-tree content under the
-repository's own configuration: callers never do that (``diff`` is given
-``--no-ext-diff --no-textconv``, and a work tree is only compared in a private git dir whose
-configuration defines no driver, see :mod:`lsp_agent.snapshots.head_diff`).
+What ``-c`` cannot reach by name: ``diff.<driver>.textconv`` and ``.command`` are turned
+off by the flags :func:`run_git` adds to every command that renders a diff
+(``--no-ext-diff --no-textconv``); ``filter.<driver>.clean/smudge/process`` run whenever git
+hashes or writes work-tree content under the repository's own configuration, so callers never
+do that on a project's repository (only plumbing that reads it: ``rev-parse``,
+``check-ignore``, ``ls-files`` of the index, ``config --get``); a work tree is compared only
+in a git dir of ours whose configuration defines no driver (the snapshots' shadow, and
+:mod:`lsp_agent.snapshots.head_diff`).
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ __all__ = [
     "git_environment",
     "ok",
     "run_git",
+    "safe_args",
 ]
 
 DEFAULT_TIMEOUT = 60.0
@@ -96,6 +100,25 @@ NEUTRAL_CONFIG: tuple[tuple[str, str], ...] = (
     ("maintenance.auto", "false"),
 )
 """Every key that can make git start a program, set to a value that starts none."""
+
+
+_RENDERS_DIFFS = frozenset({"diff", "log", "show", "whatchanged", "format-patch"})
+_TEXTCONV_ONLY = frozenset({"grep", "blame", "annotate"})
+
+
+def safe_args(args: Sequence[str]) -> list[str]:
+    """``args`` with ``--no-ext-diff --no-textconv`` after a subcommand that renders diffs
+    (``--no-textconv`` after ``grep``/``blame``): a repository's diff drivers never run."""
+    out = list(args)
+    i = 0
+    while i < len(out) and out[i].startswith("-"):
+        i += 2 if out[i] in ("-c", "-C", "--config-env") else 1
+    if i < len(out):
+        if out[i] in _RENDERS_DIFFS:
+            out[i + 1 : i + 1] = ["--no-ext-diff", "--no-textconv"]
+        elif out[i] in _TEXTCONV_ONLY:
+            out[i + 1 : i + 1] = ["--no-textconv"]
+    return out
 
 
 def git_argv_prefix(executable: str) -> list[str]:
@@ -178,7 +201,7 @@ def run_git(
     env = git_environment(locations or {}, path=search, avoid=avoid)
     try:
         proc = subprocess.Popen(
-            [*git_argv_prefix(git), *args],
+            [*git_argv_prefix(git), *safe_args(args)],
             cwd=cwd,
             env=env,
             stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
