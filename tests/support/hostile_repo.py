@@ -7,7 +7,6 @@ program, so a test that finds no marker knows none ran, not that the run failed 
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -63,11 +62,19 @@ PLANTED = ("git", "bwrap", "rg", "env", "bash", "sh", "cat", "less")
 """The helper programs planted on the in-workspace ``PATH`` entry."""
 
 
+SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
+"""Where the real programs are (never a planted folder)."""
+REAL_ENV = shutil.which("env", path=SYSTEM_PATH) or "/usr/bin/env"
+
+
 def hook_script(path: Path, markers: Path, *, name: str | None = None, then: str = "") -> None:
     """A script that records its environment in ``markers``, under ``name`` (default: its
-    first argument, or its own file name), then runs ``then``."""
+    first argument, or its own file name), then runs ``then``. It names ``env`` by its
+    absolute path: a planted ``env`` first on ``PATH`` would otherwise call itself."""
     named = name or '${1:-$(basename "$0")}'
-    path.write_text(f'#!/bin/sh\nname="{named}"\nenv > "{markers}/$name.$$" 2>/dev/null\n{then}\n')
+    path.write_text(
+        f'#!/bin/sh\nname="{named}"\n"{REAL_ENV}" > "{markers}/$name.$$" 2>/dev/null\n{then}\n'
+    )
     path.chmod(0o755)
 
 
@@ -113,11 +120,8 @@ def hostile_repository(ws: Path, markers: Path, mechanisms: list[str]) -> None:
 def plant_programs(bin_dir: Path, markers: Path, names: tuple[str, ...] = PLANTED) -> None:
     """Fake ``names`` in ``bin_dir``: each leaves a marker, then runs the real program."""
     bin_dir.mkdir(parents=True, exist_ok=True)
-    clean_path = os.pathsep.join(
-        p for p in os.environ.get("PATH", os.defpath).split(os.pathsep) if p != str(bin_dir)
-    )
     for name in names:
-        real = shutil.which(name, path=clean_path) or f"/usr/bin/{name}"
+        real = shutil.which(name, path=SYSTEM_PATH) or f"/usr/bin/{name}"
         hook_script(bin_dir / name, markers, name=f"planted-{name}", then=f'exec "{real}" "$@"')
 
 
