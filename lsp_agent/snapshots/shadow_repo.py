@@ -256,8 +256,10 @@ class ShadowRepo:
         clock: Callable[[], float],
         extra_excludes: bytes,
         large_file_limit: int,
+        config_args: Sequence[str] = (),
     ) -> None:
         self.workspace = workspace
+        self._config_args = tuple(config_args)
         self.git_dir = git_dir
         self.project = project
         self.top = project.top if project else workspace
@@ -781,7 +783,12 @@ class ShadowRepo:
 
     def _git(self, *args: str, stdin: bytes | None = None, ok: Collection[int] = (0,)) -> GitResult:
         return self._runner.run(
-            args, cwd=self.workspace, env=self._env, stdin=stdin, ok=ok, index_lock=self._lock
+            (*self._config_args, *args),
+            cwd=self.workspace,
+            env=self._env,
+            stdin=stdin,
+            ok=ok,
+            index_lock=self._lock,
         )
 
     @property
@@ -837,7 +844,38 @@ def open_shadow(
         clock=clock,
         extra_excludes=_exclude_line(data_dir, top),
         large_file_limit=large_file_limit,
+        config_args=_user_excludes_args(runner, git_dir, base_env),
     )
+
+
+def _user_excludes_args(runner: GitRunner, git_dir: Path, base_env: Mapping[str, str]) -> list[str]:
+    """``-c core.excludesFile=…`` for the user's global excludes file, which git no longer
+    finds itself (it runs without the user's configuration and with an empty ``HOME``):
+    ``core.excludesFile`` of ``~/.gitconfig`` or ``$XDG_CONFIG_HOME/git/config`` (read with
+    ``git config --file``, which runs nothing), else ``$XDG_CONFIG_HOME/git/ignore``. None
+    when the shadow's own config names one (the project's)."""
+    shadow_config = read_regular_file(git_dir / "config", _TEXT_LIMIT) or b""
+    if b"excludesfile" in shadow_config.lower():
+        return []
+    home = base_env.get("HOME") or os.path.expanduser("~")
+    xdg = Path(base_env.get("XDG_CONFIG_HOME") or Path(home) / ".config")
+    found: str | None = None
+    for config in (xdg / "git" / "config", Path(home) / ".gitconfig"):
+        text = read_regular_file(config, _TEXT_LIMIT)
+        if text is None or b"excludesfile" not in text.lower():
+            continue
+        proc = runner.run(
+            ["config", "--file", str(config), "--get", "core.excludesFile"],
+            cwd=git_dir,
+            env={},
+            ok=(0, 1),
+        )
+        value = os.fsdecode(proc.stdout.rstrip(b"\n"))
+        if proc.returncode == 0 and value and "\n" not in value:
+            found = home + value[1:] if value.startswith("~/") else value
+    if found is None and (xdg / "git" / "ignore").is_file():
+        found = str(xdg / "git" / "ignore")
+    return ["-c", f"core.excludesFile={found}"] if found else []
 
 
 def _discover(runner: GitRunner, workspace: Path, env: Mapping[str, str]) -> _Project | None:

@@ -313,3 +313,27 @@ def test_run_git_neutralises_what_plain_git_runs(
     fired = markers_left(markers)
     assert fired, f"the control did not start the program: {plain.stderr!r}"
     assert any(KEY in env for env in fired.values())  # what plain git would have handed over
+
+
+@pytest.mark.parametrize("where", ["xdg ignore", "gitconfig excludesFile"])
+async def test_the_users_global_excludes_still_apply_without_the_users_configuration(
+    ws: Path, tmp_path: Path, isolated_home: Path, where: str
+) -> None:
+    (ws / "kept.txt").write_text("kept\n")
+    (ws / "x.swp").write_text("editor swap\n")
+    if where == "xdg ignore":
+        (isolated_home / ".config" / "git").mkdir(parents=True)
+        (isolated_home / ".config" / "git" / "ignore").write_text("*.swp\n")
+    else:
+        (isolated_home / "my-ignores").write_text("*.swp\n")
+        (isolated_home / ".gitconfig").write_text("[core]\n\texcludesFile = ~/my-ignores\n")
+    for folder_is_a_repository in (False, True):
+        if folder_is_a_repository:
+            git(ws, "init", "-q")
+        snapshots = GitShadowSnapshots(tmp_path / f"data-{folder_is_a_repository}")
+        await snapshots.track(ws)
+        (ws / "kept.txt").write_text(f"kept, {folder_is_a_repository}\n")
+        (ws / "x.swp").write_text("swap, changed\n")
+        tree = await snapshots.track(ws)
+        assert await snapshots.read(ws, tree, "x.swp") is None
+        assert await snapshots.read(ws, tree, "kept.txt") == f"kept, {folder_is_a_repository}\n"
