@@ -50,7 +50,11 @@ def inside_any(path: str, folders: Iterable[str]) -> bool:
 def trusted_search_path(path: str | None, avoid: Iterable[str]) -> list[str]:
     """The entries of ``path`` a program may be taken from: absolute, and in no avoided
     folder (``.``, empty and relative entries are dropped; duplicates once)."""
-    folders = tuple(avoid)
+    return list(_trusted(path, tuple(sorted({os.path.abspath(a) for a in avoid if a}))))
+
+
+@functools.lru_cache(maxsize=256)
+def _trusted(path: str | None, folders: tuple[str, ...]) -> tuple[str, ...]:
     kept: list[str] = []
     for entry in (os.defpath if path is None else path).split(os.pathsep):
         if not entry or not os.path.isabs(entry) or entry in kept:
@@ -58,7 +62,7 @@ def trusted_search_path(path: str | None, avoid: Iterable[str]) -> list[str]:
         if inside_any(entry, folders):
             continue
         kept.append(entry)
-    return kept
+    return tuple(kept)
 
 
 def vetted_program(candidate: str, avoid: Iterable[str]) -> str | None:

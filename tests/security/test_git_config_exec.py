@@ -25,6 +25,7 @@ from lsp_agent.context_sources import _git_summary
 from lsp_agent.core.attachments import AttachScope
 from lsp_agent.mentions import PromptExpansion
 from lsp_agent.snapshots.git_shadow import GitShadowSnapshots
+from lsp_agent.snapshots.shadow_repo import SnapshotError
 from lsp_agent.system.git_process import GitResult, run_git
 from lsp_agent.testing.editor import RecordingEditor
 from tests.support.hostile_repo import (
@@ -337,3 +338,21 @@ async def test_the_users_global_excludes_still_apply_without_the_users_configura
         tree = await snapshots.track(ws)
         assert await snapshots.read(ws, tree, "x.swp") is None
         assert await snapshots.read(ws, tree, "kept.txt") == f"kept, {folder_is_a_repository}\n"
+
+
+def test_a_fifo_gitignore_ends_the_snapshot_at_the_timeout_not_the_run(
+    ws: Path, tmp_path: Path
+) -> None:
+    """git opens every ``.gitignore`` it meets; a FIFO there blocks it, so the timeout ends
+    that git process (and its group) and the snapshot fails as an error value."""
+    (ws / "a.txt").write_text("one\n")
+    os.mkfifo(ws / ".gitignore")
+    snapshots = GitShadowSnapshots(tmp_path / "data", git_timeout=2)
+
+    def track() -> str:
+        try:
+            return asyncio.run(snapshots.track(ws))
+        except SnapshotError as error:
+            return str(error)
+
+    assert "took more than 2 s" in in_thread(track)
