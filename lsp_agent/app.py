@@ -318,6 +318,7 @@ async def build_app(
             hidden_env=keys,
             reserved_names=tools.names,
             rules=options.rules,
+            avoid=(str(workspace),),
         )
         tools.add_source(mcp)
         mcp.start()  # in the background: a server's tools are offered once it is up

@@ -65,9 +65,11 @@ class McpManager:
         hidden_env: Collection[str] = (),
         reserved_names: Collection[str] = (),
         rules: Sequence[Rule] = (),
+        avoid: Sequence[str] = (),
     ) -> None:
         """``rules``: the configured permission rules; a read-only tool that the opt-in lets
-        run unasked is still refused by a ``deny`` among them."""
+        run unasked is still refused by a ``deny`` among them. ``avoid``: the workspace
+        folders, where a local server's program is never taken from."""
         self._reserved = frozenset(reserved_names)
         self._rules = tuple(rules)
         self._connections = tuple(
@@ -78,6 +80,7 @@ class McpManager:
                 hidden_env=hidden_env,
                 on_tools_changed=self._rebuild,
                 on_trouble=self._trouble,
+                avoid=avoid,
             )
             for name, config in servers.items()
         )

@@ -286,3 +286,34 @@ async def test_acp_a_full_turn_runs_nothing_planted(
                 assert not hosted.command.startswith(str(ws))
     assert (ws / "new.txt").read_text() == "new\n"
     assert_nothing_planted_ran(markers)
+
+
+async def test_a_local_mcp_server_named_without_a_folder_is_never_a_planted_one(
+    ws: Path, markers: Path, tmp_path: Path
+) -> None:
+    from lsp_agent.config.settings import McpLocalServer
+    from lsp_agent.mcp.manager import McpManager
+    from tests.support.mcp_servers import stdio_command
+
+    real_bin = tmp_path / "real-bin"
+    real_bin.mkdir()
+    real = " ".join(f'"{word}"' for word in stdio_command())
+    (real_bin / "probe-mcp").write_text(f'#!/bin/sh\nexec {real} "$@"\n')
+    (real_bin / "probe-mcp").chmod(0o755)
+    planted = ws / ".venv" / "bin"
+    plant_programs(planted, markers, ())
+    (planted / "probe-mcp").write_text(f'#!/bin/sh\n/usr/bin/env > "{markers}/planted-mcp"\n')
+    (planted / "probe-mcp").chmod(0o755)
+    path = os.pathsep.join([str(planted), str(real_bin), os.environ["PATH"]])
+    server = McpLocalServer(type="local", command=["probe-mcp"], timeout_ms=20_000)
+    manager = McpManager(
+        {"probe": server}, env={"PATH": path, "ANTHROPIC_API_KEY": KEY}, avoid=[str(ws)]
+    )
+    manager.start()
+    try:
+        await manager.settled()
+        [status] = manager.statuses()
+        assert status.status == "connected", status
+    finally:
+        await manager.aclose()
+    assert markers_left(markers) == {}
