@@ -848,6 +848,13 @@ def open_shadow(
     )
 
 
+def _home_path(value: str, env: Mapping[str, str]) -> str:
+    """``~/…`` expanded with the user's home (git runs with an empty one of its own)."""
+    if value == "~" or value.startswith("~/"):
+        return (env.get("HOME") or os.path.expanduser("~")) + value[1:]
+    return value
+
+
 def _user_excludes_args(runner: GitRunner, git_dir: Path, base_env: Mapping[str, str]) -> list[str]:
     """``-c core.excludesFile=…`` for the user's global excludes file, which git no longer
     finds itself (it runs without the user's configuration and with an empty ``HOME``):
@@ -870,9 +877,9 @@ def _user_excludes_args(runner: GitRunner, git_dir: Path, base_env: Mapping[str,
             env={},
             ok=(0, 1),
         )
-        value = os.fsdecode(proc.stdout.rstrip(b"\n"))
+        value = _home_path(os.fsdecode(proc.stdout.rstrip(b"\n")), base_env)
         if proc.returncode == 0 and value and "\n" not in value:
-            found = home + value[1:] if value.startswith("~/") else value
+            found = value
     if found is None and (xdg / "git" / "ignore").is_file():
         found = str(xdg / "git" / "ignore")
     return ["-c", f"core.excludesFile={found}"] if found else []
@@ -997,10 +1004,8 @@ def _excludes_file_setting(runner: GitRunner, project: _Project, env: Mapping[st
     text = data.decode("utf-8", errors="replace")
     if "excludesfile" not in text.lower():
         return ""
-    proc = runner.run(
-        ["config", "--path", "--get", "core.excludesFile"], cwd=project.top, env=env, ok=(0, 1)
-    )
-    value = os.fsdecode(proc.stdout.rstrip(b"\n"))
+    proc = runner.run(["config", "--get", "core.excludesFile"], cwd=project.top, env=env, ok=(0, 1))
+    value = _home_path(os.fsdecode(proc.stdout.rstrip(b"\n")), env)
     if proc.returncode != 0 or not value or "\n" in value:
         return ""
     quoted = value.replace("\\", "\\\\").replace('"', '\\"')

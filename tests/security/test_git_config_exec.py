@@ -356,3 +356,19 @@ def test_a_fifo_gitignore_ends_the_snapshot_at_the_timeout_not_the_run(
             return str(error)
 
     assert "took more than 2 s" in in_thread(track)
+
+
+async def test_the_projects_excludes_file_under_home_still_applies(
+    ws: Path, tmp_path: Path, isolated_home: Path
+) -> None:
+    """``core.excludesFile = ~/…`` in the project's config: ``~`` is the user's home, not
+    the empty one git runs with."""
+    (isolated_home / "project-ignores").write_text("*.log\n")
+    (ws / "kept.txt").write_text("kept\n")
+    git(ws, "init", "-q")
+    git(ws, "config", "core.excludesFile", "~/project-ignores")
+    (ws / "build.log").write_text("noise\n")
+    snapshots = GitShadowSnapshots(tmp_path / "data")
+    tree = await snapshots.track(ws)
+    assert await snapshots.read(ws, tree, "kept.txt") == "kept\n"
+    assert await snapshots.read(ws, tree, "build.log") is None
