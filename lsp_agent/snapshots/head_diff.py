@@ -82,6 +82,9 @@ def head_diff(folder: str, *, avoid: Sequence[str], timeout: float) -> HeadDiff 
         copied = project_git_dir is not None and copy_regular_file(
             project_git_dir / "index", index, _INDEX_LIMIT
         )
+        if copied and project_git_dir is not None:  # a split index keeps its base beside it
+            for shared in project_git_dir.glob("sharedindex.*"):
+                copy_regular_file(shared, view / shared.name, _INDEX_LIMIT)
         diff: GitResult | GitFailure | None = None
         if copied:
             diff = run_git(

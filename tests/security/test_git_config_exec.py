@@ -372,3 +372,30 @@ async def test_the_projects_excludes_file_under_home_still_applies(
     tree = await snapshots.track(ws)
     assert await snapshots.read(ws, tree, "kept.txt") == "kept\n"
     assert await snapshots.read(ws, tree, "build.log") is None
+
+
+@pytest.mark.parametrize("layout", ["plain", "split index", "linked worktree"])
+async def test_diff_in_the_private_git_dir_shows_what_git_diff_head_shows(
+    tmp_path: Path, layout: str
+) -> None:
+    """Staged new files come from a copy of the project's index (its shared base too)."""
+    repo = Path(os.path.realpath(tmp_path / "repo"))
+    repo.mkdir()
+    (repo / "a.txt").write_text("a\n")
+    git(repo, "init", "-q")
+    git(repo, "add", "a.txt")
+    git(repo, "commit", "-qm", "first")
+    folder = repo
+    if layout == "linked worktree":
+        folder = Path(os.path.realpath(tmp_path / "linked"))
+        git(repo, "worktree", "add", "-q", str(folder))
+    (folder / "new.txt").write_text("new\n")
+    git(folder, "add", "new.txt")
+    if layout == "split index":
+        git(folder, "update-index", "--split-index")
+    (folder / "a.txt").write_text("a\nc\n")
+
+    text = await diff_mention(folder)
+
+    assert "+++ b/new.txt\n@@ -0,0 +1 @@\n+new" in text
+    assert " a\n+c" in text
