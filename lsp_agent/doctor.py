@@ -61,7 +61,7 @@ async def run_doctor(*, env: Mapping[str, str], cwd: Path, out: TextIO) -> int:
         checks.append(await _endpoint(model, env))
     checks += _skills(env, cwd)
     if settings is not None:
-        checks += await _mcp_servers(settings, env)
+        checks += await _mcp_servers(settings, env, cwd)
     # A broken config was reported above; the sandbox is then checked as by default.
     checks.append(await _sandbox(env, settings.sandbox.mode if settings else "auto", cwd))
     for check in checks:
@@ -98,7 +98,7 @@ def _skills(env: Mapping[str, str], cwd: Path) -> list[Check]:
     return checks
 
 
-async def _mcp_servers(settings: Settings, env: Mapping[str, str]) -> list[Check]:
+async def _mcp_servers(settings: Settings, env: Mapping[str, str], cwd: Path) -> list[Check]:
     """Every configured MCP server started once, as a session would (each bounded by its
     ``timeout_ms``): up with its tool count, disabled, or the error. A failed server is a
     warning: sessions run without its tools."""
@@ -106,7 +106,9 @@ async def _mcp_servers(settings: Settings, env: Mapping[str, str]) -> list[Check
         return []
     from lsp_agent.mcp.manager import McpManager  # the SDK loads only when servers are set
 
-    manager = McpManager(settings.mcp, env=env, hidden_env=key_variables(settings))
+    manager = McpManager(
+        settings.mcp, env=env, hidden_env=key_variables(settings), avoid=(str(cwd),)
+    )
     manager.start()
     try:
         await manager.settled()
