@@ -2,7 +2,8 @@
 
 Exit status (README "Exit status"): 0 ok; 1 failed (one line on stderr says why); 2 bad
 usage, invalid config or unknown session; 3 the step limit ended the turn; 4 a permission
-ask was refused, so what it asked for was not done; 130 interrupted.
+ask was refused, so what it asked for was not done; 130 interrupted; 141 the reader of the
+output went away (``closed_pipe``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import signal
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from lsp_agent import __version__
 from lsp_agent.auth.command import add_auth_parser, run_auth
@@ -27,7 +28,8 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_MAX_STEPS, EXIT_REFUSED = 0, 1, 2, 3, 4
 EXIT_INTERRUPTED = 130
 
 _EPILOG = """exit status: 0 ok, 1 failed, 2 bad usage / invalid config / unknown session,
-3 the step limit ended the turn, 4 a permission ask was refused, 130 interrupted.
+3 the step limit ended the turn, 4 a permission ask was refused, 130 interrupted,
+141 the reader of the output went away (| head).
 Sessions live in the data folder (`lsp-agent doctor` prints it; LSP_AGENT_DATA_DIR sets it)."""
 
 
@@ -54,7 +56,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--model", help="PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-5")
     run.add_argument("--mode", choices=CLIENT_MODES)
     run.add_argument("--cwd", help="the workspace folder (default: the current directory)")
-    run.add_argument("--session", metavar="ID", help="continue this session")
+    which = run.add_mutually_exclusive_group()
+    which.add_argument("--session", metavar="ID", help="continue this session")
+    which.add_argument(
+        "--continue",
+        dest="continue_latest",
+        action="store_true",
+        help="continue the latest session in this folder",
+    )
     run.add_argument("--yes", action="store_true", help='approve "ask" decisions')
     run.add_argument("--json", action="store_true", help="session updates as JSON lines")
     run.add_argument("--max-steps", type=int, metavar="N")
@@ -83,6 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="MID",
         help="stage a revert to before this user message (an assistant message id: to"
         " before the user message it answered); ids are in `sessions show`",
+    )
+    what.add_argument(
+        "--last", action="store_true", help="stage a revert to before the last prompt"
     )
     what.add_argument("--clear", action="store_true", help="undo the staged revert")
     what.add_argument("--commit", action="store_true", help="make the staged revert final")
@@ -119,6 +131,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command; a reader of its output that went away ends it quietly
+    (``closed_pipe``), whichever command it was."""
+    from lsp_agent.closed_pipe import EXIT_CLOSED_PIPE, silence_stdout
+
+    try:
+        code = _main(argv)
+        if not sys.stdout.closed:  # serve and acp close it when their client goes
+            sys.stdout.flush()
+    except BrokenPipeError:
+        silence_stdout(sys.stdout)
+        silence_stdout(sys.stderr)
+        return EXIT_CLOSED_PIPE
+    return code
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -169,14 +197,24 @@ def _run_with_interrupt(args: argparse.Namespace, env: dict[str, str]) -> int:
             return EXIT_INTERRUPTED
 
     async def runner() -> int:
+        from lsp_agent.closed_pipe import PipeGuard
         from lsp_agent.storage.db import StorageError
 
-        task = asyncio.ensure_future(_run(args, env, sys.stdout, sys.stderr, prompt=prompt))
+        def stop() -> None:
+            task.cancel()
+
+        # A reader that goes away stops the turn like Ctrl-C; main() then exits quietly.
+        out, err = PipeGuard(sys.stdout, stop), PipeGuard(sys.stderr, stop)
+        task = asyncio.ensure_future(
+            _run(args, env, cast(TextIO, out), cast(TextIO, err), prompt=prompt)
+        )
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, task.cancel)
         try:
             return await task
         except asyncio.CancelledError:
+            if out.closed_by_reader or err.closed_by_reader:
+                raise BrokenPipeError from None
             sys.stderr.write("interrupted\n")
             return EXIT_INTERRUPTED
         except StorageError as error:  # e.g. the data disk is full before the turn starts
@@ -225,7 +263,7 @@ async def _run(
     try:
         app = await load_agent(inputs, editor=editor)
     except ConfigError as error:
-        return _fail(err, str(error), _config_exit(error))
+        return _fail(err, str(error), EXIT_USAGE)  # no model too
     store = app.store
     try:
         try:  # the app's filter also masks the keys kept in the keyring
@@ -234,18 +272,26 @@ async def _run(
             )
         except AttachmentError as error:
             return _fail(err, str(error), EXIT_USAGE)
-        if args.session is not None and await store.session(args.session) is None:
-            return _fail(err, f"unknown session: {args.session}", EXIT_USAGE)
-        session_id = args.session or await app.sessions.create(
+        continued = args.session
+        if args.continue_latest:
+            continued = await _latest_session(store, workspace)
+            if continued is None:
+                return _fail(err, f"no session to continue in {workspace}", EXIT_USAGE)
+        elif continued is not None and await store.session(continued) is None:
+            return _fail(err, f"unknown session: {continued}", EXIT_USAGE)
+        session_id = continued or await app.sessions.create(
             workspace_folder=str(workspace), model=args.model
         )
         editor.focus(session_id)
-        await app.sessions.admit(session_id, [{"type": "text", "text": prompt}, *attached])
+        prompt_id = await app.sessions.admit(
+            session_id, [{"type": "text", "text": prompt}, *attached]
+        )
         await _mcp_settled(app, err)
         try:
             outcome = await app.sessions.run_turn(session_id, mode=args.mode, model=args.model)
         except asyncio.CancelledError:
             await app.sessions.drain(timeout=2.0)
+            await _print_changes(app, session_id, prompt_id, err)
             await _print_summary(store, session_id, err)
             raise
         await app.sessions.drain(timeout=2.0)
@@ -253,17 +299,37 @@ async def _run(
         if message:
             err.write(block(message) + "\n")
         if (
-            args.session is None
+            continued is None
             and code == EXIT_FAILED
             and not await _worth_keeping(store, session_id)
         ):
             await _delete_session(store, env, session_id)
             err.write("nothing was answered, so no session was kept\n")
         else:
+            await _print_changes(app, session_id, prompt_id, err)
             await _print_summary(store, session_id, err)
         return code
     finally:
         await app.aclose()
+
+
+async def _latest_session(store: Any, workspace: Path) -> str | None:
+    """``run --continue``: the session of this folder updated last, a subagent's excepted
+    (it is the child of a session that was updated after it anyway)."""
+    for info in await store.list_sessions(workspace_folder=workspace.as_uri()):
+        created = next(iter(await store.events(info.session_id, limit=1)), None)
+        if created is None or "parentSessionId" not in created.data:
+            return str(info.session_id)
+    return None
+
+
+async def _print_changes(app: Any, session_id: str, prompt_id: str, err: TextIO) -> None:
+    """The files the prompt changed, with their +/- lines (before the closing line)."""
+    from lsp_agent.terminal_report import changed_files
+
+    for line in changed_files(await app.sessions.changes(session_id, prompt_id)):
+        err.write(line + "\n")
+    err.flush()
 
 
 async def _mcp_settled(app: Any, err: TextIO) -> None:
@@ -384,7 +450,7 @@ async def _with_agent(
         try:
             app = await load_agent(inputs, editor=editor, store=store, mcp_servers=False)
         except ConfigError as error:
-            return _fail(err, str(error), _config_exit(error))
+            return _fail(err, str(error), EXIT_USAGE)  # no model too
         if info.state != "idle":
             return _fail(err, f"session {args.id} is {info.state}; try again when idle", 1)
         if args.verb == "compact":
@@ -413,12 +479,20 @@ async def _revert(
         dropped = await sessions.revert_commit(args.id)
         out.write(f"revert committed; {len(dropped)} messages dropped\n")
         return EXIT_OK
-    target = await _user_message_for(store, args.id, args.message)
+    if args.last:
+        target = await _last_prompt(store, args.id)
+        if target is None:
+            return _fail(err, f"nothing to revert: session {args.id} has no prompt", 1)
+    else:
+        target = await _user_message_for(store, args.id, args.message)
     try:
         result = await sessions.revert_stage(args.id, target, force=args.force, scope=args.scope)
     except LspAgentError as error:
         return _fail(err, str(error), EXIT_FAILED)
-    if target != args.message:
+    if args.last:
+        said = await _prompt_text(store, args.id, target)
+        out.write(f"reverting to before the last prompt, {one_line(target)}: {said}\n")
+    elif target != args.message:
         mid, user = one_line(args.message), one_line(target)
         out.write(f"reverting to before {user}, the user message {mid} answered\n")
     for path in result.files:
@@ -434,6 +508,25 @@ async def _revert(
             "use --force to restore them too\n"
         )
     return EXIT_OK
+
+
+async def _last_prompt(store: Any, session_id: str) -> str | None:
+    """``revert --last``: the last prompt a staged revert has not hidden already."""
+    from lsp_agent.core.checkpoints import hidden_messages, user_message_ids
+
+    events = await store.events(session_id)
+    hidden = hidden_messages(events)
+    prompts = [m for m in user_message_ids(events) if m not in hidden]
+    return prompts[-1] if prompts else None
+
+
+async def _prompt_text(store: Any, session_id: str, message_id: str) -> str:
+    """The start of a prompt's text, on one line, to say which one a revert goes back to."""
+    for message in await store.transcript(session_id):
+        if message.message_id == message_id:
+            text = " ".join(" ".join(p.text.split()) for p in message.parts if p.type == "text")
+            return one_line(text if len(text) <= 80 else text[:80] + "…")
+    return ""
 
 
 async def _user_message_for(store: Any, session_id: str, message_id: str) -> str:
@@ -460,13 +553,6 @@ async def _delete_session(store: Any, env: Mapping[str, str], session_id: str) -
         folder = session_spill_dir(data_dir(env) / "tool-output", session_id)
         await asyncio.to_thread(shutil.rmtree, folder, True)
     return outcome
-
-
-def _config_exit(error: ConfigError) -> int:
-    """A missing model is a failed run (set a variable); a broken config is bad usage."""
-    from lsp_agent.config.settings import ModelNotConfigured
-
-    return EXIT_FAILED if isinstance(error, ModelNotConfigured) else EXIT_USAGE
 
 
 def _fail(err: TextIO, message: str, code: int) -> int:
@@ -580,11 +666,26 @@ async def _show(store: Any, args: argparse.Namespace, out: TextIO) -> int:
             if part["type"] == "tool_call":
                 call = f"[{part['toolName']} {part['status']}] {json.dumps(part['input'])}"
                 out.write(one_line(call) + "\n")
+                _write_tool_result(out, part, info.session_id)
             elif part["type"] == "reasoning":
                 out.write(f"(thinking) {block(part['text'].rstrip())}\n")
             else:
                 out.write(block(part["text"].rstrip()) + "\n")
     return EXIT_OK
+
+
+def _write_tool_result(out: TextIO, part: Mapping[str, Any], session_id: str) -> None:
+    """A tool call's output (its last lines) and error under its line in ``sessions show``;
+    ``sessions export`` has them whole."""
+    from lsp_agent.terminal_report import output_tail
+
+    more = f" (all of it: lsp-agent sessions export {one_line(session_id)})"
+    output, error = part.get("output"), part.get("error")
+    if isinstance(output, str):
+        out.writelines(line + "\n" for line in output_tail(output, "    ", more=more))
+    if isinstance(error, str) and error.strip():
+        out.write("    error:\n")
+        out.writelines(line + "\n" for line in output_tail(error, "      ", more=more))
 
 
 async def _history(store: Any, args: argparse.Namespace, out: TextIO) -> int:

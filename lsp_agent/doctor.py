@@ -220,13 +220,15 @@ def _configuration(
         model = inputs.model(settings)
     except ConfigError as error:
         return [*checks, Check("FAIL", "model", str(error))], settings, None
-    checks.append(Check("ok", "model", model.info.ref))
-    from lsp_agent.config.resolve import check_agent_models
+    # Which layer set it: a file's path, LSP_AGENT_MODEL, initializationOptions.
+    checks.append(Check("ok", "model", f"{model.info.ref} (from {settings.origin('model')})"))
+    from lsp_agent.config.resolve import check_agent_models, ignored_settings
 
     try:
         check_agent_models(settings)
     except ConfigError as error:
         checks.append(Check("FAIL", "agents", str(error)))
+    checks += [Check("warn", "config", warning) for warning in ignored_settings(settings)]
     if model.api_key_env is None:
         checks.append(Check("ok", "api key", "none needed"))
     else:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from lsp_agent.core.diagnostics import DiagnosticsCache
@@ -123,6 +123,10 @@ class TerminalEditor:
 
     async def _answer(self, ask: PermissionAsk) -> PermissionReply:
         request = ask.request
+        if request.protected:  # a person, or nobody: never --yes
+            if self._read_line is None:
+                return _reject(protected_refusal(request.protected))
+            return await self._prompt(ask)
         if self._approve:
             if request.permission == "external_directory":
                 return _reject("not approved: --yes never approves access outside the workspace")
@@ -140,14 +144,21 @@ class TerminalEditor:
         for line in render_ask(ask):
             self._say(line)
         assert self._read_line is not None
+        offered = {option.kind for option in ask.options}
+        once_only = not offered & {"allow_session", "allow_always"}  # a protected file
         while True:
-            self._err.write("  allow [y]once / [s]ession / [a]lways, [n]o, or [r]eason to deny: ")
+            if once_only:
+                self._err.write("  allow [y]once, [n]o, or [r]eason to deny: ")
+            else:
+                self._err.write(
+                    "  allow [y]once / [s]ession / [a]lways, [n]o, or [r]eason to deny: "
+                )
             self._err.flush()
             raw = await asyncio.to_thread(self._read_line)
             if not raw:  # end of input: nobody is there to answer
                 return _reject("not approved: the terminal closed")
             choice = raw.strip()[:1].lower()
-            if choice in _CHOICES:
+            if choice in _CHOICES and _CHOICES[choice] in offered:
                 return PermissionReply(kind=_CHOICES[choice])
             if choice == "r":
                 self._err.write("  reason: ")
@@ -296,6 +307,17 @@ def run_summary(info: SessionInfo) -> str:
         )
     cost = f" · ${usage.cost:.4f}" if usage.cost is not None else ""
     return f"session {info.session_id} · {tokens} tokens{cost}"
+
+
+def protected_refusal(protected: Sequence[str]) -> str:
+    """What the model reads when a protected write cannot be put to a person."""
+    names = ", ".join(line.split(": ", 1)[0] for line in protected)
+    return (
+        f"not approved: {names} is protected (it can make programs run later), so only a "
+        "person at the terminal may approve writing it, each time; --yes and saved approvals "
+        "never do, and this run has no terminal. Do not try another way to change it: tell "
+        "the user the exact change and why, and let them make it or run again interactively"
+    )
 
 
 def _reject(reason: str) -> PermissionReply:

@@ -16,7 +16,6 @@ TESTS = Path(__file__).parent
 IN_PROCESS = frozenset(
     {
         "integration/test_event_store.py",
-        "integration/test_recovery.py",
         "integration/test_session_config_e2e.py",
         "integration/test_snapshots.py",
         "reliability/test_fake_llm_faults.py",
@@ -24,14 +23,27 @@ IN_PROCESS = frozenset(
     }
 )
 """The modules outside ``unit/`` whose tests run in this process and take well under a second."""
+STARTS_PROCESSES = frozenset(
+    {
+        "unit/lsp/test_startup_imports.py",
+        "unit/mcp/test_changes_and_remote.py",
+        "unit/mcp/test_stdio_server.py",
+        "unit/tools/test_bash.py",
+        "unit/tools/test_bash_runner.py",
+    }
+)
+"""The modules inside ``unit/`` whose tests start real commands, MCP servers or interpreters and
+take seconds each: the slowest of the quick run (``--durations``), so they are ``e2e`` too."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark ``e2e`` every test outside ``tests/unit/`` (they start the server, the CLI, a real
-    editor or bubblewrap, or take seconds), except the modules in ``IN_PROCESS``."""
+    editor or bubblewrap, or take seconds), except the modules in ``IN_PROCESS``, and the
+    modules in ``STARTS_PROCESSES``."""
     for item in items:
         where = item.path.relative_to(TESTS).as_posix()
-        if not where.startswith("unit/") and where not in IN_PROCESS:
+        outside = not where.startswith("unit/") and where not in IN_PROCESS
+        if outside or where in STARTS_PROCESSES:
             item.add_marker(pytest.mark.e2e)
 
 

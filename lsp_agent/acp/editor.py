@@ -31,7 +31,7 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
-from lsp_agent.acp.peer import AcpPeer, ClientError
+from lsp_agent.acp.peer import AcpPeer, ClientError, ClientTimeout
 from lsp_agent.acp.permission import (
     Rejections,
     permission_reply,
@@ -44,7 +44,7 @@ from lsp_agent.core.documents import APPLIED, NOT_OPEN, DocumentEditResult
 from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.permission.rules import PermissionAsk, PermissionReply
 from lsp_agent.core.question import QuestionAsk, QuestionReply
-from lsp_agent.workspace.files import BOM, FileError, load_text
+from lsp_agent.workspace.files import BOM, FileError, link_in_the_way, load_text
 
 _log = logging.getLogger(__name__)
 
@@ -125,6 +125,8 @@ class AcpEditor:
     ) -> DocumentEditResult:
         if not self._peer.features.write_text_file:
             return NOT_OPEN
+        if (moved := link_in_the_way(path)) is not None:
+            return DocumentEditResult(status="conflict", message=moved)
         current = await self.open_document_text(path)
         created = current is None and base_text == ""  # a new file (workspace.files.commit)
         if current != base_text and not created:
@@ -171,6 +173,14 @@ class AcpEditor:
                 "session/request_permission",
                 permission_request(ask, session_id=session_id),
                 RequestPermissionResponse,
+            )
+        except ClientTimeout as timeout:
+            return PermissionReply(
+                kind=None,
+                reason=(
+                    f"Nobody answered the permission request within {timeout.seconds:g} s, so "
+                    "the call was not run and the turn ends here."
+                ),
             )
         except ClientError as error:
             _log.warning("permission request failed: %s", error)

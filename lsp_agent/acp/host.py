@@ -37,7 +37,7 @@ from lsp_agent.acp.capabilities import ClientFeatures
 from lsp_agent.acp.content import PromptBlock, user_content
 from lsp_agent.acp.editor import PROMPTING, AcpEditor
 from lsp_agent.acp.errors import InvalidParams, SessionBusy
-from lsp_agent.acp.peer import AcpPeer
+from lsp_agent.acp.peer import AcpPeer, PeerTimeouts
 from lsp_agent.acp.session_mcp import ClientServer, InvalidServers, SessionServers
 from lsp_agent.acp.updates import UpdateMapper, config_options
 from lsp_agent.app import AgentInputs, App, load_agent
@@ -295,7 +295,20 @@ class AcpHost:
         stop = _STOP_REASONS.get(outcome.stop_reason, "end_turn")
         if stop == "end_turn" and await self._hit_max_tokens(session_id, first_seq):
             return "max_tokens"
+        if stop == "cancelled" and await self._user_refused(session_id, first_seq):
+            return "refusal"
         return stop
+
+    async def _user_refused(self, session_id: str, after_seq: int) -> bool:
+        """The turn ended because the user rejected a call without a reason (not because
+        an ask was dismissed): ACP's ``cancelled`` is for ``session/cancel`` only, so that
+        turn ends as a ``refusal``. The model reads the rejection at its next turn."""
+        resolved = [
+            e
+            for e in await self.store.events(session_id, after_seq=after_seq)
+            if e.type == "permission_resolved"
+        ]
+        return bool(resolved) and resolved[-1].data.get("state") == "rejected"
 
     async def _hit_max_tokens(self, session_id: str, after_seq: int) -> bool:
         ended = [
@@ -333,6 +346,10 @@ class AcpHost:
                 )
                 if app.tools is not None:
                     app.tools.add_source(self.servers)
+                editor_settings = app.settings.editor
+                self.peer.timeouts = PeerTimeouts(
+                    ask=editor_settings.ask_timeout, request=editor_settings.request_timeout
+                )
                 self._apps[folder] = app
             return app
 

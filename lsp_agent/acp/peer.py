@@ -3,14 +3,20 @@
 Every agent → client message goes through :class:`AcpPeer`: ``session/update``
 notifications, ``session/request_permission``, ``fs/*`` and (``terminal.py``) ``terminal/*``.
 Params are the SDK's schema models, answers are validated against one, so a malformed
-answer is a ``ClientError`` the caller turns into a value, never a crash.
+answer is a ``ClientError`` the caller turns into a value, never a crash. No request waits
+forever (a client that never answers would hold the turn for good): asks wait
+``editor.ask_timeout`` (30 min), the rest ``editor.request_timeout`` (10 s) — except
+``terminal/wait_for_exit``, which the command's own timeout bounds — and then fail with a
+:class:`ClientTimeout`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from typing import Any, Protocol, TypeVar
+from typing import Any, Final, Protocol, TypeVar
 
+import attrs
 from acp.exceptions import RequestError
 from pydantic import BaseModel, ValidationError
 
@@ -23,6 +29,31 @@ AnswerT = TypeVar("AnswerT", bound=BaseModel)
 
 class ClientError(Exception):
     """The client answered a request with an error, a malformed answer, or went away."""
+
+
+class ClientTimeout(ClientError):
+    """The client did not answer in time."""
+
+    def __init__(self, method: str, seconds: float) -> None:
+        super().__init__(f"{method}: no answer within {seconds:g} s")
+        self.seconds = seconds
+
+
+ASKS: Final = frozenset({"session/request_permission", "elicitation/create"})
+"""The requests a person answers."""
+UNBOUNDED: Final = frozenset({"terminal/wait_for_exit"})
+"""Waits the command's own timeout bounds."""
+
+
+@attrs.frozen
+class PeerTimeouts:
+    ask: float = 1800.0
+    request: float = 10.0
+
+    def of(self, method: str) -> float | None:
+        if method in UNBOUNDED:
+            return None
+        return self.ask if method in ASKS else self.request
 
 
 class Channel(Protocol):
@@ -43,6 +74,8 @@ class AcpPeer:
         self._channel = channel
         self.features = ClientFeatures()
         """Set by ``initialize`` (``host.py``); read whenever a feature is used."""
+        self.timeouts = PeerTimeouts()
+        """The configured ones (``editor.*_timeout``) once an agent's settings are read."""
 
     def connect(self, channel: Channel) -> None:
         """The connection, once it exists (it needs the dispatcher, which needs us)."""
@@ -57,9 +90,15 @@ class AcpPeer:
     async def request(self, method: str, params: BaseModel, answer: type[AnswerT]) -> AnswerT:
         """Send ``method`` and validate the answer (``null`` counts as ``{}``).
 
-        Raises :class:`ClientError`; cancelling the caller abandons the request."""
+        Raises :class:`ClientError` (:class:`ClientTimeout` when no answer came in time);
+        cancelling the caller abandons the request."""
+        seconds = self.timeouts.of(method)
         try:
-            raw = await self.channel.send_request(method, dump(params))
+            async with asyncio.timeout(seconds):
+                raw = await self.channel.send_request(method, dump(params))
+        except TimeoutError:
+            assert seconds is not None
+            raise ClientTimeout(method, seconds) from None
         except RequestError as error:
             raise ClientError(f"{method}: {error} ({error.code})") from error
         except ConnectionError as error:

@@ -46,6 +46,7 @@ from lsp_agent.config.settings import (
     InvalidConfig,
     PermissionRule,
     Settings,
+    check_permission_name,
     sandbox_shorthand,
 )
 
@@ -207,6 +208,7 @@ def _parse_permission(value: object, source: str, home: str) -> list[tuple[str, 
         key = f"permission.{name}"
         if not isinstance(name, str) or not name.strip():
             raise InvalidConfig(source, f"key {key!r}: empty permission name", key=key)
+        check_permission_name(name, source, key)
         if isinstance(entry, Mapping):
             for pattern, raw_action in entry.items():
                 rule_key = f"{key}.{pattern}"
@@ -316,6 +318,15 @@ def _has_key(data: Mapping[str, Any], path: tuple[str, ...]) -> bool:
     return True
 
 
+def _dotted_keys(data: Mapping[str, Any], prefix: str = "") -> Iterable[str]:
+    """Every key of ``data`` as a dotted path, objects and what is inside them."""
+    for key, value in data.items():
+        dotted = f"{prefix}{key}"
+        yield dotted
+        if isinstance(value, Mapping):
+            yield from _dotted_keys(value, f"{dotted}.")
+
+
 def _last_source(layers: list[_Layer], path: tuple[str, ...]) -> str:
     for layer in reversed(layers):
         if _has_key(layer.data, path):
@@ -413,6 +424,7 @@ def load_settings(
     hint = f"add {os.path.realpath(workspace)} to trusted_folders in {user_file} to trust it"
     project_trusted = False
     merged: dict[str, Any] = {}
+    origins: dict[str, str] = {}
     rules = list(DEFAULT_PERMISSION_RULES)
 
     for layer in layers:
@@ -441,6 +453,8 @@ def load_settings(
         layer.rules = [rule for _, rule in keyed_rules]
         rules.extend(layer.rules)
         merged = _merge(merged, layer.data)
+        origins.update(dict.fromkeys(_dotted_keys(layer.data), layer.source))
+        origins.update({key: layer.source for key, _ in keyed_rules})
 
     try:
         combined = ConfigKeys.model_validate(merged)
@@ -462,6 +476,7 @@ def load_settings(
             "project_trusted": project_trusted,
             "warnings": warnings,
             "env_base_urls": env_base_urls,
+            "origins": origins,
         }
     )
 

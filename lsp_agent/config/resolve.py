@@ -11,7 +11,13 @@ from typing import Final
 import attrs
 
 from lsp_agent.config import catalog
-from lsp_agent.config.settings import AGENT_NAMES, ModelNotConfigured, Settings
+from lsp_agent.config.settings import (
+    AGENT_NAMES,
+    MODEL_ENV,
+    InvalidConfig,
+    ModelNotConfigured,
+    Settings,
+)
 from lsp_agent.core.errors import ConfigError
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.providers import PROVIDER_KINDS, ProviderType
@@ -25,6 +31,7 @@ __all__ = [
     "agent_model_ref",
     "cheapest_model",
     "check_agent_models",
+    "ignored_settings",
     "resolve_model",
 ]
 
@@ -67,12 +74,28 @@ def resolve_model(settings: Settings, ref: str | None = None) -> ResolvedModel:
     """Resolve ``provider/model`` (default ``settings.model``).
 
     Raises :class:`ModelNotConfigured` when there is no model at all, :class:`ConfigError`
-    for a malformed reference or an unknown provider.
+    for a malformed reference or an unknown provider — an :class:`InvalidConfig` naming the
+    layer and the key ``model`` when the reference is the configured one.
     """
-    if ref is None:
-        ref = settings.model
-    if ref is None or not ref.strip():
+    if ref is not None:
+        return _resolve(settings, ref)
+    if settings.model is None or not settings.model.strip():
         raise ModelNotConfigured()
+    try:
+        return _resolve(settings, settings.model)
+    except ConfigError as error:
+        raise _named(settings, "model", error) from error
+
+
+def _named(settings: Settings, key: str, error: ConfigError) -> InvalidConfig:
+    """``error`` about the value of ``key`` as the mistake of the layer that set it."""
+    source = settings.origin(key)
+    if source == MODEL_ENV:  # the variable is the key
+        return InvalidConfig(source, str(error))
+    return InvalidConfig(source, f"key {key!r}: {error}", key=key)
+
+
+def _resolve(settings: Settings, ref: str) -> ResolvedModel:
     provider, sep, model = ref.partition("/")
     if not sep or not provider or not model:
         raise ConfigError(
@@ -148,7 +171,32 @@ def check_agent_models(settings: Settings) -> None:
             try:
                 resolve_model(settings, ref)
             except ConfigError as error:
-                raise ConfigError(f"{key}: {error}") from error
+                raise _named(settings, key, error) from error
+
+
+def ignored_settings(settings: Settings) -> list[str]:
+    """Warnings for reasoning settings the model's provider ignores: an OpenAI-compatible
+    server gets no reasoning parameter (``providers/openai.py``), so ``reasoning_effort`` or
+    ``thinking.enabled`` there changes nothing (docs/configuration.md)."""
+    warnings: list[str] = []
+    wanted = [
+        (f"agents.{agent}.reasoning_effort", agent_model_ref(settings, agent) or settings.model)
+        for agent in AGENT_NAMES
+        if settings.agents.of(agent).reasoning_effort is not None
+    ]
+    if settings.thinking.enabled:
+        wanted.append(("thinking.enabled", settings.model))
+    for key, ref in wanted:
+        try:
+            model = resolve_model(settings, ref) if ref else None
+        except ConfigError:
+            continue  # reported as an error where the model is checked
+        if model is not None and not PROVIDER_KINDS[model.provider_type].takes_reasoning:
+            warnings.append(
+                f"{settings.origin(key)}: key {key!r} is ignored: {model.ref} is served by "
+                f"an {model.provider_type} provider, which is sent no reasoning setting"
+            )
+    return warnings
 
 
 def cheapest_model(

@@ -8,6 +8,7 @@ user-facing description.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -29,6 +30,7 @@ from lsp_agent.core.errors import ConfigError
 from lsp_agent.core.messages import REASONING_BUDGETS as CORE_REASONING_BUDGETS
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.modes import CLIENT_MODES, DEFAULT_MODE
+from lsp_agent.core.permission.rules import wildcard_match
 from lsp_agent.providers import ProviderType
 
 __all__ = [
@@ -62,6 +64,7 @@ __all__ = [
     "TitleConfig",
     "ToolOutputConfig",
     "WebfetchConfig",
+    "check_permission_name",
     "sandbox_shorthand",
 ]
 
@@ -187,6 +190,14 @@ class RetryConfig(_Config):
     max_retries: NonNegativeInt = 2
     initial_delay: NonNegativeFloat = 1.0
     stream_idle_timeout: Annotated[float, Field(gt=0)] = 300.0
+
+
+class EditorConfig(_Config):
+    """``editor``: how long the server waits for the editor's answers (seconds). Asks wait
+    for a person; every other request (edits, saves, queries, progress) for the program."""
+
+    ask_timeout: Annotated[float, Field(gt=0)] = 1800.0
+    request_timeout: Annotated[float, Field(gt=0)] = 10.0
 
 
 class TitleConfig(_Config):
@@ -358,6 +369,7 @@ class ConfigKeys(_Config):
     trusted_folders: list[NonEmptyStr] = Field(default_factory=list)
     providers: dict[NonEmptyStr, ProviderConfig] = Field(default_factory=dict)
     retry: RetryConfig = Field(default_factory=RetryConfig)
+    editor: EditorConfig = Field(default_factory=EditorConfig)
     title: TitleConfig = Field(default_factory=TitleConfig)
     thinking: ThinkingSettings = Field(default_factory=ThinkingSettings)
     compaction: CompactionConfig = Field(default_factory=CompactionConfig)
@@ -405,6 +417,27 @@ DEFAULT_PERMISSION_RULES: Final[tuple[PermissionRule, ...]] = _defaults(
     ]
 )
 
+PERMISSION_NAMES: Final[tuple[str, ...]] = tuple(r.permission for r in DEFAULT_PERMISSION_RULES)
+"""Every permission a rule may name: the built-in layer has a rule for each."""
+_COVERED_BY_EDIT = ("write", "apply_patch")
+
+
+def check_permission_name(name: str, source: str, key: str) -> None:
+    """A name no permission answers to (``"bassh"``, ``"edits"``) would make a rule that never
+    matches, silently: it is an error like an unknown key. ``*`` wildcards are fine when they
+    match some permission (``"*"``, ``"bash*"``)."""
+    if any(wildcard_match(known, name) for known in PERMISSION_NAMES):
+        return
+    if name in _COVERED_BY_EDIT:
+        hint = " ('edit' covers write, edit and apply_patch)"
+    else:
+        close = difflib.get_close_matches(name, PERMISSION_NAMES, n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+    names = ", ".join(PERMISSION_NAMES)
+    raise InvalidConfig(
+        source, f"key {key!r}: unknown permission {name!r}{hint}; one of {names}", key=key
+    )
+
 
 class Settings(ConfigKeys):
     """The merged configuration.
@@ -424,3 +457,12 @@ class Settings(ConfigKeys):
     warnings: list[str] = Field(default_factory=list)
     #: ``ANTHROPIC_BASE_URL`` / ``OPENAI_BASE_URL`` as found in the environment
     env_base_urls: dict[str, str] = Field(default_factory=dict)
+    #: every dotted key a layer set → the layer that set it last (a file's path,
+    #: ``LSP_AGENT_MODEL``, ``initializationOptions``, ``command line``): a mistake found after
+    #: the merge (an unknown provider in ``model``) names the file and key, and ``doctor``
+    #: says where the model came from
+    origins: dict[str, str] = Field(default_factory=dict)
+
+    def origin(self, key: str) -> str:
+        """The layer that set ``key`` (dotted) last; ``built-in`` when none did."""
+        return self.origins.get(key, BUILTIN_SOURCE)

@@ -6,6 +6,7 @@ user's buffer and undo history instead of under it on disk. The editor answers w
 :class:`DocumentEditResult`: ``applied``; ``not_open`` (it has no such document);
 ``conflict`` (the buffer no longer holds the text the change was made against, or the editor
 refused the edit) — a conflict is reported to the model, never turned into a disk write.
+An applied edit may carry a ``note`` when the disk did not follow the buffer.
 
 A :class:`FilePreview` is the before/after text of one file of an ``edit`` permission ask,
 for an editor that shows the change as a diff. It travels with the ask in memory only
@@ -34,6 +35,10 @@ class DocumentEditResult:
     status: DocumentEditStatus
     message: str = ""
     """For ``conflict``: why (the model reads it), e.g. "the editor refused the edit"."""
+    note: str = ""
+    """For ``applied``: what the model must know about the file on disk, e.g. that the
+    buffer kept the user's unsaved changes and was not saved, so commands see the disk's
+    older text (appended to the tool's result)."""
 
 
 APPLIED = DocumentEditResult(status="applied")

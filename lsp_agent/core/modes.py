@@ -26,7 +26,7 @@ class Mode:
     title: str
     description: str
     prompt: str
-    """The system prompt's name (``core/prompts/<prompt>.md``)."""
+    """The system prompt's name (a key of ``core.prompts.SECTIONS``)."""
     rules: tuple[Rule, ...] = ()
     """Limits on the configured rules, added to every call's rule set."""
     subagent: bool = False
@@ -69,7 +69,7 @@ MODES: Mapping[str, Mode] = {
             title="General",
             description="A subagent: what its parent may do, but no further subagents and "
             "no plan of its own.",
-            prompt="build",
+            prompt="general",
             rules=_limits("general subagent", dict.fromkeys(("task", "todowrite"), "deny")),
             subagent=True,
         ),

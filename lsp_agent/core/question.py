@@ -55,6 +55,9 @@ class QuestionAsk:
 class QuestionReply:
     outcome: QuestionOutcome
     answers: dict[str, Answer] = attrs.field(factory=dict)
+    reason: str | None = None
+    """For ``cancelled`` by the host, not the user (nobody answered in time): what the
+    model reads instead of "the user dismissed the questions"."""
 
     def answers_json(self) -> dict[str, Any]:
         return {

@@ -3,7 +3,11 @@
 - ``publish``: every committed event as one ``agent/session/update`` (see ``stream.py``).
 - Open documents are read from the editor's buffer and changed with ``workspace/applyEdit``
   carrying the document version; a changed buffer or a refused edit is a conflict the model
-  reads, never a disk write.
+  reads, never a disk write. Right after an applied edit the disk follows (``saving.py``:
+  the front-end saves, or the server writes the file) unless the buffer held the user's
+  unsaved changes; an editor that cannot take edits gets the file written on disk.
+- Every request may time out (``timeouts.py``): an edit is then a conflict, an ask a
+  dismissal that ends the turn, and the user sees a ``window/showMessage``.
 - Permission asks go to ``agent/session/requestPermission`` with the change set, whose base
   and proposed texts ``agent/diff/get`` serves; an allow may carry ``modifiedContent`` (the
   user's own text per uri), handed on by path. A client without the agent permission UI gets
@@ -26,15 +30,16 @@ from pydantic import ValidationError
 from pygls.workspace import TextDocument
 
 from lsp_agent.core.diagnostics import Diagnostic, DiagnosticsCache
-from lsp_agent.core.documents import APPLIED, NOT_OPEN, DocumentEditResult, FilePreview
+from lsp_agent.core.documents import NOT_OPEN, DocumentEditResult, FilePreview
 from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.permission.rules import PermissionAsk, PermissionOption, PermissionReply
 from lsp_agent.core.question import Answer, QuestionAsk, QuestionReply
 from lsp_agent.core.uris import path_of_uri
 from lsp_agent.lsp import protocol as p
+from lsp_agent.lsp import saving, timeouts
 from lsp_agent.lsp.documents import OpenDocuments, diagnostic_json
 from lsp_agent.lsp.stream import UpdateStream
-from lsp_agent.workspace.files import unified_diff
+from lsp_agent.workspace.files import link_in_the_way, unified_diff
 
 _log = logging.getLogger(__name__)
 
@@ -97,10 +102,14 @@ class LspEditor:
         change_sets: ChangeSets | None = None,
         forwards_diagnostics: bool = False,
         annotate_edits: bool = False,
+        saves_documents: bool = False,
+        applies_edits: bool = True,
     ) -> None:
         """``ui`` None: a plain LSP client (no agent UI at all). ``annotate_edits``: mark
         edits with a change annotation that asks the user to confirm (a plain client that
-        supports them)."""
+        supports them). ``saves_documents``: the client answers ``agent/documents/save``;
+        ``applies_edits`` False: it cannot take ``workspace/applyEdit`` (the disk is
+        written instead)."""
         self._client = client
         self._documents = documents
         self._stream = stream
@@ -109,6 +118,22 @@ class LspEditor:
         self._diagnostics = DiagnosticsCache()
         self._forwards = forwards_diagnostics
         self._annotate = annotate_edits
+        self._applies_edits = applies_edits
+        self._disk = saving.DiskFollower(
+            client.request, documents, saves=saves_documents, tell_user=self.tell_user
+        )
+        self._stale: dict[str, str] = {}
+        """Open documents whose file the server wrote behind the editor's back (it cannot
+        take edits): path → the buffer's text then. Until the editor reloads it, the
+        buffer is old and the disk is the file's text."""
+
+    def tell_user(self, message: str) -> None:
+        """A warning the user sees (``window/showMessage``), for what a tool's result
+        alone would hide from them: a request that timed out, a file written behind the
+        editor."""
+        self._client.notify(
+            lsp.WINDOW_SHOW_MESSAGE, {"type": int(lsp.MessageType.Warning), "message": message}
+        )
 
     # -- diagnostics -----------------------------------------------------------------------
 
@@ -181,25 +206,86 @@ class LspEditor:
     # -- documents -------------------------------------------------------------------------
 
     async def open_document_text(self, path: str) -> str | None:
-        document = self._documents.document(path)
+        document = self._document(path)
         return None if document is None else document.source
 
     async def open_documents(self) -> dict[str, str]:
         found = {}
         for path in self._documents.open_paths():
-            document = self._documents.document(path)
+            document = self._document(path)
             if document is not None:
                 found[path] = document.source
         return found
 
+    def _document(self, path: str) -> TextDocument | None:
+        """The open document at ``path``, unless its buffer is older than the disk (the
+        server wrote the file for an editor that cannot take edits, and it has not
+        reloaded): then the disk is the file's text."""
+        return None if self._is_stale(path) else self._documents.document(path)
+
+    def _is_stale(self, path: str) -> bool:
+        document = self._documents.document(path)
+        stale = self._stale.get(path)
+        if document is None or stale is None:
+            return False
+        if document.source == stale:
+            return True
+        del self._stale[path]  # the editor reloaded (or the user typed): the buffer again
+        return False
+
     async def apply_document_edit(
         self, path: str, base_text: str, new_text: str
     ) -> DocumentEditResult:
+        if self._is_stale(path):
+            return NOT_OPEN
         document = self._documents.document(path)
         if document is None:
             return NOT_OPEN
+        if (moved := link_in_the_way(path)) is not None:
+            return _conflict(moved)
         if document.source != base_text:
             return _conflict("the document was changed in the editor after the agent read it")
+        before = await saving.disk_before(path, base_text)
+        if not self._applies_edits:
+            return await self._write_for_editor(path, document, new_text, before)
+        applied = await self._apply_edit(path, document, base_text, new_text)
+        if applied is not None:
+            return applied
+        return DocumentEditResult(
+            status="applied", note=await self._disk.follow(path, new_text, before)
+        )
+
+    async def _write_for_editor(
+        self, path: str, document: TextDocument, new_text: str, before: saving.DiskCopy
+    ) -> DocumentEditResult:
+        """An editor that cannot take edits (``workspace.applyEdit`` false): the file is
+        written on disk, unless its buffer holds unsaved changes of the user's."""
+        if not before.agrees:
+            return _conflict(
+                "the editor cannot take edits from the server (no workspace/applyEdit) and "
+                "the file has unsaved changes in it, so nothing was written; ask the user to "
+                "save or close it"
+            )
+        failed = await saving.write_behind(path, new_text, before)
+        if failed:
+            return _conflict(failed)
+        self._stale[path] = document.source
+        self.tell_user(
+            f"lsp-agent changed {os.path.basename(path)} on disk (this editor cannot take "
+            "edits from the server): reload it to see the change."
+        )
+        return DocumentEditResult(
+            status="applied",
+            note=(
+                "the editor cannot take edits from the server, so the edit was written to "
+                "the file on disk; the editor shows the old text until the user reloads it."
+            ),
+        )
+
+    async def _apply_edit(
+        self, path: str, document: TextDocument, base_text: str, new_text: str
+    ) -> DocumentEditResult | None:
+        """``workspace/applyEdit`` of the change; None when applied, else the conflict."""
         edit = _minimal_edit(document, base_text, new_text)
         identifier = lsp.OptionalVersionedTextDocumentIdentifier(
             uri=document.uri, version=document.version
@@ -229,6 +315,15 @@ class LspEditor:
         params = lsp.ApplyWorkspaceEditParams(edit=workspace_edit, label="lsp-agent edit")
         try:
             result = await self._client.request(lsp.WORKSPACE_APPLY_EDIT, params)
+        except timeouts.ClientTimeout as timeout:
+            self.tell_user(
+                f"lsp-agent: the editor did not answer the agent's edit of "
+                f"{os.path.basename(path)} within {timeout.waited}; the edit was abandoned."
+            )
+            return _conflict(
+                f"the editor did not answer within {timeout.waited}; the buffer may or may "
+                "not show the edit"
+            )
         except asyncio.CancelledError:
             raise
         except Exception as error:  # the client answered with an error
@@ -243,7 +338,7 @@ class LspEditor:
             return _conflict(f"the editor refused the edit{f': {reason}' if reason else ''}")
         if not await self._documents.wait_for(path, new_text, APPLY_SETTLE_TIMEOUT):
             _log.warning("no didChange reflecting the applied edit to %s", path)
-        return APPLIED
+        return None
 
     # -- permission ------------------------------------------------------------------------
 
@@ -254,6 +349,8 @@ class LspEditor:
         try:
             raw = await self._client.request("agent/session/requestPermission", params.dump())
             answer = p.RequestPermissionResult.model_validate(_plain(raw))
+        except timeouts.ClientTimeout as timeout:
+            return self._unanswered(ask, timeout)
         except asyncio.CancelledError:
             raise
         except (ValidationError, Exception) as error:
@@ -339,6 +436,8 @@ class LspEditor:
         )
         try:
             chosen = await self._client.request(lsp.WINDOW_SHOW_MESSAGE_REQUEST, params)
+        except timeouts.ClientTimeout as timeout:
+            return self._unanswered(ask, timeout)
         except asyncio.CancelledError:
             raise
         except Exception as error:
@@ -350,6 +449,22 @@ class LspEditor:
         if title == "Allow for session":
             return PermissionReply(kind="allow_session")
         return PermissionReply(kind="reject_once")
+
+    def _unanswered(self, ask: PermissionAsk, timeout: timeouts.ClientTimeout) -> PermissionReply:
+        """Nobody answered the ask in time: the call is not run and the turn ends (a
+        dismissed ask), the model reads why and the user is told."""
+        what = ask.request.title or ask.request.permission
+        self.tell_user(
+            f"lsp-agent: the permission request '{what}' got no answer within "
+            f"{timeout.waited}; the agent's turn was stopped (editor.ask_timeout)."
+        )
+        return PermissionReply(
+            kind=None,
+            reason=(
+                f"Nobody answered the permission request within {timeout.waited}, so the "
+                "call was not run and the turn ends here."
+            ),
+        )
 
     # -- questions -------------------------------------------------------------------------
 
@@ -364,6 +479,17 @@ class LspEditor:
         try:
             raw = await self._client.request("agent/session/askQuestion", params)
             answer = p.AskQuestionResult.model_validate({"result": _plain(raw)}).result
+        except timeouts.ClientTimeout as timeout:
+            self.tell_user(
+                f"lsp-agent: the agent's questions got no answer within {timeout.waited}; "
+                "its turn was stopped (editor.ask_timeout)."
+            )
+            return QuestionReply(
+                outcome="cancelled",
+                reason=(
+                    f"Nobody answered the questions within {timeout.waited}; the turn ends here."
+                ),
+            )
         except asyncio.CancelledError:
             raise
         except (ValidationError, Exception) as error:

@@ -32,6 +32,7 @@ from lsp_agent.lsp.plain import PlainProgress
 from lsp_agent.lsp.protocol import AgentClientOptions
 from lsp_agent.lsp.queries import LspEditorQueries
 from lsp_agent.lsp.stream import UpdateStream
+from lsp_agent.lsp.timeouts import RequestTimeouts
 from lsp_agent.lsp.turns import TurnScheduler
 from lsp_agent.storage.event_log import SqliteEventStore
 
@@ -171,6 +172,8 @@ async def start_host(
         change_sets=ChangeSets(),
         forwards_diagnostics=options is not None and options.forwards_diagnostics,
         annotate_edits=options is None and client.supports_change_annotations,
+        saves_documents=options is not None and options.saves_documents,
+        applies_edits=client.supports_apply_edit,
     )
     roots = _real_paths(folders())
     init_config: dict[str, Any] | None = None
@@ -194,6 +197,10 @@ async def start_host(
             store=store,
             roots=lambda _folder: _real_paths(folders()),
             editor_diagnostics=True,
+        )
+        editor_settings = app.settings.editor
+        client.timeouts = RequestTimeouts(
+            ask=editor_settings.ask_timeout, request=editor_settings.request_timeout
         )
     except ConfigError as error:
         _log.warning("the agent is not available: %s", error)

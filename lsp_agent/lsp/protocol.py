@@ -134,6 +134,9 @@ class AgentClientOptions(Model):
     config: ClientConfig | None = None
     editor_queries: Annotated[list[QueryKindWord], Field(max_length=50)] = []
     """The ``agent/editor/query`` kinds the client answers; unknown kinds are ignored."""
+    saves_documents: StrictBool = False
+    """The client answers ``agent/documents/save`` (protocol.md §6): the server asks it to
+    save the buffers the agent edited instead of writing the disk itself."""
 
 
 class AgentServerCapabilities(Model):
@@ -336,6 +339,34 @@ class EditorQueryResult(Model):
     SymbolInformation, SymbolInformation | WorkspaceSymbol; ``[]``: no answer."""
 
     items: Annotated[list[dict[str, Any]], Field(max_length=100_000)]
+
+
+# -- §6 saving the agent's edits -----------------------------------------------------------
+
+
+class DocumentToSave(Model):
+    uri: Uri
+    version: StrictInt
+    """The buffer's version right after the agent's edit: save only at this version."""
+
+
+class SaveDocumentsParams(Model):
+    """``agent/documents/save`` (server → client): save these buffers, as the agent left them."""
+
+    documents: Annotated[list[DocumentToSave], Field(max_length=1000)]
+
+
+class SavedDocument(Model):
+    uri: Uri
+    saved: StrictBool
+    version: StrictInt | None = None
+    """The buffer's version after saving (a format-on-save changes it)."""
+    reason: StrictStr | None = None
+    """Why it was not saved (the buffer changed since, read-only, a write error…)."""
+
+
+class SaveDocumentsResult(Model):
+    documents: Annotated[list[SavedDocument], Field(max_length=1000)]
 
 
 # -- §3 streaming --------------------------------------------------------------------------
@@ -697,6 +728,13 @@ METHODS: dict[str, Method] = {
             kind="request",
             params=EditorQueryParams,
             result=EditorQueryResult,
+        ),
+        Method(
+            name="agent/documents/save",
+            direction="server_to_client",
+            kind="request",
+            params=SaveDocumentsParams,
+            result=SaveDocumentsResult,
         ),
         Method(
             name="agent/session/askQuestion",

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from lsp_agent.core.uris import file_uri
 from lsp_agent.lsp import protocol as p
 from lsp_agent.lsp.editor import Client, plain_json
+from lsp_agent.lsp.timeouts import ClientTimeout
 from lsp_agent.tools.editor_queries import QUERY_KINDS, EditorQuery, QueryFailed
 
 __all__ = ["QUERY_TIMEOUT", "LspEditorQueries"]
@@ -63,6 +64,8 @@ class LspEditorQueries:
                 raw = await self._client.request("agent/editor/query", params.dump())
         except TimeoutError:
             return QueryFailed(f"the editor did not answer within {self._timeout:g} s")
+        except ClientTimeout as timeout:  # the connection's own limit (editor.request_timeout)
+            return QueryFailed(f"the editor did not answer within {timeout.waited}")
         except asyncio.CancelledError:
             raise
         except Exception as error:  # the client answered with an error

@@ -50,6 +50,7 @@ from lsp_agent.lsp.protocol import (
     ErrorCodes,
     Method,
 )
+from lsp_agent.lsp.timeouts import ClientTimeout, RequestTimeouts
 
 _log = logging.getLogger(__name__)
 
@@ -263,6 +264,9 @@ class AgentServer(LanguageServer):
         )
         self.env = dict(env)
         self.documents = OpenDocuments()
+        self.timeouts = RequestTimeouts()
+        """How long each request to the client may take; the host sets the configured ones
+        (``editor.*_timeout``) once the settings are read."""
 
     # -- the editor adapter's Client ----------------------------------------------------------
 
@@ -271,17 +275,27 @@ class AgentServer(LanguageServer):
         self.protocol._send_data({"jsonrpc": "2.0", "method": method, "params": params})
 
     async def request(self, method: str, params: Any) -> Any:
+        """The client's answer; :class:`ClientTimeout` when it does not come within
+        ``timeouts`` (the request is then cancelled at the client, as on a cancel)."""
         msg_id = str(uuid.uuid4())
+        seconds = self.timeouts.of(method)
         future = self.protocol.send_request(method, params, msg_id=msg_id)
         try:
-            return await asyncio.wrap_future(future)
+            async with asyncio.timeout(seconds):
+                return await asyncio.wrap_future(future)
+        except TimeoutError:
+            self._forget(msg_id, future)
+            raise ClientTimeout(method, seconds) from None
         except asyncio.CancelledError:
-            # Forget it first: the client's late answer is then ignored, not set on a
-            # cancelled future.
-            self.protocol._request_futures.pop(msg_id, None)
-            future.cancel()
-            self.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
+            self._forget(msg_id, future)
             raise
+
+    def _forget(self, msg_id: str, future: Any) -> None:
+        # Forget it first: the client's late answer is then ignored, not set on a
+        # cancelled future.
+        self.protocol._request_futures.pop(msg_id, None)
+        future.cancel()
+        self.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
 
     def send_progress(self, token: str, value: Any) -> None:
         self.protocol.notify(lsp.PROGRESS, lsp.ProgressParams(token=token, value=value))
@@ -296,6 +310,11 @@ class AgentServer(LanguageServer):
     @property
     def supports_change_annotations(self) -> bool:
         return self.client_supports("workspace", "workspace_edit", "change_annotation_support")
+
+    @property
+    def supports_apply_edit(self) -> bool:
+        """``workspace.applyEdit``: absent means the client cannot take edits (LSP)."""
+        return self.client_supports("workspace", "apply_edit")
 
     @property
     def supports_document_changes(self) -> bool:

@@ -9,10 +9,12 @@ strict to loose; a later one may also be a stricter tie-breaker for an earlier o
 
 Each matcher returns *every* place it matches, as spans of the original text together with
 the replacement for that span. Where a line-based matcher tolerated an indentation
-difference, ``new_string`` is re-indented to fit: the matched lines map each indentation of
-``old_string`` onto the file's (a shift, or a change of unit such as 2 → 4 spaces or spaces →
-tabs), and ``new_string``'s lines are translated through that map (:func:`_reindent`). The
-rules:
+difference, the matched lines map each indentation of ``old_string`` onto the file's (a
+shift, or a change of unit such as 2 → 4 spaces or spaces → tabs). ``new_string`` may be
+written like ``old_string`` (then its lines are translated through that map) or already like
+the file (then it is used as is — translating it again would indent it twice); which one is
+decided from both strings (:func:`_frame`), and when they do not tell, the edit is refused
+with a message asking for the file's exact indentation. The rules:
 
 - Without ``replace_all`` a matcher's answer is used only when it found exactly one place;
   several places are ambiguous and the next matcher is tried (a stricter notion, such as
@@ -33,6 +35,7 @@ back to the file's own line endings.
 
 from __future__ import annotations
 
+import difflib
 import itertools
 import re
 from collections.abc import Callable, Sequence
@@ -98,11 +101,17 @@ def ambiguous_message(count: int) -> str:
 
 @attrs.frozen(kw_only=True)
 class Match:
-    """One place a matcher found: ``content[start:end]`` becomes ``replacement``."""
+    """One place a matcher found: ``content[start:end]`` becomes ``replacement``.
+
+    ``unsure`` is set when the place was found but ``new_string``'s indentation could not be
+    decided: choosing this place refuses the edit with that message (a place, not a miss, so
+    the chain does not go on to a looser matcher that would guess).
+    """
 
     start: int
     end: int
     replacement: str
+    unsure: str | None = None
 
 
 Matcher = Callable[[str, str, str], list[Match]]
@@ -153,6 +162,8 @@ def plan_edit(
             return EditFailure(message=refusal)
         if replace_all or len(found) == 1:
             kept = _without_overlaps(found)
+            if unsure := next((m.unsure for m in kept if m.unsure), None):
+                return EditFailure(message=unsure)
             return EditPlan(
                 replacements=tuple(
                     Replacement(start=m.start, end=m.end, text=m.replacement) for m in kept
@@ -202,8 +213,39 @@ def _without_overlaps(found: Sequence[Match]) -> list[Match]:
 
 def exact(content: str, old: str, new: str) -> list[Match]:
     """Every occurrence of ``old`` as written (overlapping ones too: ``aa`` is in ``aaa``
-    twice, which makes it ambiguous; ``replace_all`` then replaces the leftmost)."""
-    return [Match(start=s, end=s + len(old), replacement=new) for s in _occurrences(content, old)]
+    twice, which makes it ambiguous; ``replace_all`` then replaces the leftmost).
+
+    An ``old`` without leading whitespace found right after a line's indentation, with a
+    ``new`` that starts with that same indentation, was written like the file: ``new``'s
+    copy of the indentation is dropped so the line is not indented twice. And an ``old``
+    that starts indented, with a ``new`` whose first line alone lost that indentation (its
+    later lines stay as deep), gets it back.
+    """
+    return [
+        Match(start=s, end=s + len(old), replacement=_once(content, s, old, new))
+        for s in _occurrences(content, old)
+    ]
+
+
+def _once(content: str, start: int, old: str, new: str) -> str:
+    """``new`` for an exact match at ``start``: a first line indented twice, or one whose
+    indentation alone was dropped, put right (see :func:`exact`)."""
+    before = content[content.rfind("\n", 0, start) + 1 : start]
+    if before and not before.strip() and not old[:1].isspace() and _indent(new) == before:
+        return new[len(before) :]
+    lead = _indent(old)
+    if lead and not _indent(new) and _only_first_line_dropped(lead, new):
+        return lead + new
+    return new
+
+
+def _only_first_line_dropped(lead: str, new: str) -> bool:
+    """``new``'s first line lost ``lead`` (the indentation ``old`` starts with) while every
+    later line stays at least that deep: a slip, not a block moved out (which would move its
+    other lines too)."""
+    first, *rest = new.split("\n")
+    later = [line for line in rest if line.strip()]
+    return bool(first.strip()) and bool(later) and all(line.startswith(lead) for line in later)
 
 
 def line_trimmed(content: str, old: str, new: str) -> list[Match]:
@@ -289,12 +331,15 @@ def whitespace_normalized(content: str, old: str, new: str) -> list[Match]:
     old_tail = old.strip().split("\n")[1:]
     found: list[Match] = []
     for m in pattern.finditer(content):
-        replacement = trimmed
-        span_tail = m.group().split("\n")[1:]
-        if tail and old_tail and len(span_tail) == len(old_tail):
-            shifted = _reindent("\n".join(tail), span_tail, old_tail)
-            replacement = trimmed if shifted is None else f"{head}\n{shifted}"
-        found.append(Match(start=m.start(), end=m.end(), replacement=replacement))
+        start = m.start()
+        fitted = _fit_head(head, content[content.rfind("\n", 0, start) + 1 : start])
+        if tail:
+            rest: str | _Unsure = "\n".join(tail)
+            span_tail = m.group().split("\n")[1:]
+            if old_tail and len(span_tail) == len(old_tail):
+                rest = _reindent_or_keep("\n".join(tail), span_tail, old_tail)
+            fitted = _joined(fitted, rest)
+        found.append(_placed(start, m.end(), fitted))
     return found
 
 
@@ -412,7 +457,7 @@ class _Lines:
     def __len__(self) -> int:
         return len(self.text)
 
-    def match(self, first: int, last: int, old: str, new: str) -> Match:
+    def match(self, first: int, last: int, old: str, new: str | _Unsure) -> Match:
         """Lines ``first``..``last``; when ``old`` ends with a newline, the span takes the
         newline after the last line too (and at the end of a file without one, ``new``
         loses its final newline instead)."""
@@ -421,9 +466,9 @@ class _Lines:
         if old.endswith("\n"):
             if end < len(self.content):
                 end += 1
-            else:
+            elif isinstance(new, str):
                 new = new.removesuffix("\n")
-        return Match(start=start, end=end, replacement=new)
+        return _placed(start, end, new)
 
 
 def _occurrences(content: str, text: str) -> list[int]:
@@ -454,8 +499,54 @@ def _dedent(lines: Sequence[str]) -> list[str]:
     return [line[width:] if line.strip() else "" for line in lines]
 
 
-def _reindent(new: str, found: Sequence[str], search: Sequence[str]) -> str | None:
-    """``new`` with ``old``'s indentation translated into the file's.
+@attrs.frozen
+class _Unsure:
+    """``new_string``'s indentation could not be decided; ``message`` says what to do."""
+
+    message: str
+
+
+UNSURE_INDENT = (
+    "Refusing to edit: old_string matched only when its indentation was ignored "
+    "(old_string: {old}; file: {file}), and new_string's indentation ({new}) does not tell "
+    "whether it is written like the file or like old_string. Nothing was changed. Read the "
+    "file again and repeat the edit with old_string and new_string indented exactly as in "
+    "the file."
+)
+
+
+def _placed(start: int, end: int, new: str | _Unsure) -> Match:
+    if isinstance(new, _Unsure):
+        return Match(start=start, end=end, replacement="", unsure=new.message)
+    return Match(start=start, end=end, replacement=new)
+
+
+def _joined(head: str | _Unsure, tail: str | _Unsure) -> str | _Unsure:
+    if isinstance(head, _Unsure):
+        return head
+    if isinstance(tail, _Unsure):
+        return tail
+    return f"{head}\n{tail}"
+
+
+def _fit_head(head: str, before: str) -> str | _Unsure:
+    """The first line of ``new`` for a span that starts mid-line, after ``before``.
+
+    When only indentation precedes the span, a ``head`` indented exactly like that line was
+    written like the file: its indentation is already there, so it is dropped. A ``head``
+    indented some other way there is a guess either way.
+    """
+    indent = _indent(head)
+    if not indent or before.strip() or not before:
+        return head
+    if indent == before:
+        return head[len(indent) :]
+    return _Unsure(UNSURE_INDENT.format(old="none", file=_describe(before), new=_describe(indent)))
+
+
+def _reindent(new: str, found: Sequence[str], search: Sequence[str]) -> str | _Unsure | None:
+    """``new`` with ``old``'s indentation translated into the file's, when ``new`` is written
+    like ``old``; ``new`` itself when it is already written like the file.
 
     The matched lines give a map from each indentation ``old`` uses to the one the file has
     on that line (``"" → "    "``, ``"  " → "        "``). A line of ``new`` whose
@@ -464,6 +555,7 @@ def _reindent(new: str, found: Sequence[str], search: Sequence[str]) -> str | No
     file), in the file's indent character, or kept when that gives no whole width. None when
     there is no map — one indentation of ``old`` sits at two different ones in the file — or
     the map does not keep the nesting (deeper in ``old`` must be deeper in the file).
+    :func:`_frame` decides whether to translate; :class:`_Unsure` when it cannot.
     """
     table: dict[str, str] = {}
     for f, s in zip(found, search, strict=False):
@@ -474,6 +566,27 @@ def _reindent(new: str, found: Sequence[str], search: Sequence[str]) -> str | No
     ordered = [len(want) for _have, want in sorted(table.items(), key=lambda kv: len(kv[0]))]
     if any(a >= b for a, b in itertools.pairwise(ordered)):
         return None  # the nesting differs: deeper in old is not deeper in the file
+    translated = _translate(new, table)
+    if translated == new:
+        return new
+    frame = _frame(new, found, search)
+    if frame == "file":
+        return new
+    if frame == "old":
+        return translated
+    pairs = [(s, f) for f, s in zip(found, search, strict=False) if s.strip()]
+    return _Unsure(
+        UNSURE_INDENT.format(
+            old=_describe(_common_indent([s for s, _f in pairs])),
+            file=_describe(_common_indent([f for _s, f in pairs])),
+            new=_describe(_common_indent(new.split("\n"))),
+        )
+    )
+
+
+def _translate(new: str, table: dict[str, str]) -> str:
+    """Every line of ``new`` moved from ``old``'s indentation to the file's (see
+    :func:`_reindent`)."""
     scale = _Scale.through(table)
     shifted: list[str] = []
     for line in new.split("\n"):
@@ -488,7 +601,66 @@ def _reindent(new: str, found: Sequence[str], search: Sequence[str]) -> str | No
     return "\n".join(shifted)
 
 
-def _reindent_or_keep(new: str, found: Sequence[str], search: Sequence[str]) -> str:
+def _frame(new: str, found: Sequence[str], search: Sequence[str]) -> str | None:
+    """Whether ``new`` is written like the ``"file"`` or like ``"old"``; None when unclear.
+
+    In order, the first that tells:
+
+    1. Lines ``new`` keeps from ``old`` (same text once trimmed, paired in order) where old
+       and file are indented differently: the line's indentation in ``new`` equals one of the
+       two. Votes for both sides are a contradiction, so nothing is decided.
+    2. The least indentation of ``new`` equals the file's block and not ``old``'s, or the
+       other way round (a model keeps a block's base level in whichever picture it writes).
+    3. ``new``'s lines use indentations only the file has, or only ``old`` has.
+    """
+    new_lines = new.split("\n")
+    votes = {"file": 0, "old": 0}
+    aligned = difflib.SequenceMatcher(
+        None, [line.strip() for line in search], [line.strip() for line in new_lines], False
+    )
+    for a, b, size in aligned.get_matching_blocks():
+        for k in range(size):
+            s, f, n = search[a + k], found[a + k], new_lines[b + k]
+            if not s.strip() or _indent(s) == _indent(f):
+                continue
+            if _indent(n) == _indent(f):
+                votes["file"] += 1
+            elif _indent(n) == _indent(s):
+                votes["old"] += 1
+    if votes["file"] or votes["old"]:
+        if votes["file"] and votes["old"]:
+            return None
+        return "file" if votes["file"] else "old"
+    written = [line for line in new_lines if line.strip()]
+    base_new, base_old, base_file = (
+        _common_indent(written),
+        _common_indent(search),
+        _common_indent(found),
+    )
+    if base_new == base_file != base_old:
+        return "file"
+    if base_new == base_old != base_file:
+        return "old"
+    in_old = {_indent(line) for line in search if line.strip()}
+    in_file = {_indent(line) for line in found if line.strip()}
+    used = {_indent(line) for line in written}
+    file_only, old_only = bool(used & (in_file - in_old)), bool(used & (in_old - in_file))
+    if file_only != old_only:
+        return "file" if file_only else "old"
+    return None
+
+
+def _describe(indent: str) -> str:
+    """``indent`` in words for a message: "none", "4 spaces", "2 tabs"."""
+    if not indent:
+        return "none"
+    tabs, spaces = indent.count("\t"), indent.count(" ")
+    parts = [f"{tabs} tab{'' if tabs == 1 else 's'}"] if tabs else []
+    parts += [f"{spaces} space{'' if spaces == 1 else 's'}"] if spaces else []
+    return " and ".join(parts)
+
+
+def _reindent_or_keep(new: str, found: Sequence[str], search: Sequence[str]) -> str | _Unsure:
     shifted = _reindent(new, found, search)
     return new if shifted is None else shifted
 

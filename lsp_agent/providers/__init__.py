@@ -39,6 +39,9 @@ class ProviderKind:
     """A provider of this name needs no ``providers`` entry (its type is fixed)."""
     needs_base_url: bool = False
     """An endpoint is required (a local or third-party server)."""
+    takes_reasoning: bool = True
+    """Requests carry the thinking budget or reasoning effort (``reasoning_effort``,
+    ``thinking``); where not, those settings are ignored and ``doctor`` warns."""
 
 
 PROVIDER_KINDS: Final[Mapping[ProviderType, ProviderKind]] = MappingProxyType(
@@ -58,6 +61,7 @@ PROVIDER_KINDS: Final[Mapping[ProviderType, ProviderKind]] = MappingProxyType(
             catalog=None,
             builtin=False,
             needs_base_url=True,
+            takes_reasoning=False,
         ),
     }
 )

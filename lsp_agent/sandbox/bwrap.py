@@ -56,6 +56,7 @@ def bwrap_argv(
             layers += [(p, "ro") for p in DNS_FOLDERS if os.path.isdir(p)]
     if policy.home is not None:
         layers.append((policy.home, "tmpfs"))
+    layers += [(path, "ro") for path in policy.read_only]  # deeper than their folder: later
     layers += [(path, "ro") for path in policy.readable]
     layers += [(path, "rw") for path in policy.writable if path != "/"]
     layers.sort(key=lambda layer: (_depth(layer[0]), _ORDER[layer[1]]))

@@ -21,6 +21,7 @@ from typing import Final, Literal
 
 import attrs
 
+from lsp_agent.sandbox import protected
 from lsp_agent.sandbox.availability import Availability, availability
 from lsp_agent.sandbox.bwrap import bwrap_argv
 from lsp_agent.sandbox.policy import policy_for
@@ -70,11 +71,13 @@ class Launch:
         argv: list[str],
         *,
         sandboxed: bool,
+        on_close: Callable[[], None] | None = None,
         notice: str | None = None,
         status: tuple[int, int] | None = None,
     ) -> None:
         self.argv = argv
         self.sandboxed = sandboxed
+        self._on_close = on_close
         self.notice = notice
         self._status = status
         self.pass_fds: tuple[int, ...] = (status[1],) if status is not None else ()
@@ -103,6 +106,8 @@ class Launch:
         return len(words) == 2 and words[0] == "leftovers" and words[1] != "0"
 
     def close(self) -> None:
+        if self._on_close is not None:  # the sandbox's placeholders, once it has ended
+            self._on_close()
         self.spawned()
         if self._status is not None and self._status[0] >= 0:
             os.close(self._status[0])
@@ -125,6 +130,7 @@ class CommandSandbox:
         check: Callable[[Mapping[str, str], Sequence[str]], Availability] = availability,
     ) -> None:
         self.mode = mode
+        self._read_only = protected.ReadOnlyPlaces()
         self._allow_read = tuple(allow_read)
         self._hidden = tuple(hidden)
         self._check = check
@@ -159,8 +165,10 @@ class CommandSandbox:
                     hidden=self._hidden,
                     network=network,
                 )
+                read_only, release = self._read_only.claim(policy.writable)
+                policy = attrs.evolve(policy, read_only=read_only)
                 command = bwrap_argv(found.bwrap, policy, workdir=workdir, command=argv, env=env)
-                return Launch(command, sandboxed=True)
+                return Launch(command, sandboxed=True, on_close=release)
             if self.mode == "required":
                 return SandboxUnavailable(found.reason)
             notice = f"Not sandboxed: {found.reason}."

@@ -20,6 +20,9 @@ __all__ = ["SandboxPolicy", "policy_for"]
 class SandboxPolicy:
     writable: tuple[str, ...]
     """Read-write: the workspace folders, folders approved for this command, its workdir."""
+    read_only: tuple[str, ...] = ()
+    """Read-only although inside a writable folder: the protected files
+    (``sandbox/protected.py``)."""
     readable: tuple[str, ...]
     """Read-only although hidden otherwise (``sandbox.allow_read`` inside ``$HOME``)."""
     home: str | None

@@ -47,7 +47,9 @@ from typing import Any, Literal
 import attrs
 
 from lsp_agent.core.errors import LspAgentError
+from lsp_agent.core.permission.protected import SANDBOX_READ_ONLY
 from lsp_agent.snapshots import layout
+from lsp_agent.system import beneath
 from lsp_agent.system.atomic import write_atomic
 from lsp_agent.system.git_files import (
     copy_regular_file,
@@ -55,6 +57,7 @@ from lsp_agent.system.git_files import (
     unusable_repository_files,
 )
 from lsp_agent.system.git_process import DEFAULT_TIMEOUT, GitFailure, GitResult, run_git
+from lsp_agent.workspace.temp_files import create_temp_at
 
 __all__ = [
     "LARGE_FILE_LIMIT",
@@ -283,6 +286,10 @@ class ShadowRepo:
         self._large: dict[str, tuple[_Sig | None, bool]] = {}
         self._large_index_sig: _Sig | None = None
         self._rebuilding = False
+        self._protected_seen: dict[tuple[str, _Sig, int], bytes] = {}
+        self._protected_applied: dict[bytes, bytes] | None = None
+        """Full path → the index line last put in the shadow index for a protected file
+        (None: not known yet — read from the index at the first step)."""
 
     # -- recording --------------------------------------------------------------------------
 
@@ -317,6 +324,8 @@ class ShadowRepo:
                 skipped.append(os.fsdecode(raw[:-1]))
                 continue
             path = os.fsdecode(raw)
+            if path == DOTGIT or path.startswith(f"{DOTGIT}/"):
+                continue  # ours (the protected .git files): never on disk under that name
             if tag == b"?" and self._too_large(path):
                 large.append(path)
             else:
@@ -328,12 +337,22 @@ class ShadowRepo:
                 if path in tracked:
                     changed.setdefault(path, b"?")
         skipped += [p for p in large if p not in changed]
-        if not changed and self._tree is not None and _sig(self._index) == self._index_sig:
+        protected = self._protected_entries()
+        applied = self._protected_applied
+        fresh = applied is None or protected != list(applied.values())
+        if (
+            not changed
+            and not fresh
+            and self._tree is not None
+            and _sig(self._index) == self._index_sig
+        ):
             return self._remember(self._tree)
         if changed:
             self._stage(changed, skipped)
         if rules_changed:
             self._drop_ignored()
+            self._protected_applied = {}  # ignored protected files may have been dropped
+        self._apply_protected(protected)
         return self._remember(self._write_tree())
 
     def _stage(self, changed: dict[str, bytes], skipped: Sequence[str]) -> None:
@@ -342,9 +361,21 @@ class ShadowRepo:
         A short list goes to ``git update-index`` (no folder scan; a path gone by now is simply
         skipped); a long one to ``git add -A .`` minus ``skipped``. If update-index refuses
         (a file that became a folder, an unreadable file), ``git add --ignore-errors`` does it.
+        A path under a folder that became a symlink is gone from the work tree (git refuses
+        to look "beyond a symbolic link"): it is dropped from the index, and the link itself
+        is recorded as a link — a snapshot never follows it.
         """
+        beyond = self._beyond_links(changed)
+        if beyond:
+            self._git(
+                "update-index", "--force-remove", "-z", "--stdin",
+                stdin=b"\0".join(os.fsencode(p) for p in beyond),
+            )  # fmt: skip
+            changed = {p: tag for p, tag in changed.items() if p not in beyond}
+            if not changed:
+                return
         if len(changed) > _MANY_PATHS:
-            excludes = [f":(exclude,literal){p}" for p in skipped]
+            excludes = [f":(exclude,literal){p}" for p in [*skipped, DOTGIT]]
             proc = self._git("add", "-A", "--ignore-errors", "--", ".", *excludes, ok=(0, 1))
         else:
             listed = b"\0".join(os.fsencode(p) for p in changed)
@@ -382,6 +413,7 @@ class ShadowRepo:
         _log.warning("snapshot index of %s rebuilt: %s", self.workspace, _text(proc.stderr))
         self._index.unlink(missing_ok=True)
         self._tree = None
+        self._protected_applied = {}
         self._rebuilding = True
         try:
             return self._track_files()
@@ -401,6 +433,67 @@ class ShadowRepo:
             with open(self.git_dir / layout.TREES_LOG, "a", encoding="ascii") as log:
                 log.write(f"{int(now)} {tree}\n")
             self._logged_tree, self._logged_at = tree, now
+
+    # -- protected files --------------------------------------------------------------------
+
+    def _protected_entries(self) -> list[bytes]:
+        """Index lines for the protected files at the workspace's top
+        (``core/permission/protected.py``), recorded even where git cannot or would not:
+        ``.git/config``, ``.git/hooks/**`` and ``.git/info/**`` (under :data:`DOTGIT` in the
+        tree, since git keeps no ``.git`` path) and ignored ones (``.vscode/``, ``.envrc``…).
+        A file's blob is written once per version (its stat data says when it changed)."""
+        start = str(self.workspace)
+        lines: list[bytes] = []
+        seen: dict[tuple[str, _Sig, int], bytes] = {}
+        for tree_path, path, st in _protected_files(self.workspace):
+            key = (tree_path, _stat_sig(st), st.st_mode)
+            line = self._protected_seen.get(key)
+            if line is None:
+                try:
+                    if stat.S_ISLNK(st.st_mode):
+                        data, mode = os.fsencode(os.readlink(path)), b"120000"
+                    else:
+                        data = beneath.read_bytes(path, start=start) or b""
+                        mode = b"100755" if st.st_mode & 0o100 else b"100644"
+                except OSError:
+                    continue
+                written = self._git("hash-object", "-w", "--no-filters", "--stdin", stdin=data)
+                full = os.fsencode(self._prefix + tree_path)
+                line = mode + b" " + written.stdout.strip() + b"\t" + full
+            seen[key] = line
+            lines.append(line)
+        self._protected_seen = seen
+        return lines
+
+    def _indexed_dotgit(self) -> dict[bytes, bytes]:
+        """The ``DOTGIT`` entries the shadow index holds (left by an earlier process)."""
+        out = self._git("ls-files", "-s", "-z", "--full-name", "--", DOTGIT).stdout
+        found: dict[bytes, bytes] = {}
+        for entry in out.split(b"\0"):
+            meta, tab, path = entry.partition(b"\t")
+            fields = meta.split()
+            if tab and len(fields) == 3:
+                found[path] = fields[0] + b" " + fields[1] + b"\t" + path
+        return found
+
+    def _apply_protected(self, lines: Sequence[bytes]) -> None:
+        """Put the protected files' entries in the shadow index (``--index-info``), removing
+        the ones that are gone; nothing when they are as last put there. They live in the
+        index like any file, but git never lists them as changed: ``DOTGIT`` paths are
+        skipped when reading ``ls-files`` and left out of ``add -A``."""
+        wanted = {line.partition(b"\t")[2]: line for line in lines}
+        if self._protected_applied is None:
+            self._protected_applied = self._indexed_dotgit()
+        if wanted == self._protected_applied:
+            return
+        removals = [
+            b"0 " + b"0" * len(line.split(b" ", 2)[1].partition(b"\t")[0]) + b"\t" + path
+            for path, line in self._protected_applied.items()
+            if path not in wanted
+        ]
+        new = [line for path, line in wanted.items() if self._protected_applied.get(path) != line]
+        self._git("update-index", "-z", "--index-info", stdin=b"\0".join([*removals, *new]) + b"\0")
+        self._protected_applied = wanted
 
     # -- open buffers -----------------------------------------------------------------------
 
@@ -505,7 +598,7 @@ class ShadowRepo:
 
     def read(self, tree: str, path: str) -> bytes | None:
         """The bytes of the regular file ``path`` in ``tree``; None if it has none there."""
-        full = self._prefix + relative_path(path)
+        full = self._prefix + tree_path(relative_path(path))
         out = self._git(
             "--literal-pathspecs", "ls-tree", "-z", "--full-tree", _tree_id(tree), "--", full
         ).stdout
@@ -629,7 +722,7 @@ class ShadowRepo:
             )
         return [
             FileChange(
-                path=path,
+                path=disk_path(path),
                 status=status,
                 additions=counts.get(path, (0, 0, False))[0],
                 deletions=counts.get(path, (0, 0, False))[1],
@@ -644,7 +737,8 @@ class ShadowRepo:
             "diff-tree", "-p", "-r", "--no-renames", "--relative",
             _tree_id(from_tree), _tree_id(to_tree), "--", ".",
         ).stdout  # fmt: skip
-        return out.decode("utf-8", errors="replace")
+        text = out.decode("utf-8", errors="replace")
+        return text.replace(f"a/{DOTGIT}/", "a/.git/").replace(f"b/{DOTGIT}/", "b/.git/")
 
     def changed_since(
         self, tree: str, paths: Sequence[str], overlay: Mapping[str, str] | None = None
@@ -652,7 +746,7 @@ class ShadowRepo:
         """Which of ``paths`` (files or folders) differ now from their state in ``tree``
         (a file in ``overlay`` compared by the overlay's text, see :meth:`track`)."""
         tree = _tree_id(tree)
-        wanted = {p: relative_path(p) for p in paths}
+        wanted = {p: tree_path(relative_path(p)) for p in paths}
         if not wanted:
             return []
         now = self.track(overlay)
@@ -672,10 +766,14 @@ class ShadowRepo:
         the paths changed, sorted.
         """
         tree = _tree_id(tree)
-        scope = ["."] if paths is None else list(dict.fromkeys(relative_path(p) for p in paths))
+        scope = (
+            ["."]
+            if paths is None
+            else list(dict.fromkeys(tree_path(relative_path(p)) for p in paths))
+        )
         if not scope:
             return []
-        now = self._track_files()
+        now = self.track()
         if now == tree:
             return []
         changes = self._changes(now, tree, scope)
@@ -688,8 +786,8 @@ class ShadowRepo:
             self._checkout(tree, writes)
             done += writes
         if done:
-            self._track_files()
-        return sorted(done)
+            self.track()
+        return sorted(disk_path(p) for p in done)
 
     def _changes(
         self, from_tree: str, to_tree: str, scope: Sequence[str]
@@ -711,36 +809,100 @@ class ShadowRepo:
         return sorted(set(found), key=lambda change: change[1])
 
     def _checkout(self, tree: str, paths: Sequence[str]) -> None:
-        """Write ``paths`` from ``tree`` through a throwaway index (the shadow's stays)."""
-        scratch = self.git_dir / f"restore-{os.getpid()}-{secrets.token_hex(4)}.index"
-        env = {**self._env, "GIT_INDEX_FILE": str(scratch)}
-        try:
-            self._runner.run(["read-tree", tree], cwd=self.workspace, env=env)
-            self._runner.run(
-                ["checkout-index", "-f", "-z", "--stdin"],
-                cwd=self.workspace,
-                env=env,
-                stdin=b"\0".join(os.fsencode(p) for p in paths),
-            )
-        finally:
-            scratch.unlink(missing_ok=True)
-            Path(f"{scratch}.lock").unlink(missing_ok=True)
+        """Write ``paths`` as ``tree`` has them.
+
+        The bytes come from git (``ls-tree`` and ``cat-file``), but the agent writes them
+        itself (``system.beneath``): every folder from the workspace down is opened without
+        following a link, so a folder swapped for a symlink is never written through — the
+        file under it is skipped (logged) and the restore goes on with the others.
+        """
+        start = str(self.workspace)
+        entries = self._tree_entries(tree, paths)
+        blobs = self._blobs(sorted({oid for _, oid in entries.values()}))
+        for path in paths:
+            entry = entries.get(path)
+            if entry is None:
+                continue
+            mode, oid = entry
+            target = str(self.workspace / disk_path(path))
+            data = blobs[oid]
+            try:
+                if mode == b"120000":
+                    with contextlib.suppress(FileNotFoundError):
+                        found = beneath.lstat(target, start=start)
+                        if found is not None and not stat.S_ISDIR(found.st_mode):
+                            beneath.unlink(target, start=start)
+                    beneath.makedirs(os.path.dirname(target), start=start)
+                    beneath.symlink(os.fsdecode(data), target, start=start)
+                else:
+                    beneath.write_atomic(
+                        target, data, start=start, make=create_temp_at,
+                        executable=mode == b"100755",
+                    )  # fmt: skip
+            except OSError as error:
+                _log.warning("snapshot restore: %s not written: %s", target, error.strerror)
+
+    def _tree_entries(self, tree: str, paths: Sequence[str]) -> dict[str, tuple[bytes, str]]:
+        """Relative path → (mode, blob id) in ``tree`` for the regular files and links of
+        ``paths``."""
+        prefix = self._prefix
+        found: dict[str, tuple[bytes, str]] = {}
+        for begin in range(0, len(paths), _BATCH):
+            chunk = [prefix + p for p in paths[begin : begin + _BATCH]]
+            out = self._git(
+                "--literal-pathspecs", "ls-tree", "-z", "--full-tree", tree, "--", *chunk
+            ).stdout
+            for item in out.split(b"\0"):
+                meta, tab, raw = item.partition(b"\t")
+                fields = meta.split()
+                if tab and len(fields) == 3 and fields[0] in (b"100644", b"100755", b"120000"):
+                    full = os.fsdecode(raw)
+                    if full.startswith(prefix):
+                        found[full[len(prefix) :]] = (fields[0], fields[2].decode())
+        return found
+
+    def _blobs(self, oids: Sequence[str]) -> dict[str, bytes]:
+        """The bytes of each blob, read in one ``git cat-file --batch``."""
+        if not oids:
+            return {}
+        out = self._git("cat-file", "--batch", stdin="".join(f"{o}\n" for o in oids).encode())
+        data = out.stdout
+        blobs: dict[str, bytes] = {}
+        at = 0
+        for _ in oids:
+            header_end = data.index(b"\n", at)
+            fields = data[at:header_end].split()
+            if len(fields) != 3:
+                raise SnapshotError(f"git cat-file: unexpected answer {data[at:header_end]!r}")
+            size = int(fields[2])
+            blobs[fields[0].decode()] = data[header_end + 1 : header_end + 1 + size]
+            at = header_end + 1 + size + 1
+        return blobs
 
     def _delete(self, path: str) -> bool:
-        target = self.workspace / path
-        if not self._plain_parents(target):
-            _log.warning("snapshot restore: not deleting %s (a parent is a symlink)", target)
-            return False
+        """Remove ``path`` (and the folders it leaves empty), every folder on the way reached
+        from the workspace without following a link (``system.beneath``). Folders of
+        ``.git`` are never removed."""
+        if disk_path(path) == ".git/config":
+            return False  # a repository without it is broken: a revert rewrites, never deletes
+        target = self.workspace / disk_path(path)
+        start = str(self.workspace)
         try:
-            if stat.S_ISDIR(os.lstat(target).st_mode):
+            found = beneath.lstat(str(target), start=start)
+            if found is None or stat.S_ISDIR(found.st_mode):
                 return False
-            os.unlink(target)
+            beneath.unlink(str(target), start=start)
         except FileNotFoundError:
+            return False
+        except OSError as error:
+            _log.warning("snapshot restore: not deleting %s: %s", target, error.strerror)
             return False
         parent = target.parent
         while parent != self.workspace and self.workspace in parent.parents:
+            if parent.relative_to(self.workspace).parts[0] == ".git":
+                break
             try:
-                os.rmdir(parent)
+                beneath.rmdir(str(parent), start=start)
             except OSError:
                 break
             parent = parent.parent
@@ -748,35 +910,42 @@ class ShadowRepo:
 
     def _clear_way(self, path: str) -> bool:
         """Whether ``path`` can be written: a folder in its place must be empty (then removed)."""
-        target = self.workspace / path
+        target = self.workspace / disk_path(path)
+        start = str(self.workspace)
         try:
-            is_dir = stat.S_ISDIR(os.lstat(target).st_mode)
+            found = beneath.lstat(str(target), start=start)
         except OSError:
             return True
-        if not is_dir:
+        if found is None or not stat.S_ISDIR(found.st_mode):
             return True
         for root, dirs, _files in os.walk(target, topdown=False):
             for name in dirs:
                 with contextlib.suppress(OSError):
-                    os.rmdir(os.path.join(root, name))
+                    beneath.rmdir(os.path.join(root, name), start=start)
         try:
-            os.rmdir(target)
+            beneath.rmdir(str(target), start=start)
         except OSError:
             _log.warning("snapshot restore: %s is a folder with files in it; left alone", target)
             return False
         return True
 
-    def _plain_parents(self, target: Path) -> bool:
-        """Whether every folder between the workspace and ``target`` is a real folder."""
-        current = self.workspace
-        for part in target.relative_to(self.workspace).parts[:-1]:
-            current = current / part
-            try:
-                if not stat.S_ISDIR(os.lstat(current).st_mode):
-                    return False
-            except OSError:
-                return False
-        return True
+    def _beyond_links(self, paths: Iterable[str]) -> set[str]:
+        """The ``paths`` (relative) with a symlink or a non-folder among their parents."""
+        plain: dict[str, bool] = {}
+        beyond: set[str] = set()
+        for path in paths:
+            parts = path.split("/")[:-1]
+            for depth in range(1, len(parts) + 1):
+                folder = "/".join(parts[:depth])
+                if folder not in plain:
+                    try:
+                        plain[folder] = stat.S_ISDIR(os.lstat(self.workspace / folder).st_mode)
+                    except OSError:
+                        plain[folder] = True  # missing: git skips it by itself
+                if not plain[folder]:
+                    beyond.add(path)
+                    break
+        return beyond
 
     def _exists(self, path: str) -> bool:
         return os.path.lexists(self.workspace / path)
@@ -1163,13 +1332,81 @@ def _existing_trees(
 
 
 def relative_path(path: str) -> str:
-    """``path`` checked to be inside the workspace, as a ``/``-separated relative path."""
+    """``path`` checked to be inside the workspace, as a ``/``-separated relative path.
+
+    ``.git`` is refused except for the parts a snapshot records (``.git/config``,
+    ``.git/hooks/…``, ``.git/info/…`` at the top, :func:`tree_path`)."""
     if not path or "\0" in path:
         raise SnapshotError(f"not a usable path: {path!r}")
     pure = PurePosixPath(path.replace(os.sep, "/"))
-    if pure.is_absolute() or ".." in pure.parts or ".git" in pure.parts:
+    parts = pure.parts
+    kept = len(parts) >= 2 and parts[0] == ".git" and parts[1] in _GIT_KEPT
+    if pure.is_absolute() or ".." in parts or ".git" in (parts[1:] if kept else parts):
+        raise SnapshotError(f"not a path inside the workspace: {path!r}")
+    if kept and ".git" in parts[1:]:
         raise SnapshotError(f"not a path inside the workspace: {path!r}")
     return pure.as_posix()
+
+
+DOTGIT = ".lsp-agent-dotgit"
+"""Where a snapshot tree keeps the workspace's ``.git/config``, ``hooks`` and ``info`` (git
+refuses a ``.git`` path in a tree)."""
+_GIT_KEPT = ("config", "hooks", "info")
+_PROTECTED_LIMIT = 2000
+"""Protected files recorded at most (a huge ``.idea`` is cut, logged)."""
+
+
+def tree_path(path: str) -> str:
+    """A workspace-relative path as the snapshot tree names it (``.git/x`` → ``DOTGIT/x``)."""
+    return DOTGIT + path[4:] if path == ".git" or path.startswith(".git/") else path
+
+
+def disk_path(path: str) -> str:
+    """A tree path as the workspace names it (the inverse of :func:`tree_path`)."""
+    return ".git" + path[len(DOTGIT) :] if path == DOTGIT or path.startswith(DOTGIT + "/") else path
+
+
+def _protected_files(workspace: Path) -> list[tuple[str, str, os.stat_result]]:
+    """(tree path, absolute path, lstat) of every protected file a snapshot records: the
+    regular files and links among the protected names at the top (folders walked, links
+    never followed), and in a real ``.git`` folder ``config``, ``hooks/**``, ``info/**``."""
+    found: list[tuple[str, str, os.stat_result]] = []
+    tops = [n for n in SANDBOX_READ_ONLY if not n.startswith(".git/")]
+    git = workspace / ".git"
+    with contextlib.suppress(OSError):
+        if stat.S_ISDIR(os.lstat(git).st_mode):
+            tops += [f".git/{name}" for name in _GIT_KEPT]
+    for name in tops:
+        path = os.path.join(workspace, name)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            for folder, dirs, files in os.walk(path):
+                dirs.sort()
+                for entry in sorted(
+                    [*files, *(d for d in dirs if os.path.islink(os.path.join(folder, d)))]
+                ):
+                    full = os.path.join(folder, entry)
+                    if entry.endswith(".sample") and name == ".git/hooks":
+                        continue  # git never runs these; every repository has them
+                    with contextlib.suppress(OSError):
+                        inner = os.lstat(full)
+                        if stat.S_ISREG(inner.st_mode) or stat.S_ISLNK(inner.st_mode):
+                            found.append((tree_path(os.path.relpath(full, workspace)), full, inner))
+        elif stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
+            found.append((tree_path(name), path, st))
+        if len(found) > _PROTECTED_LIMIT:
+            _log.warning(
+                "snapshot: more than %d protected files; the rest not recorded", _PROTECTED_LIMIT
+            )
+            return found[:_PROTECTED_LIMIT]
+    return found
+
+
+def _stat_sig(st: os.stat_result) -> _Sig:
+    return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
 
 
 def _covers(scope: str, path: str) -> bool:

@@ -44,7 +44,7 @@ import asyncio
 import contextlib
 import os
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 import attrs
@@ -64,6 +64,7 @@ from lsp_agent.patch.parse import (
     UpdateFile,
     parse_patch,
 )
+from lsp_agent.system import beneath
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
 from lsp_agent.tools.diagnostics import WatchedFile, watch_diagnostics, with_report
 from lsp_agent.tools.user_edits import UserVersion, same_file, user_version, with_user_edits
@@ -78,6 +79,7 @@ from lsp_agent.workspace.files import (
     file_preview,
     read_current,
     unified_diff,
+    with_disk_note,
     write_temp,
 )
 
@@ -158,10 +160,10 @@ class ApplyPatchTool:
             changes = [_with_user_version(c, theirs.get(c.final.path)) for c in changes]
             watch = watch_diagnostics(ctx.editor, _changed_files(changes))
             # Shielded: a cancelled call still finishes (or rolls back) what it started.
-            failure = await asyncio.shield(_write_all(changes, ctx.editor))
-        if failure is not None:
+            failure = await asyncio.shield(_write_all(changes, ctx.editor))  # or the notes
+        if isinstance(failure, str):
             return ToolOutcome(output=failure, is_error=True, title=title)
-        done = with_user_edits(_done(changes, title), list(theirs.values()))
+        done = with_user_edits(_done(changes, title, failure), list(theirs.values()))
         return with_report(done, await watch.report())
 
 
@@ -199,10 +201,14 @@ def _with_user_version(change: _Change, mine: UserVersion | None) -> _Change:
     )
 
 
-def _done(changes: Sequence[_Change], title: str) -> ToolOutcome:
+def _done(changes: Sequence[_Change], title: str, notes: Mapping[str, str]) -> ToolOutcome:
+    """``notes``: the editor's notes about the disk, by display path."""
     summary = "\n".join(change.summary() for change in changes)
+    output = f"Success. Updated the following files:\n{summary}"
+    for display, note in notes.items():
+        output = with_disk_note(output, display, note)
     return ToolOutcome(
-        output=f"Success. Updated the following files:\n{summary}",
+        output=output,
         title=changes[0].label() if len(changes) == 1 else title,
         metadata={
             "files": [change.entry(display=True) for change in changes],
@@ -470,11 +476,11 @@ def _free(where: Resolved, verb: str) -> str | None:
 def _regular_file(where: Resolved, verb: str) -> str | None:
     """None for an existing regular file; else why it cannot be changed."""
     try:
-        info = os.stat(where.path)
-    except (FileNotFoundError, NotADirectoryError):
-        return f"cannot {verb} {where.display}: file not found"
+        info = beneath.lstat(where.path)
     except OSError as exc:
         return f"cannot {verb} {where.display}: {_reason(exc)}"
+    if info is None:
+        return f"cannot {verb} {where.display}: file not found"
     if stat.S_ISDIR(info.st_mode):
         return f"cannot {verb} {where.display}: it is a directory"
     if not stat.S_ISREG(info.st_mode):
@@ -487,10 +493,10 @@ def _read_existing(where: Resolved, verb: str) -> bytes | str:
     if problem is not None:
         return problem
     try:
-        with open(where.path, "rb") as f:
-            return f.read()
+        data = beneath.read_bytes(where.path)
     except OSError as exc:
         return f"cannot {verb} {where.display}: {_reason(exc)}"
+    return data if data is not None else f"cannot {verb} {where.display}: file not found"
 
 
 def _reason(exc: OSError) -> str:
@@ -500,10 +506,11 @@ def _reason(exc: OSError) -> str:
 # --- writing ----------------------------------------------------------------------------
 
 
-async def _write_all(changes: Sequence[_Change], editor: Editor) -> str | None:
+async def _write_all(changes: Sequence[_Change], editor: Editor) -> dict[str, str] | str:
     """The new files an editor writes itself (an Add, a Move's destination: ACP's
     ``fs/write_text_file``), then the disk changes (a worker thread), then the open
-    documents' edits; all or nothing. None on success, else the message for the model."""
+    documents' edits; all or nothing. On success the editor's notes about the disk (by
+    display path), else the message for the model."""
     created, on_disk = await _create_in_editor(changes, editor)
     if isinstance(created, str):
         return created
@@ -512,11 +519,14 @@ async def _write_all(changes: Sequence[_Change], editor: Editor) -> str | None:
         problems = await _uncreate(created, editor)
         return "\n".join([written, *(f"- {problem}" for problem in problems)])
     edited: list[_Change] = []
+    notes: dict[str, str] = {}
     for change in changes:
         if not change.in_editor:
             continue
         before, after = _buffer_texts(change)
         result = await editor.apply_document_edit(change.source.path, before, after)
+        if result.status == "applied" and result.note:
+            notes[change.source.display] = result.note
         if result.status != "applied":
             problems = await _unedit(edited, editor)
             problems += await asyncio.to_thread(_undo, written)
@@ -524,7 +534,7 @@ async def _write_all(changes: Sequence[_Change], editor: Editor) -> str | None:
             conflict = editor_conflict(change.source.display, result)
             return f"{_failure(conflict, problems)}\nRead the files again and make a new patch."
         edited.append(change)
-    return None
+    return notes
 
 
 async def _create_in_editor(
@@ -616,12 +626,11 @@ class _Removal:
 
 def _snapshot(path: str) -> tuple[bytes, int] | None:
     """The bytes and permission bits at ``path``, or None when nothing is there."""
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
+    info = beneath.lstat(path)
+    data = beneath.read_bytes(path) if info is not None else None
+    if info is None or data is None:
         return None
-    with open(path, "rb") as f:
-        return f.read(), stat.S_IMODE(info.st_mode)
+    return data, stat.S_IMODE(info.st_mode)
 
 
 def _plan(changes: Sequence[_Change]) -> tuple[list[_Write], list[_Removal]]:
@@ -697,11 +706,11 @@ def _commit(changes: Sequence[_Change]) -> _Written | str:
     try:
         for temp, write in staged:
             doing = f"could not write {write.display}"
-            os.replace(temp, write.path)
+            beneath.replace(temp, write.path)
             replaced.append(write)
         for removal in removals:
             doing = f"could not remove {removal.display}"
-            os.unlink(removal.path)
+            beneath.unlink(removal.path)
             removed.append(removal)
     except OSError as exc:
         leftover = [temp for temp, _ in staged[len(replaced) :]]
@@ -726,7 +735,7 @@ def _restore(replaced: Sequence[_Write], removed: Sequence[_Removal]) -> list[st
     for removal in reversed(removed):
         try:
             temp = write_temp(removal.path, removal.original, removal.mode)
-            os.replace(temp, removal.path)
+            beneath.replace(temp, removal.path)
         except OSError as exc:
             problems.append(
                 f"{removal.display} was removed and could not be restored: {_reason(exc)}"
@@ -734,10 +743,10 @@ def _restore(replaced: Sequence[_Write], removed: Sequence[_Removal]) -> list[st
     for write in reversed(replaced):
         try:
             if write.original is None:
-                os.unlink(write.path)
+                beneath.unlink(write.path)
             else:
                 temp = write_temp(write.path, write.original, write.original_mode)
-                os.replace(temp, write.path)
+                beneath.replace(temp, write.path)
         except OSError as exc:
             problems.append(f"{write.display} could not be restored: {_reason(exc)}")
     return problems
@@ -747,14 +756,14 @@ def _discard(temps: Iterable[str], created: Sequence[str]) -> list[str]:
     problems: list[str] = []
     for temp in temps:
         try:
-            os.unlink(temp)
+            beneath.unlink(temp)
         except FileNotFoundError:
             pass
         except OSError as exc:
             problems.append(f"temporary file {temp} could not be removed: {_reason(exc)}")
     for folder in reversed(created):
         with contextlib.suppress(OSError):
-            os.rmdir(folder)
+            beneath.rmdir(folder)
     return problems
 
 
@@ -762,12 +771,14 @@ def _make_parents(folder: str, created: list[str]) -> None:
     """Create ``folder`` and its missing parents, adding each to ``created`` (outermost
     first) as soon as it exists, so a failure halfway still knows what to remove."""
     missing: list[str] = []
-    while not os.path.isdir(folder):
+    while (found := beneath.lstat(folder)) is None or not stat.S_ISDIR(found.st_mode):
+        if found is not None:
+            raise NotADirectoryError(20, "Not a directory", folder)
         missing.append(folder)
         parent = os.path.dirname(folder)
         if parent == folder:
             break
         folder = parent
     for path in reversed(missing):
-        os.mkdir(path)
+        beneath.mkdir(path)
         created.append(path)

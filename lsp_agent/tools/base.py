@@ -22,7 +22,9 @@ from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission.rules import PermissionRequest, PermissionVerdict
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
+from lsp_agent.workspace import protected
 from lsp_agent.workspace.boundary import Outside, Resolved, WorkspaceBoundary
+from lsp_agent.workspace.path_shapes import meant_path
 
 __all__ = [
     "SearchRoot",
@@ -54,8 +56,9 @@ class ToolRunContext:
     in tools that only read (``read``, ``grep``)."""
 
     async def ask(self, request: PermissionRequest) -> PermissionVerdict:
-        """The permission gate: configured rules decide, or the user is asked."""
-        return await self.call.ask(request)
+        """The permission gate: configured rules decide, or the user is asked. A write to a
+        protected file is always asked of a person (``workspace/protected.py``)."""
+        return await self.call.ask(protected.mark_protected(request, self.boundary))
 
     async def resolve(
         self, path: str, *, kind: Literal["file", "directory"], spill: bool = False
@@ -67,6 +70,7 @@ class ToolRunContext:
         itself for a directory, else its parent); approved → the outside path, refused →
         an error outcome naming the boundary. Nothing outside is touched before that.
         """
+        path = meant_path(path, self.boundary.roots)
         where = self.boundary.resolve(path, extra_roots=self.extra_roots if spill else ())
         if isinstance(where, Resolved):
             return where

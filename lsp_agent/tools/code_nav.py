@@ -38,6 +38,7 @@ from lsp_agent.tools.code_shapes import (
 from lsp_agent.tools.editor_queries import EditorQueries, EditorQuery, QueryFailed, QueryKind
 from lsp_agent.workspace.boundary import Resolved
 from lsp_agent.workspace.files import FileError, read_current
+from lsp_agent.workspace.path_shapes import meant_path
 
 __all__ = [
     "MAX_LINE_CHARS",
@@ -236,7 +237,7 @@ class SymbolsTool:
 
 async def _checked_file(path: str, ctx: ToolRunContext, title: str) -> Resolved | ToolOutcome:
     """``path`` inside the workspace, with the ``read`` permission; never asks for outside."""
-    where = ctx.boundary.resolve(path)
+    where = ctx.boundary.resolve(meant_path(path, ctx.boundary.roots))
     if not isinstance(where, Resolved):
         return _error(f"{where.message}. The editor is only asked about workspace files.")
     verdict = await ctx.ask(

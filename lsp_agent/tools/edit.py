@@ -51,6 +51,7 @@ from lsp_agent.workspace.files import (
     not_found_message,
     read_current,
     unified_diff,
+    with_disk_note,
 )
 
 __all__ = ["EditParams", "EditTool"]
@@ -148,7 +149,7 @@ class EditTool:
                 if isinstance(change, str):
                     return _error(where, change)
             watch = watch_diagnostics(ctx.editor, [WatchedFile.at(where, change.base)])
-            failed = await commit(
+            committed = await commit(
                 ctx.editor,
                 where.path,
                 change.base,
@@ -156,9 +157,9 @@ class EditTool:
                 change.data,
                 display=where.display,
             )
-            if failed is not None:
-                return _error(where, failed)
-        done = with_user_edits(_done(where, change), [mine] if mine else [])
+            if isinstance(committed, str):
+                return _error(where, committed)
+        done = with_user_edits(_done(where, change, committed.note), [mine] if mine else [])
         return with_report(done, await watch.report())
 
 
@@ -251,7 +252,7 @@ def _changed(where: Resolved, message: str) -> str:
     )
 
 
-def _done(where: Resolved, change: _Change) -> ToolOutcome:
+def _done(where: Resolved, change: _Change, note: str = "") -> ToolOutcome:
     created = change.base is None or not change.base.on_disk
     count = change.replacements
     if change.matcher is None:
@@ -261,7 +262,11 @@ def _done(where: Resolved, change: _Change) -> ToolOutcome:
     else:
         head = f"Edited {where.display}: {count} replacement{'' if count == 1 else 's'}."
     return ToolOutcome(
-        output=f"{head}\nDiff: +{change.diff.additions} -{change.diff.deletions} lines",
+        output=with_disk_note(
+            f"{head}\nDiff: +{change.diff.additions} -{change.diff.deletions} lines",
+            where.display,
+            note,
+        ),
         title=where.display,
         metadata={
             "path": where.path,

@@ -118,7 +118,7 @@ class QuestionTool:
             )
         if reply.outcome == "cancelled":
             return ToolOutcome(
-                output=CANCELLED_MESSAGE,
+                output=reply.reason or CANCELLED_MESSAGE,
                 is_error=True,
                 title=title,
                 metadata=metadata,

@@ -3,7 +3,8 @@
 The path goes through the workspace boundary first; nothing outside is ever opened, except
 the session's own spill folder (``ctx.extra_roots``), so the model can page through a spilled
 output. An open
-editor buffer wins over the disk, so the model sees the user's unsaved text. Files are
+editor buffer wins over the disk, so the model sees the user's unsaved text — and is told
+when that is not what the disk (and so every command) has. Files are
 streamed line by line in a worker thread: a page of a huge file costs a page of memory.
 """
 
@@ -23,6 +24,7 @@ from lsp_agent.core.permission.rules import PermissionRequest
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
 from lsp_agent.workspace.boundary import Outside, Resolved, WorkspaceBoundary
+from lsp_agent.workspace.disk_copy import DiskCopy, compare_disk
 from lsp_agent.workspace.files import not_found_message
 
 __all__ = [
@@ -103,8 +105,21 @@ class ReadTool:
         if text is not None:
             lines = iter(_split_lines(text))
             page = _paginate(lines, offset, limit, _numbered, lambda: sum(1 for _ in lines))
-            return _page_outcome(where, page, source="editor")
+            outcome = _page_outcome(where, page, source="editor")
+            disk = await asyncio.to_thread(compare_disk, where.path, text)
+            if disk.agrees or outcome.is_error:
+                return outcome
+            return attrs.evolve(outcome, output=f"{outcome.output}\n\n{unsaved_note(disk)}")
         return await asyncio.to_thread(_read_disk, where, offset, limit, ctx.boundary)
+
+
+def unsaved_note(disk: DiskCopy) -> str:
+    """What the model must know when the buffer it read is not the file on disk."""
+    where = "differs" if disk.exists else "does not exist yet"
+    return (
+        "Note: this is the editor's buffer, which has unsaved changes; the file on disk "
+        f"{where}, and commands, tests, searches and git see the disk's version."
+    )
 
 
 # --- pages ----------------------------------------------------------------------------

@@ -45,6 +45,7 @@ from lsp_agent.workspace.files import (
     encode_text,
     read_current,
     unified_diff,
+    with_disk_note,
 )
 
 __all__ = ["WriteParams", "WriteTool"]
@@ -122,12 +123,12 @@ class WriteTool:
                     "written. Read it again, then write it.",
                 )
             watch = watch_diagnostics(ctx.editor, [WatchedFile.at(where, now)])
-            failed = await commit(
+            committed = await commit(
                 ctx.editor, where.path, now, change.text, change.data, display=where.display
             )
-            if failed is not None:
-                return _error(where, failed)
-        done = with_user_edits(_done(where, change), [mine] if mine else [])
+            if isinstance(committed, str):
+                return _error(where, committed)
+        done = with_user_edits(_done(where, change, committed.note), [mine] if mine else [])
         return with_report(done, await watch.report())
 
 
@@ -154,12 +155,16 @@ def _theirs(change: _Change, mine: UserVersion, where: Resolved) -> _Change:
     return attrs.evolve(change, text=mine.text, data=mine.data, diff=diff)
 
 
-def _done(where: Resolved, change: _Change) -> ToolOutcome:
+def _done(where: Resolved, change: _Change, note: str = "") -> ToolOutcome:
     lines = count_lines(change.text)
     diff = change.diff
     return ToolOutcome(
-        output=f"Wrote {where.display} ({lines} line{'' if lines == 1 else 's'}).\n"
-        f"Diff: +{diff.additions} -{diff.deletions} lines",
+        output=with_disk_note(
+            f"Wrote {where.display} ({lines} line{'' if lines == 1 else 's'}).\n"
+            f"Diff: +{diff.additions} -{diff.deletions} lines",
+            where.display,
+            note,
+        ),
         title=where.display,
         metadata={
             "path": where.path,

@@ -3,15 +3,17 @@
 
 Reads keep what a rewrite must give back: bytes that are not UTF-8 as ``surrogateescape``
 stand-ins and a BOM as a leading U+FEFF. Writes are atomic and journaled like the tools'
-(``files.write_atomic``): the old bytes or the new ones, never a mix.
+(``files.write_atomic``): the old bytes or the new ones, never a mix. Reads, writes and
+removals reach the file without following a link (``system.beneath``): a folder the model
+swapped for a symlink to ``$HOME`` makes the undo fail for that file, never act there.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 
+from lsp_agent.system import beneath
 from lsp_agent.workspace.files import BOM, FileError, encode_text, load_text, write_atomic
 
 
@@ -35,4 +37,4 @@ class DiskTexts:
 
     async def remove(self, path: str) -> None:
         with contextlib.suppress(FileNotFoundError):
-            await asyncio.to_thread(os.unlink, path)
+            await asyncio.to_thread(beneath.unlink, path)

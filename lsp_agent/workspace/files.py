@@ -8,10 +8,13 @@
   through the editor (``Editor.apply_document_edit``), so it lands in the user's buffer and
   undo history; a buffer that changed meanwhile, was closed, or an edit the editor refused is
   a conflict the model reads — never a disk write. Everything else is written to disk
-  atomically (``system.atomic``: a synced temporary file in the same folder, ``os.replace``,
+  atomically (``system.beneath``: a synced temporary file in the same folder, renamed over it,
   the folder synced), the temporary file named and recorded by ``temp_files``, so recovery
   removes it if the process is killed. The existing file's permission bits are kept; a new
   file gets the umask's. Parent folders are created.
+- **The disk after an editor edit**: the editor adapter brings the disk in line (saves the
+  buffer) unless that would save the user's own unsaved text; its note saying so reaches the
+  model (:class:`Committed`, :func:`with_disk_note`).
 - **Locks**: :class:`FileLocks` serializes changes to one path. One instance is shared by all
   the file-changing tools, so ``edit`` and ``apply_patch`` on the same file also take turns.
 - **Diffs**: :func:`unified_diff` gives the patch shown in the permission dialog and the
@@ -24,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import difflib
+import errno
 import os
 import stat
 from collections.abc import AsyncIterator, Sequence
@@ -34,11 +38,12 @@ import attrs
 from lsp_agent.core.documents import DocumentEditResult, FilePreview
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.permission.rules import PermissionRequest
-from lsp_agent.system import atomic
-from lsp_agent.workspace.temp_files import create_temp
+from lsp_agent.system import beneath
+from lsp_agent.workspace.temp_files import create_temp_at
 
 __all__ = [
     "BOM",
+    "Committed",
     "EditedFile",
     "FileDiff",
     "FileError",
@@ -52,11 +57,13 @@ __all__ = [
     "editor_conflict",
     "encode_text",
     "file_preview",
+    "link_in_the_way",
     "load_text",
     "not_found_message",
     "read_current",
     "save",
     "unified_diff",
+    "with_disk_note",
     "write_atomic",
 ]
 
@@ -118,23 +125,26 @@ def encode_text(text: str, *, bom: bool) -> bytes:
 
 
 def load_text(path: str) -> TextFile | None:
-    """The file at ``path`` as text, or None if it does not exist (blocking: use a thread).
+    """The file at ``path`` (absolute, real) as text, or None if it does not exist (blocking:
+    use a thread).
 
+    Read without following a link (``system.beneath``): a folder on the way or the file
+    itself swapped for a link since the path was checked is an error, never followed.
     Raises :class:`FileError` for a directory, a non-regular file, a binary file (a NUL byte
     near the start) or an error from the system.
     """
     try:
-        mode = os.stat(path).st_mode
-        if stat.S_ISDIR(mode):
-            raise FileError(f"Path is a directory, not a file: {path}")
-        if not stat.S_ISREG(mode):
-            raise FileError(f"Not a regular file: {path}")
-        with open(path, "rb") as f:
-            data = f.read()
-    except (FileNotFoundError, NotADirectoryError):
-        return None
+        data = beneath.read_bytes(path)
+    except IsADirectoryError as exc:
+        raise FileError(f"Path is a directory, not a file: {path}") from exc
+    except beneath.LinkInTheWay as exc:
+        raise FileError(f"Cannot read {path}: {exc.strerror}") from exc
     except OSError as exc:
+        if exc.errno == errno.EINVAL:
+            raise FileError(f"Not a regular file: {path}") from exc
         raise FileError(f"Cannot read {path}: {exc.strerror or exc}") from exc
+    if data is None:
+        return None
     if b"\0" in data[:_BINARY_SAMPLE]:
         raise FileError(f"Cannot change binary file: {path}")
     text = data.decode("utf-8", errors="surrogateescape")
@@ -166,9 +176,9 @@ async def commit(
     data: bytes,
     *,
     display: str | None = None,
-) -> str | None:
-    """Make ``path`` hold ``text`` (``data``: its bytes on disk); None on success, else the
-    message for the model.
+) -> Committed | str:
+    """Make ``path`` hold ``text`` (``data``: its bytes on disk); :class:`Committed` on
+    success (with the editor's note about the disk, if any), else the message for the model.
 
     When ``base`` came from an open editor buffer, the change goes through the editor, from
     the buffer as read to ``text`` (both in the buffer's form, :meth:`TextFile.as_buffer`),
@@ -184,18 +194,35 @@ async def commit(
         created = BOM + text if data.startswith(BOM.encode("utf-8")) else text
         result = await editor.apply_document_edit(path, "", created)
         if result.status == "applied":
-            return None
+            return Committed(note=result.note)
         if result.status == "conflict":
             conflict = editor_conflict(display or path, result)
             return f"{conflict}; nothing was written. Read it again, then retry."
-        return await save(path, data)
+        return _saved(await save(path, data))
     if base.source != "editor":
-        return await save(path, data)
+        return _saved(await save(path, data))
     result = await editor.apply_document_edit(path, base.as_buffer(base.text), base.as_buffer(text))
     if result.status == "applied":
-        return None
+        return Committed(note=result.note)
     conflict = editor_conflict(display or path, result)
     return f"{conflict}; nothing was written. Read it again, then retry."
+
+
+@attrs.frozen
+class Committed:
+    """A change that landed. ``note``: what the model must know about the file on disk
+    (the editor's buffer was not saved, say); empty when buffer and disk agree."""
+
+    note: str = ""
+
+
+def _saved(failed: str | None) -> Committed | str:
+    return Committed() if failed is None else failed
+
+
+def with_disk_note(output: str, display: str, note: str) -> str:
+    """A tool's ``output`` with the editor's note about ``display`` on disk, if any."""
+    return f"{output}\nNote on {display}: {note}" if note else output
 
 
 def editor_conflict(display: str, result: DocumentEditResult) -> str:
@@ -215,20 +242,39 @@ async def save(path: str, data: bytes) -> str | None:
 
 
 def write_atomic(path: str, data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically (``system.atomic``), its temporary file
+    """Replace ``path`` (absolute, real) with ``data`` atomically, its temporary file
     journaled (blocking: use a thread).
 
-    Parent folders are created; the file's permission bits are kept (a new file gets the
-    umask's). Readers see the old bytes or the new bytes, never a mix, and a failure leaves
-    the old file and no temporary file behind. Raises ``OSError``.
+    Every folder on the way is reached without following a link (``system.beneath``): one
+    swapped for a link since the path was checked raises ``LinkInTheWay`` and nothing is
+    written anywhere. Parent folders are created; the file's permission bits are kept (a new
+    file gets the umask's). Readers see the old bytes or the new bytes, never a mix, and a
+    failure leaves the old file and no temporary file behind. Raises ``OSError``.
     """
-    atomic.write_atomic(path, data, make=create_temp)
+    beneath.write_atomic(path, data, make=create_temp_at)
 
 
 def write_temp(final: str, data: bytes, mode: int | None) -> str:
     """``data``, synced, in a new temporary file beside ``final`` (same file system, so a
-    rename onto ``final`` is atomic); recovery removes it if this process is killed."""
-    return atomic.write_temp(final, data, mode=mode, make=create_temp)
+    rename onto ``final`` is atomic; :func:`system.beneath.replace` does it without following
+    a link); recovery removes it if this process is killed."""
+    return beneath.write_temp(final, data, mode=mode, make=create_temp_at)
+
+
+def link_in_the_way(path: str) -> str | None:
+    """Why an edit of ``path`` (absolute, real) must not be sent to an editor now: a folder
+    on its way, or the file itself, became a symbolic link since the path was checked
+    (None: it is still where it was). Checked right before a ``workspace/applyEdit`` or an
+    ACP ``fs/write_text_file`` goes out, since the editor writes wherever the path leads."""
+    try:
+        found = beneath.lstat(path)
+    except beneath.LinkInTheWay as error:
+        return str(error.strerror)
+    except (OSError, ValueError):
+        return None  # nothing the editor could be led astray by
+    if found is not None and stat.S_ISLNK(found.st_mode):
+        return f"{path} is a symbolic link now (it changed after the path was checked)"
+    return None
 
 
 class FileLocks:

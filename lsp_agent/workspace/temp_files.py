@@ -24,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from lsp_agent.system import beneath
 from lsp_agent.system.atomic import fsync_folder
 from lsp_agent.system.owner import owner_alive
 from lsp_agent.system.private_files import private_folder
@@ -32,6 +33,7 @@ from lsp_agent.system.procfs import start_ticks
 __all__ = [
     "TempJournal",
     "create_temp",
+    "create_temp_at",
     "current_journal",
     "parse_temp_name",
     "temp_name",
@@ -79,6 +81,21 @@ def create_temp(folder: str, name: str) -> tuple[str, int]:
         temp = os.path.join(folder, temp_name(name))
         try:
             return temp, os.open(temp, _CREATE_FLAGS, 0o666)
+        except FileExistsError:
+            continue
+
+
+def create_temp_at(folder_fd: int, folder: str, name: str) -> tuple[str, int]:
+    """:func:`create_temp` in the folder open as ``folder_fd`` (``folder``: its path, for the
+    journal): the temporary file's name in that folder and an open ``fd``. The file is
+    created ``O_NOFOLLOW`` relative to the descriptor (``system.beneath``)."""
+    journal = current_journal()
+    if journal is not None:
+        journal.note(folder)
+    while True:
+        temp = temp_name(name)
+        try:
+            return temp, os.open(temp, _CREATE_FLAGS | os.O_NOFOLLOW, 0o666, dir_fd=folder_fd)
         except FileExistsError:
             continue
 
@@ -160,17 +177,31 @@ def _remove_temps(journal: Path, pid: int, ticks: int) -> list[str]:
         if not isinstance(folder, str):
             continue
         try:
-            with os.scandir(folder) as found:
+            removed += _remove_in(folder, pid, ticks)
+        except (OSError, ValueError):
+            continue  # the folder is gone, unreadable, or a link now: nothing to do there
+    return removed
+
+
+def _remove_in(folder: str, pid: int, ticks: int) -> list[str]:
+    """Remove the dead owner's temporary files in ``folder``, reached without following a
+    link (``system.beneath``): a folder swapped for a link is never swept."""
+    removed: list[str] = []
+    with beneath.folder_fd(folder) as fd:
+        listing = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=fd)
+        try:
+            with os.scandir(listing) as found:  # scandir works on its own copy of it
                 mine = [
-                    e.path
+                    e.name
                     for e in found
                     if parse_temp_name(e.name) == (pid, ticks) and e.is_file(follow_symlinks=False)
                 ]
-        except OSError:
-            continue  # the folder is gone (or unreadable): nothing to do there
-        for path in mine:
+        finally:
+            os.close(listing)
+        for name in mine:
+            path = os.path.join(folder, name)
             try:
-                os.unlink(path)
+                os.unlink(name, dir_fd=fd)
             except FileNotFoundError:
                 continue
             except OSError as error:

@@ -1,6 +1,7 @@
 """Permission over ACP, against the real ``lsp-agent acp``: a reject carries the user's reason
 to the model; "Reject for this session" (``reject_always``) rejects the same asks of that
-session without asking again (for ``edit``: every edit); a cancelled request is a reject.
+session without asking again (for ``edit``: every edit); a reject without a reason ends the
+turn as a refusal; a cancelled request is a reject that ends it as cancelled.
 Nothing is written or run."""
 
 from __future__ import annotations
@@ -51,8 +52,8 @@ async def test_rejects_reasons_session_rejects_and_cancelled_asks(
                 (await agent.conn.prompt(session_id=sid, prompt=[text_block(text)])).stop_reason
                 for text in ("edit it", "again", "are you there?")
             ]
-        # a reject without a reason (or a dismissed ask) ends the turn, as Esc would
-        assert stops == ["cancelled", "cancelled", "end_turn"], agent.log()
+        # a reject without a reason ends the turn as refused; a dismissed ask as cancelled
+        assert stops == ["refusal", "cancelled", "end_turn"], agent.log()
     agent.assert_clean_exit()
 
     assert [p.answer for p in client.permissions] == ["reject_once", "reject_always", None]
@@ -68,3 +69,28 @@ async def test_rejects_reasons_session_rejects_and_cancelled_asks(
     assert len(bodies) == 5
     assert "keep it as one" in last_result(bodies[1])
     assert "rejected this for the session" in last_result(bodies[3])
+
+
+async def test_a_reject_without_a_reason_ends_the_turn_as_a_refusal_the_model_reads(
+    ws: Path, tmp_path: Path, acp_env: dict[str, str], fake_llm: FakeLLMServer
+) -> None:
+    target = ws / "t.txt"
+    target.write_text("one\n")
+    fake_llm.set_script(
+        {"turns": [edit(target, "one", "two"), {"text": "Understood, I left it alone."}]}
+    )
+    client = RecordingClient(answers=["reject_once"])
+    async with spawn_agent(acp_env, cwd=ws, stderr=tmp_path / "acp.log", client=client) as agent:
+        async with asyncio.timeout(TIMEOUT):
+            sid = (await agent.conn.new_session(cwd=str(ws), mcp_servers=[])).session_id
+            first = await agent.conn.prompt(session_id=sid, prompt=[text_block("edit it")])
+            second = await agent.conn.prompt(session_id=sid, prompt=[text_block("why not?")])
+        assert (first.stop_reason, second.stop_reason) == ("refusal", "end_turn"), agent.log()
+    agent.assert_clean_exit()
+
+    assert target.read_text() == "one\n"
+    bodies = [r.body for r in fake_llm.requests if r.turn != "side"]
+    assert len(bodies) == 2  # the refused turn made no further request
+    sent = json.dumps(bodies[1]["messages"])
+    assert "The user rejected permission to use this specific tool call." in sent
+    assert "edit it" in sent

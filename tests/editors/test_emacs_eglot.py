@@ -83,6 +83,12 @@ DRIVER = r"""
               (lambda () (string-match-p "print(value)" (buffer-string)))
               120))
 (test--report "prompts" (vconcat (reverse test--prompts)))
+;; the server writes the same text on disk (Eglot cannot be asked to save)
+(test--wait "the agent's edit on disk"
+            (lambda () (with-temp-buffer
+                         (insert-file-contents (getenv "LSP_AGENT_TEST_FILE"))
+                         (string-match-p "print(value)" (buffer-string))))
+            60)
 (test--report "buffer" (buffer-string))
 (test--report "modified" (if (buffer-modified-p) t :json-false))
 (eglot-shutdown (eglot-current-server))
@@ -154,10 +160,11 @@ def test_the_documented_eglot_setup_offers_and_runs_ask_agent_to_fix(
     # the linter's diagnostic got its quick fix (Eglot alone would not send it)
     assert "Ask agent to fix: undefined name valu" in found["actions"]
     # running it: a turn about the diagnostic, the permission asked as a showMessageRequest,
-    # the edit applied in the buffer (unsaved), the file on disk left to the user
+    # the edit applied in the buffer, then the same text written on disk by the server (Eglot
+    # cannot be asked to save), so a command the agent runs next would see it
     assert "undefined name valu" in str(requests[0]["messages"])
     assert found["prompts"][0] == "lsp-agent: "
     assert "lsp-agent wants to Edit a.py" in found["prompts"][1]
     assert found["buffer"] == "print(value)\n"
     assert found["modified"] is True
-    assert source.read_text() == "print(valu)\n"
+    assert source.read_text() == "print(value)\n"

@@ -171,7 +171,7 @@ def test_help_cites_no_missing_document_and_lists_exit_statuses(workspace: Path)
 
 def test_the_no_model_message_names_the_key_variables(workspace: Path) -> None:
     result = run_cli("run", "hi", cwd=workspace)
-    assert result.returncode == 1
+    assert result.returncode == 2  # invalid config, as the README's exit statuses say
     assert "LSP_AGENT_MODEL" in result.stderr
     assert "ANTHROPIC_API_KEY" in result.stderr
     assert "OPENAI_API_KEY" in result.stderr

@@ -50,9 +50,10 @@ def workspace(workspace: Path) -> Path:
     config.write_text(
         json.dumps(
             {
+                # room for the build prompt (about 2,000 tokens) besides the tools and the files
                 "providers": {
                     "anthropic": {
-                        "models": {"claude-test": {"context_window": 6000, "max_output": 1000}}
+                        "models": {"claude-test": {"context_window": 8000, "max_output": 1000}}
                     }
                 },
                 "compaction": {"keep_recent_tokens": 1200},

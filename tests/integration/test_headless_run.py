@@ -140,7 +140,7 @@ def test_a_rejected_key_fails_at_once_naming_the_variable(workspace: Path) -> No
 
 def test_a_missing_model_says_what_to_set(workspace: Path) -> None:
     result = run_cli("run", "hi", cwd=workspace)
-    assert result.returncode == 1
+    assert result.returncode == 2  # a config mistake: nothing ran
     assert "LSP_AGENT_MODEL" in result.stderr
     assert "lsp-agent doctor" in result.stderr
 

@@ -1,5 +1,6 @@
 """scripts/install (the README's first command): a venv in the user data folder, `lsp-agent`
-linked into ~/.local/bin, and the PATH line to use when that folder is not on PATH yet.
+linked into ~/.local/bin, and the PATH line to use when that folder is not on PATH yet; each
+step is announced as it starts and pip's progress is shown, not silenced.
 
 Offline and quick: the venv is made beforehand without pip and sees this environment's
 packages (pip, setuptools, the dependencies; not lsp-agent itself) through a ``.pth`` file, so
@@ -59,6 +60,16 @@ def test_install_puts_lsp_agent_on_the_path_it_names(isolated_home: Path, tmp_pa
     assert result.returncode == 0, result.stderr
     bin_dir = isolated_home / ".local" / "bin"
     assert (bin_dir / "lsp-agent").resolve() == (venv / "bin" / "lsp-agent").resolve()
+    # Progress: each step announced before it runs, and pip's own lines in between.
+    steps = [line for line in result.stdout.splitlines() if line.startswith("install: [")]
+    assert [line[: len("install: [1/3] ")] for line in steps] == [
+        "install: [1/3] ",
+        "install: [2/3] ",
+        "install: [3/3] ",
+    ]
+    pip_lines = result.stdout.split(steps[1], 1)[1].split(steps[2], 1)[0]
+    assert "Successfully installed lsp-agent-0.1.0" in pip_lines
+    assert f"install: done: lsp-agent 0.1.0 is {bin_dir / 'lsp-agent'}" in result.stdout
     assert f"{bin_dir} is not on PATH in this shell" in result.stdout
     export = next(line.strip() for line in result.stdout.splitlines() if "export PATH=" in line)
     assert export == f'export PATH="{bin_dir}:$PATH"'

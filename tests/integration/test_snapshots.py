@@ -297,7 +297,8 @@ async def test_project_info_exclude_is_respected(
     write(project / ".git" / "info" / "exclude", "secret.txt\nlater.txt\n")
     write(project / "later.txt", "excluded after the project's exclude file changed\n")
     t1 = await snapshots.track(project)
-    assert t1 == t0
+    # only the exclude file itself is recorded (a protected file, docs/snapshots.md)
+    assert [c.path for c in await snapshots.diff(project, t0, t1)] == [".git/info/exclude"]
 
 
 async def test_untracked_large_files_are_skipped(
@@ -388,10 +389,13 @@ async def test_a_clean_projects_index_is_reused(
     git(project, "add", "-A")
     git(project, "commit", "-q", "-m", "first")
     tree = await snapshots.track(project)
-    assert tree == git(project, "rev-parse", "HEAD^{tree}").strip()
+    head = git(project, "rev-parse", "HEAD^{tree}").strip()
+    # the project's files are its own tree; only the protected .git files are added
+    changes = await snapshots.diff(project, head, tree)
+    assert [c.path for c in changes] == [".git/config", ".git/info/exclude"]
     shadow = shadow_dir(tmp_path / "data", project.resolve())
     own = [p for p in (shadow / "objects").rglob("*") if p.is_file() and "info" not in p.parts]
-    assert own == []  # nothing hashed again, nothing copied: every object is the project's
+    assert len(own) <= 5  # those two blobs and their trees: nothing of the project hashed again
 
 
 def test_the_index_is_copied_only_when_no_conversion_applies(tmp_path: Path) -> None:
@@ -563,9 +567,11 @@ async def test_snapshots_survive_git_init_and_removing_git(
     write(folder / "b.txt", "b\n")
     fresh = GitShadowSnapshots(tmp_path / "data")  # a new process sees the repository
     in_git = await fresh.track(folder)
-    assert [c.path for c in await fresh.diff(folder, plain, in_git)] == ["b.txt"]
+    changed = [c.path for c in await fresh.diff(folder, plain, in_git)]
+    assert changed == [".git/config", ".git/info/exclude", "b.txt"]
     await fresh.restore(folder, plain)
     assert not (folder / "b.txt").exists()
+    assert (folder / ".git" / "config").is_file()  # a restore never deletes it
 
     shutil.rmtree(folder / ".git")
     write(folder / "c.txt", "c\n")
@@ -602,7 +608,7 @@ async def test_bad_input_is_refused(snapshots: GitShadowSnapshots, workspace: Pa
     with pytest.raises(SnapshotError):
         await snapshots.restore(workspace, tree, ["/etc/passwd"])
     with pytest.raises(SnapshotError):
-        await snapshots.changed_since(workspace, tree, [".git/config"])
+        await snapshots.changed_since(workspace, tree, [".git/objects/info/alternates"])
     with pytest.raises(SnapshotError):
         await snapshots.track(workspace / "missing")
     with pytest.raises(SnapshotError):

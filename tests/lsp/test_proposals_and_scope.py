@@ -72,7 +72,7 @@ async def test_an_edited_proposal_lands_in_the_open_buffer_and_the_model_is_told
             u for u in updates_of(client, session, "permission_update") if u["state"] == "asked"
         ]
         assert "modified" not in asked
-    assert path.read_text() == "value = 1\nother = 1\n"  # the buffer is the user's to save
+    assert path.read_text() == "value = 3\nother = 1\n"  # the disk follows the buffer
     result = tool_results(fake_llm.model_bodies()[1])
     assert f"{NOTE} a.py before it was applied" in result
     assert "-value = 2\n+value = 3\n" in result

@@ -89,7 +89,8 @@ def test_an_edit_of_an_unsaved_buffer_asks_shows_the_diff_and_one_u_undoes_it(
     editor.wait_idle()
     assert editor.lua("return #vim.api.nvim_list_tabpages()") == 1  # the diff tab closed
     assert editor.buffer_text(path) == "value = 2\nunsaved = True"
-    assert path.read_text() == "value = 1\n"  # the disk is the user's to save
+    # the buffer held the user's unsaved change: not saved for them, the disk as it was
+    assert path.read_text() == "value = 1\n"
     # a versioned TextDocumentEdit (documentChanges advertised), applied by the plugin
     assert editor.lua(
         "return require('lsp_agent.log').contains('applied an edit to ' .. ... .. ' (version')",
@@ -179,7 +180,7 @@ def test_undo_puts_the_files_back_and_offers_the_prompt_again_and_redo_brings_th
     editor.wait_chat("Set.")
     editor.wait_idle()
     assert editor.buffer_text(opened) == "value = 2"
-    assert opened.read_text() == "value = 1\n"
+    assert opened.read_text() == "value = 2\n"  # saved for the agent (lsp_agent.save)
     assert on_disk.read_text() == "other = 2\n"
 
     # :LspAgent diff shows the last proposed edit again
@@ -195,6 +196,7 @@ def test_undo_puts_the_files_back_and_offers_the_prompt_again_and_redo_brings_th
     editor.command("LspAgent undo")
     editor.wait(lambda: disk_text(on_disk) == "other = 1\n", "b.py back as before")
     editor.wait(lambda: editor.buffer_text(opened) == "value = 1", "the a.py buffer back")
+    editor.wait(lambda: disk_text(opened) == "value = 1\n", "and a.py on disk")
     editor.wait(lambda: editor.prompt_lines() == ["set both to 2"], "the prompt offered again")
     editor.wait(lambda: "undone" in editor.chat_text(), "the undone part marked in the chat")
     assert "Set." not in editor.chat_text()
@@ -202,6 +204,7 @@ def test_undo_puts_the_files_back_and_offers_the_prompt_again_and_redo_brings_th
     editor.command("LspAgent redo")
     editor.wait(lambda: disk_text(on_disk) == "other = 2\n", "the b.py edit back")
     editor.wait(lambda: editor.buffer_text(opened) == "value = 2", "the a.py edit back")
+    editor.wait(lambda: disk_text(opened) == "value = 2\n", "and on disk")
     editor.wait(lambda: "Set." in editor.chat_text(), "the conversation back")
     assert editor.prompt_lines() == [""]
 
@@ -258,7 +261,7 @@ def test_stopping_the_turn_withdraws_a_pending_ask(editor: Any, workspace: Path)
     assert len(editor.model_requests()) == 1
 
 
-def test_undoing_an_unsaved_agent_edit_leaves_the_buffer_as_saved(
+def test_the_agents_edit_its_undo_and_redo_are_saved_and_u_is_the_users(
     editor: Any, workspace: Path
 ) -> None:
     path = workspace / "a.py"
@@ -271,24 +274,25 @@ def test_undoing_an_unsaved_agent_edit_leaves_the_buffer_as_saved(
     editor.wait_chat("Changed it.")
     editor.wait_idle()
     assert editor.buffer_text(path) == "value = 2"
-    assert editor.lua(modified, str(path)) is True  # the agent's edit is not saved
+    assert path.read_text() == "value = 2\n"  # saved for the agent: no [+]
+    assert editor.lua(modified, str(path)) is False
 
     editor.command("LspAgent undo")
     editor.wait(lambda: editor.buffer_text(path) == "value = 1", "the buffer put back")
+    editor.wait(lambda: disk_text(path) == "value = 1\n", "and the disk")
     editor.wait(lambda: editor.lua(modified, str(path)) is False, "no [+]: it is the file again")
     # the buffer is back before the server has finished the undo: redo only once it answered
     editor.wait(lambda: "undone" in editor.chat_text(), "the undo's answer")
 
     editor.command("LspAgent redo")
     editor.wait(lambda: editor.buffer_text(path) == "value = 2", "the edit back")
+    editor.wait(lambda: disk_text(path) == "value = 2\n", "and on disk")
     editor.wait(lambda: "Changed it." in editor.chat_text(), "the redo's answer")
-    assert editor.lua(modified, str(path)) is True
+    assert editor.lua(modified, str(path)) is False
 
-    # saved, then undone: the buffer differs from the disk again, so it stays modified
+    # the editor's own undo is the user's: the buffer only, modified until they save it
     editor.focus_buffer(path)
-    editor.command("write")
-    assert path.read_text() == "value = 2\n"
-    editor.command("LspAgent undo")
-    editor.wait(lambda: editor.buffer_text(path) == "value = 1", "the buffer put back again")
+    editor.type("u")
+    editor.wait(lambda: editor.buffer_text(path) == "value = 1", "u undid the edit")
     assert editor.lua(modified, str(path)) is True
     assert path.read_text() == "value = 2\n"

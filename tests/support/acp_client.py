@@ -52,13 +52,17 @@ class PermissionRecord:
     """The option kind chosen, None for a cancelled request."""
 
 
+HOLD = "hold"
+"""A permission answer that never comes."""
+
+
 class RecordingClient:
     """The editor's side of ACP (the SDK's ``Client`` protocol, by method name)."""
 
     def __init__(self, *, answers: list[str | tuple[str, str] | None] | None = None) -> None:
         """``answers``: the option kind for each permission request in turn, or ``(kind,
-        reason)`` (the reason in ``_meta.lspAgent.reason``), or None to cancel it; once they
-        run out, ``allow_once``."""
+        reason)`` (the reason in ``_meta.lspAgent.reason``), or None to cancel it, or
+        :data:`HOLD` never to answer; once they run out, ``allow_once``."""
         self.buffers: dict[str, str] = {}
         """Unsaved text by absolute path: what ``fs/read_text_file`` answers first."""
         self.reads: list[str] = []
@@ -90,6 +94,8 @@ class RecordingClient:
         offered = [o.model_dump(mode="json", by_alias=True, exclude_none=True) for o in options]
         call = tool_call.model_dump(mode="json", by_alias=True, exclude_none=True)
         self.permissions.append(PermissionRecord(session_id, call, offered, kind))
+        if kind == HOLD:  # a dialog nobody answers
+            await asyncio.sleep(3600)
         if kind is None:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         chosen = next(o for o in options if o.kind == kind)

@@ -22,6 +22,8 @@ from lsprotocol import types as lsp
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
+from lsp_agent.core.uris import path_of_uri
+
 UI_ALL = {"chat": True, "diff": True, "permissions": True, "questions": True, "plan": True}
 
 PermissionAnswer = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]] | str
@@ -76,6 +78,11 @@ class AgentClient:
         self.cancelled_requests: list[dict[str, Any]] = []
         """Permission requests the server cancelled (``$/cancelRequest``) while held."""
         self.refuse_edits = False
+        self.save_requests: list[dict[str, Any]] = []
+        """``agent/documents/save`` requests; each is answered by writing the document's
+        text on disk when it is at the asked version (as an editor's save does)."""
+        self.unanswered: list[tuple[str, Any]] = []
+        """Requests a :meth:`never_answer` method got (they stay unanswered)."""
         self.after_edit: Callable[[Document], None] | None = None
         """Called after an applied edit, like a language server reacting to the change."""
         self._changed = asyncio.Event()
@@ -209,10 +216,44 @@ class AgentClient:
         def on_apply_edit(params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
             return self._apply(params)
 
+        def on_save(params: Any) -> Any:
+            self.save_requests.append(params)
+            return {"documents": [self._save(d["uri"], d["version"]) for d in params["documents"]]}
+
+        client.feature("agent/documents/save")(on_save)
         client.feature("agent/session/update")(on_update)
         client.feature("agent/session/requestPermission")(on_permission)
         client.feature("agent/session/askQuestion")(on_question)
         client.feature(lsp.WORKSPACE_APPLY_EDIT)(on_apply_edit)
+
+    def never_answer(self, *methods: str) -> None:
+        """Leave every request of ``methods`` unanswered, as an editor that answers no
+        server request (Vim + ALE); a default handler of the test client is replaced."""
+        features = self.client.protocol.fm._features
+        client: Any = self.client
+
+        def holder(method: str) -> Callable[[Any], Any]:
+            async def hold(params: Any) -> Any:
+                self.unanswered.append((method, params))
+                self._changed.set()
+                await asyncio.sleep(3600)
+
+            return hold
+
+        for method in methods:
+            features.pop(method, None)
+            client.feature(method)(holder(method))
+
+    def _save(self, uri: str, version: int) -> dict[str, Any]:
+        document = self.documents.get(uri)
+        if document is None:
+            return {"uri": uri, "saved": False, "reason": "not open"}
+        if document.version != version:
+            return {"uri": uri, "saved": False, "reason": "the buffer changed"}
+        path = path_of_uri(uri)
+        assert path is not None
+        Path(path).write_text(document.text)
+        return {"uri": uri, "saved": True, "version": document.version}
 
     def _apply(self, params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
         if self.refuse_edits:
@@ -341,7 +382,7 @@ async def agent_client(
     *,
     env: Mapping[str, str],
     folders: Sequence[Path],
-    capabilities: str = "visual_studio_code",
+    capabilities: str | lsp.ClientCapabilities = "visual_studio_code",
     options: dict[str, Any] | None = None,
     plain: bool = False,
     server_command: Sequence[str] | None = None,
@@ -358,7 +399,11 @@ async def agent_client(
         initialized = await asyncio.wait_for(
             client.initialize_session(
                 lsp.InitializeParams(
-                    capabilities=client_capabilities(capabilities),
+                    capabilities=(
+                        client_capabilities(capabilities)
+                        if isinstance(capabilities, str)
+                        else capabilities
+                    ),
                     root_uri=folders[0].as_uri() if folders else None,
                     workspace_folders=[
                         lsp.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in folders

@@ -26,8 +26,10 @@ import {
   type AskQuestionParams,
   type EditorQueryParams,
   type RequestPermissionParams,
+  type SaveDocumentsParams,
   type SessionUpdateParams,
 } from "./shared/protocol";
+import { saveDocuments, type SaveHost } from "./saveDocuments";
 import { answerEditorQuery, EDITOR_QUERY_KINDS, type QueryHost } from "./editorQueries";
 import { commandLine, resolveServerCommand, startFailureMessage, which, type ServerCommand } from "./serverCommand";
 import type { SessionStore } from "./sessions";
@@ -157,6 +159,7 @@ export class AgentClient implements vscode.Disposable {
       this.store.askQuestion(params, (cancel) => token.onCancellationRequested(cancel)),
     );
     client.onRequest(Methods.editorQuery.name, (params: EditorQueryParams) => answerEditorQuery(params, vscodeQueryHost));
+    client.onRequest(Methods.saveDocuments.name, (params: SaveDocumentsParams) => saveDocuments(params, vscodeSaveHost));
     // replaces the client's own handler: a failed start is shown with "Show Log"
     client.onNotification(ShowMessageNotification.type, (params: ShowMessageParams) => {
       if (this.client === client) this.showMessage(params);
@@ -291,6 +294,7 @@ export function agentOptions(config: vscode.WorkspaceConfiguration, context: vsc
     forwardsDiagnostics: config.get<boolean>("forwardDiagnostics", true),
     clientInfo: { name: "lsp-agent-vscode", version: String(context.extension.packageJSON.version ?? "0") },
     editorQueries: [...EDITOR_QUERY_KINDS],
+    savesDocuments: true,
   };
   if (Object.keys(forwarded).length) options.config = forwarded;
   return options;
@@ -305,6 +309,14 @@ const vscodeQueryHost: QueryHost = {
     const args: unknown[] = [uri];
     if (target.position) args.push(new vscode.Position(target.position.line, target.position.character));
     return vscode.commands.executeCommand(command, ...args);
+  },
+};
+
+/** `agent/documents/save` over this window's open documents. */
+const vscodeSaveHost: SaveHost = {
+  find(uri) {
+    const wanted = vscode.Uri.parse(uri).toString();
+    return vscode.workspace.textDocuments.find((d) => d.uri.toString() === wanted);
   },
 };
 

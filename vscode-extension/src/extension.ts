@@ -2,6 +2,7 @@
 import * as vscode from "vscode";
 import { AgentClient } from "./client";
 import { ChatViewProvider, CHAT_VIEW_ID } from "./chatView";
+import { openCodeRef } from "./codeRefLinks";
 import { DiagnosticsForwarder, toWire } from "./diagnostics";
 import { FocusTracker, MentionSource, promptExtras } from "./editorContext";
 import { closeProposals, DIFF_SCHEME, editedProposals, PROPOSAL_SCHEME, ProposalFileSystem, ProposalProvider, showProposal } from "./diffProvider";
@@ -161,6 +162,9 @@ export function activate(context: vscode.ExtensionContext) {
         return;
       case "openLocation":
         await openLocation(msg.uri, msg.range);
+        return;
+      case "openCodeRef":
+        await openCodeRef(msg);
         return;
       case "resolve":
         await resolve(msg.action, { hunkIds: msg.hunkIds, uris: msg.uris });

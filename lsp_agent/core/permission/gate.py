@@ -3,7 +3,9 @@
 Configured rules (with the mode's rules after them) decide first; saved approvals ("for this
 session", "always" for the project) may then turn an ``ask`` into ``allow``, but never beat a
 configured ``deny``. What is still ``ask`` goes to the editor. Every ask and every answer is
-an event, so the editor, the log and the audit trail see the same thing.
+an event, so the editor, the log and the audit trail see the same thing. A write to a
+protected file (``request.protected``) skips rules and saved approvals: unless denied, it
+goes to the person, and whatever they answer is not saved.
 
 An allow may come with the user's own text for files of an ``edit`` ask (they edited the
 proposal): the gate keeps only the files the ask proposed a text for and that the user really
@@ -17,7 +19,10 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+import attrs
+
 from lsp_agent.core.interfaces import Editor, EventStore
+from lsp_agent.core.permission.protected import PROTECTED_OPTIONS
 from lsp_agent.core.permission.rules import (
     ALLOWED,
     REJECTED_MESSAGE,
@@ -77,6 +82,8 @@ class PermissionGate:
         """``rules`` were captured when the tool call started: a mode switch never changes
         a call in flight."""
         decision = decide(request.permission, request.patterns, rules, unjudged=request.unjudged)
+        if request.protected and decision.action != "deny":  # only a person, every time
+            return await self._ask_user(attrs.evolve(request, always=()), tool_call_id, message_id)
         if decision.action == "ask":
             # Saved answers are allows only: they can turn an ask into an allow, never change
             # an allow or a deny, so the store is read only when the rules alone would ask.
@@ -117,6 +124,8 @@ class PermissionGate:
         ask = PermissionAsk(
             session_id=self._session_id, tool_call_id=tool_call_id, mode=self._mode, request=request
         )
+        if request.protected:  # once or not at all: nothing to save
+            ask = attrs.evolve(ask, options=PROTECTED_OPTIONS)
         try:
             reply = await self._editor.request_permission(ask)
         except asyncio.CancelledError:
@@ -181,6 +190,10 @@ def _comparable(text: str) -> str:
 def _verdict(reply: PermissionReply, modified: dict[str, str]) -> PermissionVerdict:
     if reply.kind in _ALLOWS:
         return PermissionVerdict(allowed=True, modified=modified) if modified else ALLOWED
+    if reply.kind is None and reply.reason:
+        # Dismissed by the host, not the user (no answer in time): the turn ends, the
+        # model reads why.
+        return PermissionVerdict(allowed=False, message=reply.reason, stop_turn=True)
     if reply.reason:
         return PermissionVerdict(allowed=False, message=rejected_with_reason(reply.reason))
     return PermissionVerdict(allowed=False, message=REJECTED_MESSAGE, stop_turn=True)

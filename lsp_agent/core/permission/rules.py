@@ -161,6 +161,11 @@ class PermissionRequest:
     ``unjudged`` are resources that cannot be judged (a command named by an expansion, a line
     that does not parse, a path only the running shell knows): no rule or saved approval
     allows them and only a person may (``--yes`` never does).
+
+    ``protected`` names the protected files this write touches, each with why
+    (``core/permission/protected.py``): the gate asks a person whatever the rules and saved
+    approvals say (a configured deny still denies), ``--yes`` never approves it, and the
+    answer is never saved.
     """
 
     permission: str
@@ -171,6 +176,7 @@ class PermissionRequest:
     subject: dict[str, Any] | None = None
     previews: tuple[FilePreview, ...] = attrs.field(default=(), eq=False, repr=False)
     unjudged: tuple[str, ...] = ()
+    protected: tuple[str, ...] = ()
 
 
 @attrs.frozen(kw_only=True)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from lsp_agent.core.attachments import AttachScope, PromptAttachments, PromptFocus
-from lsp_agent.core.checkpoints import RevertScope, SnapshotStore, staged_revert
+from lsp_agent.core.checkpoints import RevertScope, SnapshotChange, SnapshotStore, staged_revert
 from lsp_agent.core.compaction.policy import latest_compaction_point
 from lsp_agent.core.compaction.summary import Compactor
 from lsp_agent.core.context import ContextSources, SourcesSnapshot, current_epoch
@@ -24,6 +24,7 @@ from lsp_agent.core.modes import SUBAGENTS, SubagentScope, check_client_mode, su
 from lsp_agent.core.options import AgentOptions
 from lsp_agent.core.permission.gate import PermissionGate
 from lsp_agent.core.review.reviews import FileTexts, FileView, ResolveResult, ReviewAction, Reviews
+from lsp_agent.core.session.changes import prompt_changes
 from lsp_agent.core.session.config_options import ConfigChanges, ConfigChoices, check_model_ref
 from lsp_agent.core.session.event_writer import EventWriter
 from lsp_agent.core.session.revert import RevertResult, Reverts
@@ -341,6 +342,11 @@ class SessionService:
     async def revert_commit(self, session_id: str) -> tuple[str, ...]:
         """Make the staged revert final: the hidden messages are dropped from the session."""
         return await self._reverts.commit(session_id)
+
+    async def changes(self, session_id: str, message_id: str) -> list[SnapshotChange]:
+        """What the turns answering the prompt ``message_id`` changed in the files, as one
+        diff (``changes.py``); empty without snapshots."""
+        return await prompt_changes(self._store, self._snapshots, session_id, message_id)
 
     async def undo(self, session_id: str) -> tuple[str, list[dict[str, Any]]]:
         """Stage a revert of the last user message; its prompt goes back to the input box."""

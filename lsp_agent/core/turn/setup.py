@@ -111,7 +111,7 @@ class TurnSetup:
         settings = options.agent(agent)
         return TurnConfig(
             model=model,
-            system_prompt=prompts.load(prompt),
+            system_prompt=prompts.system(prompt),
             workspace_roots=self.workspace_roots(folder),
             max_steps=max_steps if max_steps is not None else options.max_steps,
             retry=options.retry,

@@ -244,6 +244,7 @@ function M.render(s)
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
   vim.bo[buf].modified = false
+  require("lsp_agent.links").mark(buf, lines)
   -- new folds (reasoning, editor context) start closed; folds the user opened stay open
   local starts = {}
   for lnum, expr in pairs(folds) do
@@ -533,10 +534,13 @@ local function file_window()
   end
 end
 
---- Jump to the location of the tool call under the cursor.
+--- Jump to the code reference (`path:line`) or the tool call's location under the cursor.
 function M.jump()
   local view = M.view_of(vim.api.nvim_get_current_buf())
   if not view then
+    return
+  end
+  if require("lsp_agent.links").follow(file_window) then
     return
   end
   local tool = view.tools[vim.api.nvim_win_get_cursor(0)[1]]
@@ -724,6 +728,9 @@ local function make_view(session_id)
         vim.cmd("startinsert!")
       end
     end, "write a follow-up")
+    map(buf, "n", k.follow, function()
+      require("lsp_agent.links").follow(file_window)
+    end, "open the code reference under the cursor")
   end
   if not (view.prompt_buf and vim.api.nvim_buf_is_valid(view.prompt_buf)) then
     local buf = vim.api.nvim_create_buf(false, true)

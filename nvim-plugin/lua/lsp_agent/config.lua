@@ -60,6 +60,9 @@ M.defaults = {
   diff_close_on_answer = true,
 }
 
+--- In the chat buffer: opens the code reference under the cursor (`src/a.py:12`, links.lua).
+M.defaults.keymaps.chat.follow = "gf"
+
 local ENUMS = {
   mode = { "build", "plan" },
   ["window.layout"] = { "vertical", "horizontal", "tab", "float" },
@@ -269,6 +272,7 @@ function M.agent_init_options(options)
     forwardsDiagnostics = options.forward_diagnostics,
     clientInfo = { name = "lsp-agent.nvim", version = M.VERSION },
     editorQueries = options.editor_queries and vim.deepcopy(require("lsp_agent.editor_query").KINDS) or {},
+    savesDocuments = true, -- lsp_agent.save
   }
   local server_config = vim.deepcopy(options.server_config or {})
   if options.model then

@@ -170,6 +170,7 @@ function M.handlers()
     [protocol.server_requests.request_permission] = on_permission,
     [protocol.server_requests.ask_question] = on_question,
     [protocol.server_requests.editor_query] = require("lsp_agent.editor_query").handler,
+    [protocol.server_requests.save_documents] = require("lsp_agent.save").handler,
     ["workspace/applyEdit"] = on_apply_edit,
     ["$/progress"] = require("lsp_agent.startup").on_progress,
     ["window/showMessage"] = require("lsp_agent.startup").on_show_message,

@@ -38,6 +38,7 @@ M.server_requests = {
   request_permission = "agent/session/requestPermission",
   ask_question = "agent/session/askQuestion",
   editor_query = "agent/editor/query",
+  save_documents = "agent/documents/save",
 }
 
 --- `workspace/executeCommand` ids (design §8); used only when the server advertises them in

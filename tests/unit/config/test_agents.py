@@ -104,10 +104,10 @@ def test_an_agent_model_resolves_like_the_model_and_a_bad_one_fails_at_start() -
     )
     check_agent_models(s)
     assert resolve_model(s, agent_model_ref(s, "task")).base_url == "http://127.0.0.1:1/v1"
-    bad = re.escape("agents.title.model: unknown provider 'nowhere'")
+    bad = re.escape("key 'agents.title.model': unknown provider 'nowhere'")
     with pytest.raises(ConfigError, match=bad):
         check_agent_models(settings({"agents": {"title": {"model": "nowhere/x"}}}))
-    with pytest.raises(ConfigError, match=r"^small_model: unknown provider 'gone'"):
+    with pytest.raises(ConfigError, match=r": key 'small_model': unknown provider 'gone'"):
         check_agent_models(settings({"small_model": "gone/x"}))
 
 
@@ -208,4 +208,6 @@ def test_doctor_takes_the_same_step_and_names_the_bad_agent_model(tmp_path: Path
     checks, _, _ = _configuration(inputs)
     (failed,) = [c for c in checks if c.level == "FAIL"]
     assert failed.name == "agents"
-    assert failed.detail.startswith("agents.plan.model: unknown provider 'nope'")
+    assert failed.detail.startswith(
+        "initializationOptions: key 'agents.plan.model': unknown provider 'nope'"
+    )

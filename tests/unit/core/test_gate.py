@@ -163,6 +163,23 @@ async def test_a_plain_reject_ends_the_turn_and_skips_the_rest(store: SqliteEven
     assert len(g.editor.asks) == 1
 
 
+async def test_an_ask_nobody_answered_ends_the_turn_and_the_model_reads_why(
+    store: SqliteEventStore,
+) -> None:
+    """The host dismissed the ask with a reason (the editor's answer did not come in time)."""
+    why = "Nobody answered the permission request within 30 min, so the call was not run."
+    reply = PermissionReply(kind=None, reason=why)
+    g = Gate(store, [calls(("write", "a.py"), ("write", "b.py"))], [reply])
+    _, outcome = await g.turn()
+    assert outcome.stop_reason == "cancelled"
+    assert g.tools.ran == []
+    assert len(g.provider.requests) == 1
+    failed = [e.data for e in g.editor.of_type("tool_call_updated") if e.data["status"] == "failed"]
+    assert why in repr(failed[0])
+    resolved = g.editor.of_type("permission_resolved")[0].data
+    assert (resolved["state"], resolved["reason"]) == ("cancelled", why)
+
+
 async def test_allow_for_session_is_remembered_for_that_session_only(
     store: SqliteEventStore,
 ) -> None:

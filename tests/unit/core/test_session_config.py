@@ -325,11 +325,11 @@ async def test_a_mode_change_during_a_tool_applies_from_the_next_step(
     first, second, third = s.a.requests
     # the call in flight kept the rules it started with: build mode allows the edit
     assert s.tools.ran == ["write a.py", "read c.py"]
-    assert first.system[0].text == prompts.load("build")
+    assert first.system[0].text == prompts.system("build")
     assert [t.name for t in first.tools] == ["read", "write"]
     # from the next step on: plan's prompt, plan's rules (edits hidden and refused)
-    assert second.system[0].text == prompts.load("plan")
-    assert third.system[0].text == prompts.load("plan")
+    assert second.system[0].text == prompts.system("plan")
+    assert third.system[0].text == prompts.system("plan")
     assert [t.name for t in second.tools] == ["read"]
     refused = [
         e.data for e in s.editor.of_type("tool_call_updated") if e.data["status"] == "failed"
@@ -351,7 +351,7 @@ async def test_a_turn_mode_override_wins_over_a_change(store: SqliteEventStore) 
 
     s.tools.during = switch
     await s.service.run_turn(sid, mode="build")
-    assert [r.system[0].text for r in s.a.requests] == [prompts.load("build")] * 2
+    assert [r.system[0].text for r in s.a.requests] == [prompts.system("build")] * 2
     info = await store.session(sid)
     assert info is not None
     assert info.mode == "plan"  # the session's own mode did change, for later turns

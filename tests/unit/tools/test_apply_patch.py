@@ -820,7 +820,7 @@ async def test_a_failure_midway_restores_everything(
         if os.fspath(path).endswith("c.py") and not failed:
             failed.append(os.fspath(path))
             raise PermissionError(13, "Permission denied")
-        real_unlink(path)
+        real_unlink(path, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(os, "unlink", failing_unlink)
     patch = envelope(
@@ -856,10 +856,10 @@ async def test_a_failure_while_staging_leaves_no_temp_files(
     before = snapshot(ws)
     real_replace = os.replace
 
-    def failing_replace(src: str, dst: str) -> None:
+    def failing_replace(src: str, dst: str, **kwargs: int) -> None:
         if dst.endswith("a.py"):
             raise OSError(28, "No space left on device")
-        real_replace(src, dst)
+        real_replace(src, dst, **kwargs)
 
     monkeypatch.setattr(os, "replace", failing_replace)
 

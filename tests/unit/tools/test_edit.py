@@ -181,6 +181,42 @@ async def test_a_misindented_old_string_is_matched_and_new_string_reindented(ws:
 
 @pytest.mark.parametrize(
     ("old", "new"),
+    [
+        ("if x:\n    y = 1", "        if x:\n            y = 2"),
+        ("if x:\r\n    y = 1", "        if x:\r\n            y = 2"),
+        ("if x:\r\n    y = 1", "if x:\r\n    y = 2"),
+    ],
+    ids=["lf-strings-like-the-file", "crlf-strings-like-the-file", "crlf-strings-like-old"],
+)
+async def test_a_crlf_block_under_a_method_is_indented_once(ws: Path, old: str, new: str) -> None:
+    (ws / "a.py").write_bytes(
+        b"class A:\r\n    def f(self):\r\n        if x:\r\n            y = 1\r\n"
+    )
+
+    outcome = await edit(ws, "a.py", old, new)
+
+    assert outcome.output == "Edited a.py: 1 replacement.\nDiff: +1 -1 lines"
+    assert (ws / "a.py").read_bytes() == (
+        b"class A:\r\n    def f(self):\r\n        if x:\r\n            y = 2\r\n"
+    )
+
+
+async def test_an_undecidable_indentation_is_refused_before_the_ask(ws: Path) -> None:
+    (ws / "a.py").write_text("class A:\n    def f(self):\n        x = 1\n        return x\n")
+    ask = RecordingAsk()
+
+    outcome = await edit(ws, "a.py", "x = 1\nreturn x", "    x = 2\n    y = 3", ask=ask)
+
+    assert outcome.is_error
+    assert "indented exactly as in the file" in outcome.output
+    assert ask.requests == []
+    assert (ws / "a.py").read_text() == (
+        "class A:\n    def f(self):\n        x = 1\n        return x\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
     [("two\nthree", "2\n3"), ("two\r\nthree", "2\r\n3")],
     ids=["lf-strings", "crlf-strings"],
 )

@@ -140,6 +140,14 @@ async def test_cancelling_ends_the_turn(ws: Path) -> None:
     assert outcome.output == CANCELLED_MESSAGE
 
 
+async def test_questions_nobody_answered_in_time_end_the_turn_saying_so(ws: Path) -> None:
+    why = "Nobody answered the questions within 30 min; the turn ends here."
+    outcome, _ = await ask(ws, TWO_QUESTIONS, QuestionReply(outcome="cancelled", reason=why))
+    assert outcome.is_error
+    assert outcome.stop_turn
+    assert outcome.output == why
+
+
 async def test_the_question_permission_is_asked_first(ws: Path) -> None:
     permissions = RecordingAsk()
 

@@ -266,9 +266,24 @@ async def test_an_open_editor_buffer_wins_over_the_disk(ws: Path) -> None:
 
     outcome = await read(ws, "alias.py", editor=editor)
 
-    assert outcome.output == "1: unsaved\n2: changes\n\n(End of file - total 2 lines)"
+    assert outcome.output == (
+        "1: unsaved\n2: changes\n\n(End of file - total 2 lines)\n\n"
+        "Note: this is the editor's buffer, which has unsaved changes; the file on disk "
+        "differs, and commands, tests, searches and git see the disk's version."
+    )
     assert outcome.metadata["source"] == "editor"
     assert editor.opened == [str(ws / "a.py")]
+
+
+async def test_a_buffer_that_is_the_file_on_disk_gets_no_note(ws: Path) -> None:
+    (ws / "a.py").write_bytes(b"\xef\xbb\xbfsame\r\ntext\r\n")
+    # an editor that keeps the BOM out of its buffer and holds LF line ends (Emacs)
+    editor = RecordingEditor(buffers={str(ws / "a.py"): "same\ntext\n"})
+
+    outcome = await read(ws, "a.py", editor=editor)
+
+    assert outcome.output == "1: same\n2: text\n\n(End of file - total 2 lines)"
+    assert outcome.metadata["source"] == "editor"
 
 
 async def test_an_unsaved_new_buffer_is_readable(ws: Path) -> None:
@@ -276,11 +291,13 @@ async def test_an_unsaved_new_buffer_is_readable(ws: Path) -> None:
 
     outcome = await read(ws, "new.py", offset=1, limit=5, editor=editor)
 
-    assert outcome.output == "1: draft\n\n(End of file - total 1 lines)"
+    assert outcome.output.startswith("1: draft\n\n(End of file - total 1 lines)\n\n")
+    assert "the file on disk does not exist yet" in outcome.output
 
 
 async def test_an_editor_buffer_pages_like_a_file(ws: Path) -> None:
     text = "".join(f"b{n}\n" for n in range(1, 11))
+    (ws / "buf.txt").write_text(text)
     editor = RecordingEditor(buffers={str(ws / "buf.txt"): text})
 
     outcome = await read(ws, "buf.txt", offset=4, limit=3, editor=editor)

@@ -17,6 +17,7 @@ from lsp_agent.testing.permissions import RecordingAsk, allow_all, deny, workspa
 from lsp_agent.testing.tools import tool_context
 from lsp_agent.tools.write import WriteParams, WriteTool
 from lsp_agent.workspace.files import (
+    Committed,
     EditedFile,
     FileDiff,
     FileLocks,
@@ -514,8 +515,8 @@ async def test_commit_writes_the_disk_when_the_base_came_from_the_disk(tmp_path:
     editor = RecordingEditor(buffers={str(path): "old\n"})
     base = TextFile(text="old\n")
 
-    assert await commit(editor, str(path), base, "new\n", b"new\n") is None
-    assert await commit(editor, str(tmp_path / "b.txt"), None, "b\n", b"b\n") is None
+    assert await commit(editor, str(path), base, "new\n", b"new\n") == Committed()
+    assert await commit(editor, str(tmp_path / "b.txt"), None, "b\n", b"b\n") == Committed()
 
     assert path.read_text() == "new\n"
     assert (tmp_path / "b.txt").read_text() == "b\n"

@@ -38,6 +38,7 @@ export const Methods = {
   requestPermission: m("agent/session/requestPermission", "server_to_client", "request"),
   askQuestion: m("agent/session/askQuestion", "server_to_client", "request"),
   editorQuery: m("agent/editor/query", "server_to_client", "request"),
+  saveDocuments: m("agent/documents/save", "server_to_client", "request"),
 } as const satisfies Record<string, MethodSpec>;
 
 /**
@@ -115,6 +116,8 @@ export interface AgentClientOptions {
   config?: Record<string, unknown>;
   /** The `agent/editor/query` kinds this client answers. */
   editorQueries?: EditorQueryKind[];
+  /** This client answers `agent/documents/save` (protocol.md §6). */
+  savesDocuments?: boolean;
 }
 export interface AgentServerCapabilities {
   protocolVersion: number;
@@ -179,6 +182,13 @@ export type EditorQueryKind = "definition" | "references" | "hover" | "documentS
 export interface EditorQueryParams { sessionId: string; kind: EditorQueryKind; uri?: string | null; position?: Position | null; query?: string | null }
 /** LSP's own shapes (Location | LocationLink, Hover, DocumentSymbol | SymbolInformation); `[]`: no answer. */
 export interface EditorQueryResult { items: Record<string, unknown>[] }
+
+// -- §6 saving the agent's edits ----------------------------------------------------------------
+
+export interface DocumentToSave { uri: string; version: number }
+export interface SaveDocumentsParams { documents: DocumentToSave[] }
+export interface SavedDocument { uri: string; saved: boolean; version?: number | null; reason?: string | null }
+export interface SaveDocumentsResult { documents: SavedDocument[] }
 
 // -- review and rewind (docs/protocol.md "Review") -----------------------------------------------
 
@@ -379,7 +389,7 @@ const keys =
 
 /** TS interface → [schema `$defs` name, its keys]. */
 export const WIRE_KEYS = {
-  AgentClientOptions: ["AgentClientOptions", keys<AgentClientOptions>()(["protocolVersion", "ui", "forwardsDiagnostics", "clientInfo", "config", "editorQueries"])],
+  AgentClientOptions: ["AgentClientOptions", keys<AgentClientOptions>()(["protocolVersion", "ui", "forwardsDiagnostics", "clientInfo", "config", "editorQueries", "savesDocuments"])],
   UiCapabilities: ["UiCapabilities", keys<AgentClientOptions["ui"]>()(["chat", "diff", "permissions", "questions", "plan"])],
   AgentServerCapabilities: ["AgentServerCapabilities", keys<AgentServerCapabilities>()(["protocolVersion", "sessions", "revert", "commands", "review", "mentions"])],
   SessionNewParams: ["SessionNewParams", keys<SessionNewParams>()(["workspaceFolder", "title", "mode", "model"])],
@@ -428,6 +438,10 @@ export const WIRE_KEYS = {
   CommandStarted: ["CommandStarted", keys<CommandStarted>()(["sessionId"])],
   EditorQueryParams: ["EditorQueryParams", keys<EditorQueryParams>()(["sessionId", "kind", "uri", "position", "query"])],
   EditorQueryResult: ["EditorQueryResult", keys<EditorQueryResult>()(["items"])],
+  DocumentToSave: ["DocumentToSave", keys<DocumentToSave>()(["uri", "version"])],
+  SaveDocumentsParams: ["SaveDocumentsParams", keys<SaveDocumentsParams>()(["documents"])],
+  SavedDocument: ["SavedDocument", keys<SavedDocument>()(["uri", "saved", "version", "reason"])],
+  SaveDocumentsResult: ["SaveDocumentsResult", keys<SaveDocumentsResult>()(["documents"])],
   MentionBlock: ["MentionBlock", keys<MentionBlock>()(["type", "name", "uri"])],
   UndoResult: ["UndoResult", keys<UndoResult>()(["sessionId", "messageId", "prompt"])],
 } as const;

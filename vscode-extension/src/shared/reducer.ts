@@ -317,6 +317,8 @@ export type WebviewMessage =
   | { type: "viewDiff"; key: string; uri: string }
   | { type: "question"; key: string; result: import("./protocol").AskQuestionResult }
   | { type: "openLocation"; uri: string; range?: import("./protocol").Range }
+  /** A `path:line[:column]` in an answer was clicked (1-based, path as the model wrote it). */
+  | { type: "openCodeRef"; path: string; line: number; column?: number }
   /** Keep or undo hunks: `hunkIds` and `uris` select their union; neither = every pending hunk. */
   | { type: "resolve"; action: import("./protocol").ReviewAction; hunkIds?: string[]; uris?: string[] }
   | { type: "rewind"; messageId: string; scope: RevertScope }

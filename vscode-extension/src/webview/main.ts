@@ -21,6 +21,7 @@ import {
 import type { AskQuestionResult, ConfigOption, ContentBlock, PermissionOptionKind, RevertScope, ReviewAction } from "../shared/protocol";
 import { countsLine, reviewModel, type Counts, type FileRow, type HunkRow, type ReviewSnapshot } from "../shared/review";
 import { applyCompletion, mentionAt, type MentionItem, type MentionQuery, type PickedMention } from "../shared/mentions";
+import { linkCodeRefs } from "./links";
 import { highlight, renderMarkdown } from "./markdown";
 
 interface VsCodeApi {
@@ -33,6 +34,8 @@ declare function acquireVsCodeApi(): VsCodeApi;
 const vscode = acquireVsCodeApi();
 let state: ChatState = initialChatState();
 const post = (msg: WebviewMessage) => vscode.postMessage(msg);
+const openCodeRef = (ref: { path: string; line: number; column?: number }) =>
+  post({ type: "openCodeRef", path: ref.path, line: ref.line, ...(ref.column ? { column: ref.column } : {}) });
 
 // -- tiny DOM helper -----------------------------------------------------------------------------
 
@@ -280,6 +283,7 @@ function renderItem(item: ChatItem): HTMLElement {
       const status = state.session?.messageStatus[item.messageId];
       const el = h("div", { class: "msg assistant markdown", "data-testid": "message-assistant", "data-message-id": item.messageId, "data-status": status ?? "streaming" });
       el.innerHTML = renderMarkdown(item.text);
+      linkCodeRefs(el, openCodeRef);
       return el;
     }
     case "reasoning": {

@@ -158,7 +158,10 @@ export async function startWorkbench(files: Record<string, string>, settings: Re
   const extDir = path.join(tmp, "extensions");
   const ws = path.join(tmp, "ws");
   for (const d of [path.join(home, ".config"), path.join(userData, "User"), extDir, ws, path.join(tmp, "data")]) fs.mkdirSync(d, { recursive: true });
-  for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(ws, name), text);
+  for (const [name, text] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(ws, name)), { recursive: true });
+    fs.writeFileSync(path.join(ws, name), text);
+  }
 
 
   const settingsFile = path.join(userData, "User", "settings.json");

@@ -75,10 +75,10 @@ describe("VS Code (code-server) with lsp-agent", { timeout: 240_000 }, () => {
     await web().getByTestId("message-assistant").filter({ hasText: "value is now 2" }).waitFor();
     await until("the session to be idle", async () => (await state().textContent()) === "idle");
 
-    // the edit went to the open editor's buffer (unsaved), not to the file on disk
+    // the edit went to the open editor's buffer, which the extension then saved for the agent
     await openFile(wb.page, "a.py");
     await wb.page.locator(".editor-group-container.active .monaco-editor .view-line", { hasText: "value = 2" }).first().waitFor();
-    assert.equal(fs.readFileSync(file, "utf8"), A_PY);
+    assert.equal(fs.readFileSync(file, "utf8"), A_PY.replace("1", "2"));
   });
 
   step("a question is answered in the panel", async () => {
