@@ -9,6 +9,7 @@ descriptor that it is a regular file, and reads at most a limit.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Iterable
 from pathlib import Path
@@ -17,6 +18,7 @@ __all__ = [
     "GIT_FILES",
     "copy_regular_file",
     "git_dir_of",
+    "included_files",
     "irregular_files",
     "read_regular_file",
     "unusable_repository_files",
@@ -101,27 +103,50 @@ def git_dir_of(top: Path) -> Path | None:
     return target if target.is_absolute() else top / target
 
 
+_INCLUDE = re.compile(rb"^\s*path\s*=\s*(.*?)\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+def included_files(config: Path, home: str | None = None) -> list[Path]:
+    """The files ``config`` includes (``include.path``, ``includeIf.*.path``), as git would
+    find them (relative to the config's folder, ``~`` the user's home), nested ones too."""
+    found: list[Path] = []
+    pending = [config]
+    while pending and len(found) < 64:
+        data = read_regular_file(pending.pop(), 1 << 20)
+        for raw in _INCLUDE.findall(data or b""):
+            text = os.fsdecode(raw).strip().strip('"')
+            if text.startswith("~/"):
+                text = (home or os.path.expanduser("~")) + text[1:]
+            target = Path(text) if os.path.isabs(text) else config.parent / text
+            if target not in found:
+                found.append(target)
+                pending.append(target)
+    return found
+
+
 def irregular_files(git_dir: Path, names: Iterable[str] = GIT_FILES) -> list[str]:
-    """Which of ``names`` in ``git_dir`` (and, for a linked worktree, in its common dir)
-    exist but are not regular files: git would block or misbehave opening them."""
+    """Which of ``names`` in ``git_dir`` (and, for a linked worktree, in its common dir), and
+    of the files their ``config`` includes, exist but are not regular files: git would block
+    or misbehave opening them."""
     found: list[str] = []
     dirs = [git_dir]
     pointer = read_regular_file(git_dir / "commondir", 4096)
     if pointer is not None:
         common = Path(pointer.decode("utf-8", errors="replace").strip())
         dirs.append(common if common.is_absolute() else git_dir / common)
+    paths = [folder / name for folder in dirs for name in names]
     for folder in dirs:
-        for name in names:
-            path = folder / name
-            try:
-                mode = os.stat(path).st_mode
-            except FileNotFoundError:
-                continue
-            except OSError:
-                found.append(str(path))
-                continue
-            if not stat.S_ISREG(mode):
-                found.append(str(path))
+        paths += included_files(folder / "config")
+    for path in paths:
+        try:
+            mode = os.stat(path).st_mode
+        except FileNotFoundError:
+            continue
+        except OSError:
+            found.append(str(path))
+            continue
+        if not stat.S_ISREG(mode):
+            found.append(str(path))
     return found
 
 

@@ -399,3 +399,26 @@ async def test_diff_in_the_private_git_dir_shows_what_git_diff_head_shows(
 
     assert "+++ b/new.txt\n@@ -0,0 +1 @@\n+new" in text
     assert " a\n+c" in text
+
+
+@pytest.mark.parametrize("directive", ["[include]", '[includeIf "gitdir:/"]'])
+def test_a_fifo_the_config_includes_makes_no_repository_instead_of_a_wait(
+    ws: Path, tmp_path: Path, directive: str
+) -> None:
+    """Every git command on the project would block opening the included FIFO until its
+    timeout; the repository is treated as none instead, at once."""
+    (ws / "a.txt").write_text("one\n")
+    git(ws, "init", "-q")
+    git(ws, "add", "-A")
+    git(ws, "commit", "-qm", "first")
+    os.mkfifo(ws / "included.cfg")
+    with open(ws / ".git" / "config", "a", encoding="utf-8") as config:
+        config.write(f'{directive}\n\tpath = "../included.cfg"\n')
+    (ws / "big.bin").write_bytes(b"z" * (3 * 1024 * 1024))
+    snapshots = GitShadowSnapshots(tmp_path / "data", git_timeout=WAIT * 2)
+
+    tree = in_thread(lambda: asyncio.run(snapshots.track(ws)))
+    mention = in_thread(lambda: asyncio.run(diff_mention(ws)))
+
+    assert isinstance(tree, str)
+    assert "not regular files" in mention
