@@ -217,7 +217,13 @@ def agent_options(settings: Settings, model: ResolvedModel) -> AgentOptions:
     if settings.thinking.enabled:
         thinking = ThinkingConfig(budget_tokens=settings.thinking.budget_tokens)
     rules = tuple(
-        Rule(permission=r.permission, pattern=r.pattern, action=r.action, source=r.source)
+        Rule(
+            permission=r.permission,
+            pattern=r.pattern,
+            action=r.action,
+            source=r.source,
+            below_user=r.below_user,
+        )
         for r in settings.permission_rules
     )
 
@@ -232,6 +238,7 @@ def agent_options(settings: Settings, model: ResolvedModel) -> AgentOptions:
         compaction=compaction(model.info),
         compaction_for=compaction,
         rules=rules,
+        read_only_mcp=tuple(settings.read_only_mcp),
         model=model.info,
         mode=settings.mode,
         max_steps=settings.max_steps,
@@ -317,7 +324,6 @@ async def build_app(
             env=env,
             hidden_env=keys,
             reserved_names=tools.names,
-            rules=options.rules,
             avoid=(str(workspace),),
         )
         tools.add_source(mcp)

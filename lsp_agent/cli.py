@@ -23,6 +23,7 @@ from lsp_agent.auth.command import add_auth_parser, run_auth
 from lsp_agent.core.errors import ConfigError, LspAgentError, SessionNotFound
 from lsp_agent.core.modes import CLIENT_MODES
 from lsp_agent.display import block, one_line
+from lsp_agent.permissions_cli import add_permissions_parser, run_permissions
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_MAX_STEPS, EXIT_REFUSED = 0, 1, 2, 3, 4
 EXIT_INTERRUPTED = 130
@@ -126,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     commands.add_parser("acp", help="the Agent Client Protocol agent on stdio (docs/acp.md)")
     commands.add_parser("doctor", help="what is installed and configured, what is missing")
+    add_permissions_parser(commands)
     add_auth_parser(commands)
     return parser
 
@@ -171,6 +173,10 @@ def _main(argv: Sequence[str] | None) -> int:
         return asyncio.run(_with_agent(args, env, sys.stdout, sys.stderr))
     if args.command == "sessions":
         return asyncio.run(_sessions(args, env, sys.stdout, sys.stderr))
+    if args.command == "permissions":
+        return asyncio.run(
+            run_permissions(args, env=env, cwd=Path.cwd(), out=sys.stdout, err=sys.stderr)
+        )
     if args.command == "auth":
         return run_auth(
             args, env=env, cwd=Path.cwd(), stdin=sys.stdin, out=sys.stdout, err=sys.stderr

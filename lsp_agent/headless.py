@@ -294,6 +294,11 @@ def render_ask(ask: PermissionAsk) -> list[str]:
             lines.append(f"  {key}: {one_line(str(subject[key]))}")
     if subject.get("patch"):
         lines.append(block(str(subject["patch"]).rstrip()))
+    saves = ", ".join(one_line(pattern) for pattern in request.saves)
+    if saves:
+        lines.append(f"  [s]ession / [a]lways save: {one_line(request.permission)} {saves}")
+    else:
+        lines.append("  [s]ession / [a]lways save nothing: this can only be allowed once")
     return lines
 
 

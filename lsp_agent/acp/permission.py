@@ -1,20 +1,24 @@
 """Permission asks as ``session/request_permission`` and the answer back (issue 23 §5).
 
-ACP option kinds are ``allow_once``, ``allow_always``, ``reject_once``, ``reject_always``; ours
-(docs/permissions.md) are once / for this session / always for the project / reject. So:
+ACP option kinds are ``allow_once``, ``allow_always``, ``reject_once``, ``reject_always``, and
+at most one option of each kind is offered: a client that shows only names and kinds (and
+picks "the" always option by a key) must not be able to choose a wider scope than it shows.
+So:
 
-- "Allow once" → ``allow_once``; "Allow for this session" and "Always allow" are both
-  ``allow_always`` and say which in the option's ``_meta.lspAgent.scope`` (``session`` or
-  ``project``), the way the client tells them apart;
+- "Allow once" → ``allow_once``;
+- ``allow_always`` is our "allow for this session", named with its scope and the exact
+  patterns it saves ("Always allow in this session: bash git status *"; ``_meta.lspAgent.scope``
+  ``session``). ACP never saves an approval for the whole project: a client cannot show that
+  scope (``lsp-agent permissions`` lists and revokes what is saved);
 - "Reject" → ``reject_once``; "Reject for this session" → ``reject_always`` (``scope:
   session``): the adapter rejects the same asks of that session without asking again
   (:class:`Rejections`), a reject to the core either way.
 
-The request's ``_meta.lspAgent`` carries the permission, its patterns and the subject
-(command, url, patch); the answer's ``_meta.lspAgent.reason`` (on the outcome or the
-response) is the user's reason for a reject, which the model reads. A ``cancelled``
-outcome, an unknown option, a failed request: the ask is rejected (``kind=None``, the gate
-records it cancelled).
+The request's ``_meta.lspAgent`` carries the permission, its patterns, what an allow for the
+session saves (``always``) and the subject (command, url, patch); the answer's
+``_meta.lspAgent.reason`` (on the outcome or the response) is the user's reason for a reject,
+which the model reads. A ``cancelled`` outcome, an unknown option, a failed request: the ask
+is rejected (``kind=None``, the gate records it cancelled).
 """
 
 from __future__ import annotations
@@ -35,21 +39,38 @@ from lsp_agent.core.permission.rules import (
     PermissionReply,
     wildcard_match,
 )
+from lsp_agent.core.permission.rules import PermissionOption as CoreOption
+from lsp_agent.core.permission.rules import PermissionRequest as PermissionRequestData
 
 META = "lspAgent"
 REJECT_FOR_SESSION = "reject_session"
 _ACP_KINDS: dict[OptionKind, str] = {
     "allow_once": "allow_once",
     "allow_session": "allow_always",
-    "allow_always": "allow_always",
     "reject_once": "reject_once",
 }
+"""Ours → ACP's; ``allow_always`` (the project) has no ACP option."""
 _SCOPES: dict[OptionKind, str] = {
     "allow_once": "once",
     "allow_session": "session",
-    "allow_always": "project",
     "reject_once": "once",
 }
+
+
+def _name(option: CoreOption, request: PermissionRequestData) -> str:
+    if option.kind != "allow_session":
+        return option.name
+    return f"Always allow in this session: {request.permission} {', '.join(request.saves)}"
+
+
+def acp_options(ask: PermissionAsk) -> list[CoreOption]:
+    """The core's options that go to an ACP client: at most one per ACP kind."""
+    kept: dict[str, CoreOption] = {}
+    for option in ask.options:
+        kind = _ACP_KINDS.get(option.kind)
+        if kind is not None and kind not in kept:
+            kept[kind] = option
+    return list(kept.values())
 
 
 def permission_request(ask: PermissionAsk, *, session_id: str) -> RequestPermissionRequest:
@@ -59,12 +80,12 @@ def permission_request(ask: PermissionAsk, *, session_id: str) -> RequestPermiss
         PermissionOption.model_validate(
             {
                 "optionId": option.option_id,
-                "name": option.name,
+                "name": _name(option, request),
                 "kind": _ACP_KINDS[option.kind],
                 "_meta": {META: {"scope": _SCOPES[option.kind]}},
             }
         )
-        for option in ask.options
+        for option in acp_options(ask)
     ]
     options.append(
         PermissionOption.model_validate(
@@ -79,6 +100,7 @@ def permission_request(ask: PermissionAsk, *, session_id: str) -> RequestPermiss
     meta: dict[str, Any] = {
         "permission": request.permission,
         "patterns": list(request.patterns),
+        "always": list(request.saves),
         "mode": ask.mode,
     }
     if request.description:
@@ -134,7 +156,7 @@ def permission_reply(ask: PermissionAsk, answer: RequestPermissionResponse) -> P
     reason = _reason(outcome.field_meta) or _reason(answer.field_meta)
     if outcome.option_id == REJECT_FOR_SESSION:
         return PermissionReply(kind="reject_once", reason=reason)
-    chosen = next((o for o in ask.options if o.option_id == outcome.option_id), None)
+    chosen = next((o for o in acp_options(ask) if o.option_id == outcome.option_id), None)
     if chosen is None:  # an option we did not offer is a reject
         return PermissionReply(kind="reject_once", reason=reason)
     return PermissionReply(

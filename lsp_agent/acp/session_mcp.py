@@ -22,7 +22,6 @@ from pydantic import ValidationError
 from lsp_agent.acp.editor import PROMPTING
 from lsp_agent.config.settings import McpLocalServer, McpRemoteServer
 from lsp_agent.core.messages import ToolSpec
-from lsp_agent.core.permission.rules import Rule
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
 
 if TYPE_CHECKING:
@@ -68,9 +67,8 @@ def server_configs(servers: Sequence[ClientServer]) -> dict[str, McpLocalServer 
 class SessionServers:
     """Every open ACP session's own MCP servers, as one tool source."""
 
-    def __init__(self, *, env: Mapping[str, str], rules: Sequence[Rule] = ()) -> None:
+    def __init__(self, *, env: Mapping[str, str]) -> None:
         self._env = {name: env[name] for name in _INHERITED if name in env}
-        self._rules = tuple(rules)
         self._managers: dict[str, McpManager] = {}
 
     async def start(
@@ -89,9 +87,7 @@ class SessionServers:
             return
         from lsp_agent.mcp.manager import McpManager  # the SDK costs ~0.5 s to import
 
-        manager = McpManager(
-            configs, env=self._env, reserved_names=reserved, rules=self._rules, avoid=avoid
-        )
+        manager = McpManager(configs, env=self._env, reserved_names=reserved, avoid=avoid)
         manager.start()
         self._managers[session_id] = manager
 

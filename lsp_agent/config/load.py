@@ -12,7 +12,8 @@ Layers, merged in this order (later wins)::
     < command-line flags
 
 Objects merge per key, arrays replace, ``null`` means "not set by this layer", and each
-layer's permission rules are appended after the earlier layers' (last match wins).
+layer's permission rules are appended after the earlier layers' (last match wins), except
+that the project file's and the editor's rules never lift a deny of the user's own layers.
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ from lsp_agent.config.settings import (
     check_permission_name,
     sandbox_shorthand,
 )
+from lsp_agent.core.modes import DEFAULT_MODE, loosens
+from lsp_agent.core.permission.rules import literal
 
 __all__ = [
     "extra_config_file",
@@ -113,6 +116,8 @@ def _canonical(path: str) -> str:
 # Loading
 
 _LayerKind = Literal["env", "user", "project", "extra", "editor", "cli"]
+_BELOW_USER: frozenset[_LayerKind] = frozenset({"project", "editor"})
+"""Layers whose permission rules may tighten but never lift a deny of the user's own."""
 
 
 @attrs.define
@@ -289,7 +294,8 @@ def _check_untrusted_project(
 
 def _restrict_mcp(layer: _Layer, *, trusted: bool, into: list[str]) -> None:
     """An untrusted project file starts no MCP server (it would run a program); only the
-    user file may let read-only tools run unasked (docs/mcp.md)."""
+    user file may mark tools read-only (docs/mcp.md), and a server's own ``readOnlyHint``
+    (the former ``allow_read_only``) is trusted nowhere."""
     servers = layer.data.get("mcp")
     if not isinstance(servers, dict) or not servers:
         return
@@ -299,14 +305,36 @@ def _restrict_mcp(layer: _Layer, *, trusted: bool, into: list[str]) -> None:
             f"{layer.source}: 'mcp' is ignored: an untrusted project file starts no MCP server"
         )
         return
-    if layer.kind == "user":
-        return
     for name, server in servers.items():
-        if isinstance(server, dict) and server.pop("allow_read_only", None) is not None:
+        if not isinstance(server, dict):
+            continue
+        if server.pop("allow_read_only", None) is not None:
             into.append(
-                f"{layer.source}: 'mcp.{name}.allow_read_only' is ignored outside the user "
+                f"{layer.source}: 'mcp.{name}.allow_read_only' is no longer honoured (a "
+                "server's readOnlyHint is not trusted): list its tools in "
+                f"'mcp.{name}.read_only_tools' in the user config file"
+            )
+        if layer.kind != "user" and server.pop("read_only_tools", None) is not None:
+            into.append(
+                f"{layer.source}: 'mcp.{name}.read_only_tools' is ignored outside the user "
                 "config file"
             )
+
+
+def _read_only_rules(validated: ConfigKeys, source: str) -> list[PermissionRule]:
+    """The user file's ``mcp.<server>.read_only_tools`` as allow rules for ``<server>:<tool>``
+    (literal: a tool named ``get*`` covers no other tool), placed before the user's own
+    rules, so those (and a project's) may still ask or deny them."""
+    return [
+        PermissionRule(
+            permission="mcp",
+            pattern=literal(f"{name}:{tool}"),
+            action="allow",
+            source=f"{source}: mcp.{name}.read_only_tools",
+        )
+        for name, server in validated.mcp.items()
+        for tool in server.read_only_tools
+    ]
 
 
 def _has_key(data: Mapping[str, Any], path: tuple[str, ...]) -> bool:
@@ -426,11 +454,15 @@ def load_settings(
     merged: dict[str, Any] = {}
     origins: dict[str, str] = {}
     rules = list(DEFAULT_PERMISSION_RULES)
+    read_only_mcp: list[str] = []
+    users_mode = DEFAULT_MODE  # the mode the user's own layers chose
 
     for layer in layers:
         layer.data = _strip_nulls(layer.data)
         sandbox_shorthand(layer.data)
         permission = layer.data.pop("permission", None)
+        # Before validation: a dropped key (allow_read_only) is a warning, not an error.
+        _restrict_mcp(layer, trusted=layer.kind != "project" or project_trusted, into=warnings)
         try:
             validated = ConfigKeys.model_validate(layer.data)
         except ValidationError as exc:
@@ -444,13 +476,27 @@ def load_settings(
             project_trusted = workspace_real in trusted
         elif layer.kind == "project" and not project_trusted:
             _check_untrusted_project(layer, validated, keyed_rules, hint)
-        _restrict_mcp(layer, trusted=layer.kind != "project" or project_trusted, into=warnings)
         if layer.kind != "user" and "trusted_folders" in layer.data:
             warnings.append(
                 f"{layer.source}: 'trusted_folders' is ignored outside the user config file"
             )
         layer.data.pop("trusted_folders", None)
+        if "mode" in layer.data:
+            if layer.kind in _BELOW_USER and loosens(validated.mode, users_mode):
+                layer.data.pop("mode")
+                warnings.append(
+                    f"{layer.source}: 'mode' {validated.mode!r} is ignored: a layer below yours "
+                    f"may not lift the limits of your {users_mode!r}"
+                )
+            elif layer.kind not in _BELOW_USER:
+                users_mode = validated.mode
         layer.rules = [rule for _, rule in keyed_rules]
+        if layer.kind == "user":
+            read_only = _read_only_rules(validated, layer.source)
+            read_only_mcp = [rule.pattern for rule in read_only]
+            layer.rules = [*read_only, *layer.rules]  # the user's own rules still decide
+        if layer.kind in _BELOW_USER:
+            layer.rules = [rule.model_copy(update={"below_user": True}) for rule in layer.rules]
         rules.extend(layer.rules)
         merged = _merge(merged, layer.data)
         origins.update(dict.fromkeys(_dotted_keys(layer.data), layer.source))
@@ -472,6 +518,7 @@ def load_settings(
             **merged,
             "trusted_folders": trusted_folders,
             "permission_rules": rules,
+            "read_only_mcp": read_only_mcp,
             "sources": sources,
             "project_trusted": project_trusted,
             "warnings": warnings,

@@ -332,8 +332,9 @@ class _McpServerBase(_Config):
     enabled: bool = True
     timeout_ms: PositiveInt = 30_000
     """How long starting the server, and each call, may take."""
-    allow_read_only: bool = False
-    """Tools the server marks ``readOnlyHint`` run without asking (user file only)."""
+    read_only_tools: list[NonEmptyStr] = Field(default_factory=list)
+    """The server's tools (its own names) the user vouches are read-only: they run without
+    asking and in plan mode (user file only; the server's ``readOnlyHint`` is not trusted)."""
 
 
 class McpLocalServer(_McpServerBase):
@@ -390,6 +391,9 @@ class PermissionRule(BaseModel):
     pattern: str
     action: Action
     source: str = BUILTIN_SOURCE
+    below_user: bool = False
+    """From the project file or the editor's settings: it may tighten, never lift a deny of
+    the user's own layers (docs/permissions.md)."""
 
 
 def _defaults(actions: Iterable[tuple[str, Action]]) -> tuple[PermissionRule, ...]:
@@ -455,6 +459,8 @@ class Settings(ConfigKeys):
     project_trusted: bool = False
     #: things that were ignored on purpose (e.g. ``trusted_folders`` outside the user file)
     warnings: list[str] = Field(default_factory=list)
+    #: ``<server>:<tool>`` patterns (literal) of the user file's ``mcp.*.read_only_tools``
+    read_only_mcp: list[str] = Field(default_factory=list)
     #: ``ANTHROPIC_BASE_URL`` / ``OPENAI_BASE_URL`` as found in the environment
     env_base_urls: dict[str, str] = Field(default_factory=dict)
     #: every dotted key a layer set → the layer that set it last (a file's path,

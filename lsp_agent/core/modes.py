@@ -60,7 +60,7 @@ MODES: Mapping[str, Mode] = {
             title="Plan",
             description="Investigates and proposes a plan; no file edits, every command asked.",
             prompt="plan",
-            rules=_limits("plan mode", {"edit": "deny", "bash": "ask"}),
+            rules=_limits("plan mode", {"edit": "deny", "bash": "ask", "mcp": "ask"}),
             subagents_as="explore",
             yes_approves=False,
         ),
@@ -90,11 +90,19 @@ CLIENT_MODES = tuple(name for name, mode in MODES.items() if not mode.subagent)
 SUBAGENTS = tuple(name for name, mode in MODES.items() if mode.subagent)
 
 
-def mode_rules(mode: str) -> tuple[Rule, ...]:
-    """The limits a mode puts on the configured rules (which cannot loosen them)."""
+def mode_rules(mode: str, read_only_mcp: Sequence[str] = ()) -> tuple[Rule, ...]:
+    """The limits a mode puts on the configured rules (which cannot loosen them).
+
+    ``read_only_mcp``: the ``<server>:<tool>`` patterns the user's own config marks
+    read-only; a mode's ``mcp`` limit spares them (plan mode asks for every other MCP tool,
+    whatever the server says of it)."""
     found = MODES.get(mode)
     if found is not None:
-        return found.rules
+        spared = tuple(read_only_mcp)
+        return tuple(
+            attrs.evolve(rule, unless=spared) if rule.permission == "mcp" and spared else rule
+            for rule in found.rules
+        )
     source = f"unknown mode {mode!r}"
     return (Rule(permission="*", pattern="*", action="deny", source=source, limit=True),)
 
@@ -109,6 +117,13 @@ def check_client_mode(mode: str) -> None:
     """``InvalidConfigValue`` unless a client may choose ``mode``."""
     if mode not in CLIENT_MODES:
         raise InvalidConfigValue(f"unknown mode {mode!r}: expected {' or '.join(CLIENT_MODES)}")
+
+
+def loosens(mode: str, than: str) -> bool:
+    """Whether running in ``mode`` instead of ``than`` drops one of ``than``'s limits (``build``
+    instead of ``plan``): a layer below the user's may not choose such a mode."""
+    dropped = set(mode_rules(than)) - set(mode_rules(mode))
+    return bool(dropped) and mode in MODES
 
 
 def yes_approves(mode: str) -> bool:

@@ -54,6 +54,8 @@ class AgentOptions:
     titles: bool = True
     rules: tuple[Rule, ...] = ()
     """Configured permission rules, in order (the mode's rules are added per call)."""
+    read_only_mcp: tuple[str, ...] = ()
+    """``<server>:<tool>`` patterns of the MCP tools the user's config marks read-only."""
     secrets: SecretFilter = NO_SECRETS
     compaction: CompactionPolicy = CompactionPolicy()
     compaction_for: Callable[[ModelInfo], CompactionPolicy] | None = None

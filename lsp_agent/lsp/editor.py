@@ -375,6 +375,7 @@ class LspEditor:
             description=request.description,
             permission=request.permission,
             patterns=list(request.patterns),
+            always=list(request.saves),
             subject=self._subject(ask),
             options=[_option(o) for o in ask.options],
         )
@@ -426,13 +427,18 @@ class LspEditor:
     async def _show_message_request(self, ask: PermissionAsk) -> PermissionReply:
         """A plain client: a message with Allow once / Allow for session / Deny."""
         request = ask.request
-        kinds = {"Allow once": "allow_once", "Allow for session": "allow_session", "Deny": None}
+        titles = ["Allow once", "Allow for session", "Deny"]
         detail = request.subject or {}
         what = detail.get("command") or detail.get("url") or ", ".join(request.patterns)
+        message = f"lsp-agent wants to {request.title or request.permission}: {what}"
+        if request.saves:  # the exact patterns "Allow for session" saves
+            message += f" (Allow for session saves {request.permission} {', '.join(request.saves)})"
+        else:
+            titles.remove("Allow for session")
         params = lsp.ShowMessageRequestParams(
             type=lsp.MessageType.Warning,
-            message=f"lsp-agent wants to {request.title or request.permission}: {what}",
-            actions=[lsp.MessageActionItem(title=title) for title in kinds],
+            message=message,
+            actions=[lsp.MessageActionItem(title=title) for title in titles],
         )
         try:
             chosen = await self._client.request(lsp.WINDOW_SHOW_MESSAGE_REQUEST, params)
@@ -446,7 +452,7 @@ class LspEditor:
         title = getattr(chosen, "title", None)
         if title == "Allow once":
             return PermissionReply(kind="allow_once")
-        if title == "Allow for session":
+        if title == "Allow for session" and request.saves:
             return PermissionReply(kind="allow_session")
         return PermissionReply(kind="reject_once")
 

@@ -297,6 +297,44 @@ async def mcp_list(host: AgentHost, params: p.McpListParams) -> p.McpListResult:
     )
 
 
+# -- saved approvals ---------------------------------------------------------------------
+
+
+async def permissions_list(
+    host: AgentHost, params: p.PermissionsListParams
+) -> p.PermissionsListResult:
+    folder = None
+    if params.workspace_folder is not None:
+        path = path_of_uri(params.workspace_folder)
+        folder = params.workspace_folder if path is None else file_uri(os.path.realpath(path))
+    saved = await host.store.saved_approvals(workspace_folder=folder)
+    return p.PermissionsListResult(
+        approvals=[
+            p.SavedApprovalModel(
+                scope=a.scope,
+                scope_id=a.scope_id,
+                permission=a.permission,
+                pattern=a.pattern,
+                session_id=a.session_id,
+                created_at=a.created_at,
+            )
+            for a in saved
+        ]
+    )
+
+
+async def permissions_revoke(
+    host: AgentHost, params: p.PermissionsRevokeParams
+) -> p.PermissionsRevokeResult:
+    revoked = await host.store.revoke_approval(
+        scope=params.scope,
+        scope_id=params.scope_id,
+        permission=params.permission,
+        pattern=params.pattern,
+    )
+    return p.PermissionsRevokeResult(revoked=revoked)
+
+
 # -- review ------------------------------------------------------------------------------
 
 
@@ -366,6 +404,8 @@ HANDLERS: dict[str, Handler] = {
     "agent/revert/clear": revert_clear,
     "agent/revert/commit": revert_commit,
     "agent/mcp/list": mcp_list,
+    "agent/permissions/list": permissions_list,
+    "agent/permissions/revoke": permissions_revoke,
     "agent/review/list": review_list,
     "agent/review/resolve": review_resolve,
 }

@@ -424,6 +424,8 @@ class RequestPermissionParams(Model):
     description: str | None = None
     permission: str
     patterns: list[str]
+    always: list[str] = Field(default_factory=list)
+    """The exact patterns "allow for session" / "always allow" save (empty: nothing)."""
     subject: EditSubject | CommandSubject | FetchSubject | None = None
     options: list[PermissionOptionModel]
 
@@ -645,6 +647,42 @@ class McpListResult(Model):
     servers: list[McpServerModel]
 
 
+# -- saved approvals -----------------------------------------------------------------------
+
+
+class PermissionsListParams(Model):
+    workspace_folder: Uri | None = None
+    """The project whose approvals (its own and its sessions') are listed; none: every one."""
+
+
+class SavedApprovalModel(Model):
+    scope: Literal["session", "project"]
+    scope_id: str
+    """The workspace folder uri (``project``) or the session id (``session``)."""
+    permission: str
+    pattern: str
+    """Exactly as saved (``[*]`` is a literal ``*``); give it back to revoke it."""
+    session_id: str
+    """The session that gave it (it may have been deleted since)."""
+    created_at: str
+
+
+class PermissionsListResult(Model):
+    approvals: list[SavedApprovalModel]
+
+
+class PermissionsRevokeParams(Model):
+    scope: Literal["session", "project"]
+    scope_id: Annotated[StrictStr, Field(min_length=1, max_length=4096)]
+    permission: Annotated[StrictStr, Field(min_length=1, max_length=200)]
+    pattern: Annotated[StrictStr, Field(min_length=1, max_length=100_000)]
+
+
+class PermissionsRevokeResult(Model):
+    revoked: bool
+    """False: no such approval was in force."""
+
+
 Direction = Literal["client_to_server", "server_to_client"]
 Kind = Literal["request", "notification"]
 
@@ -707,6 +745,8 @@ METHODS: dict[str, Method] = {
         _c2s("agent/revert/clear", SessionIdParams, EmptyResult),
         _c2s("agent/revert/commit", SessionIdParams, RevertCommitResult),
         _c2s("agent/mcp/list", McpListParams, McpListResult),
+        _c2s("agent/permissions/list", PermissionsListParams, PermissionsListResult),
+        _c2s("agent/permissions/revoke", PermissionsRevokeParams, PermissionsRevokeResult),
         _c2s("agent/review/list", ReviewListParams, ReviewListResult),
         _c2s("agent/review/resolve", ReviewResolveParams, ReviewResolveResult),
         Method(

@@ -16,7 +16,7 @@ import attrs
 
 from lsp_agent.config.settings import McpServerConfig
 from lsp_agent.core.messages import ToolSpec
-from lsp_agent.core.permission.rules import PermissionRequest, Rule, decide, denied_message
+from lsp_agent.core.permission.rules import PermissionRequest, literal
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
 from lsp_agent.mcp.connection import ServerConnection, Status
 from lsp_agent.mcp.naming import tool_name
@@ -64,14 +64,11 @@ class McpManager:
         env: Mapping[str, str],
         hidden_env: Collection[str] = (),
         reserved_names: Collection[str] = (),
-        rules: Sequence[Rule] = (),
         avoid: Sequence[str] = (),
     ) -> None:
-        """``rules``: the configured permission rules; a read-only tool that the opt-in lets
-        run unasked is still refused by a ``deny`` among them. ``avoid``: the workspace
-        folders, where a local server's program is never taken from."""
+        """``avoid``: the workspace folders, where a local server's program is never taken
+        from."""
         self._reserved = frozenset(reserved_names)
-        self._rules = tuple(rules)
         self._connections = tuple(
             ServerConnection(
                 name,
@@ -135,25 +132,21 @@ class McpManager:
             return None
         server, tool = offered.connection.name, offered.tool
         title = f"{server}:{tool}"
-        if offered.read_only and offered.connection.config.allow_read_only:
-            decision = decide("mcp", (title,), self._rules)
-            if decision.action == "deny":  # the opt-in lowers an ask, never a deny
-                message = denied_message("mcp", decision.rules)
-                return ToolOutcome(output=message, is_error=True, title=title)
-        else:
-            verdict = await ctx.ask(
-                PermissionRequest(
-                    permission="mcp",
-                    patterns=(title,),
-                    always=(title,),
-                    title=f"Run {tool} of the MCP server {server}",
-                    description=_shown_arguments(arguments),
-                )
+        # Every call asks the gate: the user's read_only_tools are rules there, and a
+        # server's own readOnlyHint lets nothing run unasked (nor in plan mode).
+        verdict = await ctx.ask(
+            PermissionRequest(
+                permission="mcp",
+                patterns=(title,),
+                always=(literal(title),),  # a tool named get* covers no other tool
+                title=f"Run {tool} of the MCP server {server}",
+                description=_shown_arguments(arguments),
             )
-            if not verdict.allowed:
-                return ToolOutcome(
-                    output=verdict.message, is_error=True, title=title, stop_turn=verdict.stop_turn
-                )
+        )
+        if not verdict.allowed:
+            return ToolOutcome(
+                output=verdict.message, is_error=True, title=title, stop_turn=verdict.stop_turn
+            )
         result = await offered.connection.call(tool, arguments)
         if isinstance(result, str):
             return ToolOutcome(output=result, is_error=True, title=title)

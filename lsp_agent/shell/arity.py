@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from lsp_agent.core.permission.rules import literal
+
 __all__ = ["ARITY", "always_pattern", "command_prefix"]
 
 # Commands whose first argument is a sub-command that changes what they do.
@@ -126,5 +128,6 @@ def command_prefix(words: Sequence[str]) -> tuple[str, ...]:
 
 
 def always_pattern(words: Sequence[str]) -> str:
-    """The permission pattern an "always" answer saves: the prefix and `` *``."""
-    return " ".join(command_prefix(words)) + " *"
+    """The permission pattern an "always" answer saves: the prefix, its wildcards literal
+    (``git 'c*'`` saves ``git c[*] *``, never a pattern for ``git clean``), and `` *``."""
+    return " ".join(literal(word) for word in command_prefix(words)) + " *"

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 
 import attrs
 
+from lsp_agent.core.permission.rules import literal
 from lsp_agent.shell.arity import always_pattern
 from lsp_agent.shell.parse import SimpleCommand, Word
 
@@ -228,7 +229,10 @@ class _Builder:
         if not words:
             if written_prefix:  # FOO=1 alone: an assignment in this shell
                 self.patterns.append(
-                    Pattern(text=" ".join(written_prefix), always=" ".join(written_prefix))
+                    Pattern(
+                        text=" ".join(written_prefix),
+                        always=" ".join(literal(w) for w in written_prefix),
+                    )
                 )
             return
         head, rest = words[0], words[1:]
@@ -295,7 +299,7 @@ class _Builder:
             self.patterns.append(
                 Pattern(
                     text=" ".join([*written, *values, *self.redirects]),
-                    always=" ".join([*written, tail]),
+                    always=" ".join([*(literal(w) for w in written), tail]),
                 )
             )
 

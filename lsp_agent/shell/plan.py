@@ -94,7 +94,8 @@ def plan_permissions(
     always: tuple[str, ...]
     unjudged: tuple[str, ...]
     if not parsed:
-        patterns = always = unjudged = (command,)
+        patterns = unjudged = (command,)
+        always = ()  # what cannot be judged is never saved
     else:
         patterns = tuple(dict.fromkeys(p.text for p in planner.patterns))
         always = tuple(dict.fromkeys(p.always for p in planner.patterns))

@@ -25,6 +25,7 @@ import errno
 import json
 import sqlite3
 from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, datetime
 from itertools import groupby
 from pathlib import Path
 from typing import Any, Literal, Self, TypeVar
@@ -42,6 +43,8 @@ from lsp_agent.core.transcript import (
     ToolCallView,
     TranscriptMessage,
 )
+from lsp_agent.storage import approvals
+from lsp_agent.storage.approvals import SavedApproval, Scope
 from lsp_agent.storage.db import (
     DB_FILENAME,
     MovedAside,
@@ -202,11 +205,13 @@ class SqliteEventStore:
     async def delete_session(self, session_id: str) -> None:
         """Delete the session's events and every projection row of it, in one transaction.
 
-        Its saved approvals go too: they are a projection of its events."""
+        Its approvals "for this session" go too; those it saved for the project stay (they
+        belong to the project: ``permissions revoke`` removes them)."""
 
         def work(conn: sqlite3.Connection) -> None:
             conn.execute("DELETE FROM events WHERE session_id = ?", (session_id,))
             conn.execute("DELETE FROM sessions WHERE session_id = ?", (session_id,))
+            approvals.drop_session(conn, session_id)
 
         await self._write(
             lambda: in_connection_thread(self._conn, lambda conn: _transaction(conn, work))
@@ -228,6 +233,7 @@ class SqliteEventStore:
                 return "busy"
             conn.execute("DELETE FROM events WHERE session_id = ?", (session_id,))
             conn.execute("DELETE FROM sessions WHERE session_id = ?", (session_id,))
+            approvals.drop_session(conn, session_id)
             return "deleted"
 
         return await self._write(
@@ -346,24 +352,56 @@ class SqliteEventStore:
         return str(rows[0]["message_id"]) if rows else None
 
     async def approvals(self, session_id: str) -> list[Rule]:
-        """Saved "allow" answers for this session and for its project, oldest first."""
+        """Saved "allow" answers in force for this session and for its project, oldest
+        first."""
         rows = await self._read(
-            "SELECT a.scope, a.permission, a.pattern FROM approvals AS a"
-            " JOIN sessions AS s ON s.session_id = ?"
-            " WHERE (a.scope = 'session' AND a.scope_id = s.session_id)"
-            " OR (a.scope = 'project' AND a.scope_id = s.workspace_folder)"
-            " ORDER BY a.created_at, a.seq",
-            (session_id,),
+            "SELECT workspace_folder FROM sessions WHERE session_id = ?", (session_id,)
+        )
+        if not rows:
+            return []
+        saved = await self.saved_approvals(
+            workspace_folder=str(rows[0]["workspace_folder"]), session_id=session_id
         )
         return [
             Rule(
-                permission=row["permission"],
-                pattern=row["pattern"],
+                permission=a.permission,
+                pattern=a.pattern,
                 action="allow",
-                source=f"saved for the {row['scope']}",
+                source=f"saved for the {a.scope}",
             )
-            for row in rows
+            for a in saved
         ]
+
+    async def saved_approvals(
+        self, *, workspace_folder: str | None = None, session_id: str | None = None
+    ) -> list[SavedApproval]:
+        """The approvals in force (:func:`approvals.active`)."""
+        return await self._run_read(
+            lambda conn: approvals.active(
+                conn, workspace_folder=workspace_folder, session_id=session_id
+            )
+        )
+
+    async def revoke_approval(
+        self, *, scope: Scope, scope_id: str, permission: str, pattern: str
+    ) -> bool:
+        """Revoke a saved approval; False when none was in force."""
+        now = datetime.now(UTC).isoformat()
+
+        def work(conn: sqlite3.Connection) -> int:
+            return approvals.revoke(
+                conn,
+                scope=scope,
+                scope_id=scope_id,
+                permission=permission,
+                pattern=pattern,
+                now=now,
+            )
+
+        revoked = await self._write(
+            lambda: in_connection_thread(self._conn, lambda conn: _transaction(conn, work))
+        )
+        return revoked > 0
 
     def owner(self) -> dict[str, Any]:
         """This process (``system.owner``): the owner a turn it runs records."""
@@ -410,6 +448,12 @@ class SqliteEventStore:
             raise StorageError("the event store is closed")
         async with self._lock:
             return await fetch_all(self._conn, sql, params)
+
+    async def _run_read(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
+        if self._closed:
+            raise StorageError("the event store is closed")
+        async with self._lock:
+            return await in_connection_thread(self._conn, work)
 
 
 class DiskFull(StorageError):

@@ -26,7 +26,6 @@ from lsp_agent.storage.db import StorageError
 #: Every projection table, children before parents (the order to delete them in).
 PROJECTION_TABLES: Final = (
     "search_entries",
-    "approvals",
     "parts",
     "tool_calls",
     "inbox",
@@ -508,7 +507,8 @@ def _context_noted(conn: sqlite3.Connection, event: StoredEvent) -> None:
 
 
 def _permission_resolved(conn: sqlite3.Connection, event: StoredEvent) -> None:
-    """Remember "allow for this session" / "always allow" answers as approvals."""
+    """Remember "allow for this session" / "always allow" answers as saved approvals (a
+    replay adds nothing that is there already, a revoked one included)."""
     kind = event.data.get("optionKind")
     if kind not in ("allow_session", "allow_always"):
         return
@@ -526,7 +526,7 @@ def _permission_resolved(conn: sqlite3.Connection, event: StoredEvent) -> None:
         )
         scope, scope_id = "project", str(row["workspace_folder"]) if row else ""
     conn.executemany(
-        "INSERT OR IGNORE INTO approvals (scope, scope_id, permission, pattern, session_id,"
+        "INSERT OR IGNORE INTO saved_approvals (scope, scope_id, permission, pattern, session_id,"
         " seq, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
         [
             (scope, scope_id, permission, p, event.session_id, event.seq, event.time)

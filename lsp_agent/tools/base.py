@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.messages import ToolKind
-from lsp_agent.core.permission.rules import PermissionRequest, PermissionVerdict
+from lsp_agent.core.permission.rules import PermissionRequest, PermissionVerdict, literal
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
 from lsp_agent.workspace import protected
 from lsp_agent.workspace.boundary import Outside, Resolved, WorkspaceBoundary
@@ -81,7 +81,7 @@ class ToolRunContext:
             PermissionRequest(
                 permission="external_directory",
                 patterns=(where.resolved,),
-                always=(f"{folder.rstrip('/')}/*",),
+                always=(literal(where.resolved),),  # this file or folder, never what is below
                 title=f"Access {where.resolved}, outside the workspace",
                 description=where.message,
             )

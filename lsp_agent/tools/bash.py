@@ -28,7 +28,7 @@ import attrs
 from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.messages import ToolKind
-from lsp_agent.core.permission.rules import PermissionRequest
+from lsp_agent.core.permission.rules import PermissionRequest, literal
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.sandbox import CommandSandbox, Launch, SandboxUnavailable
 from lsp_agent.shell.plan import PermissionPlan, plan_permissions
@@ -250,7 +250,7 @@ async def _authorize(
             PermissionRequest(
                 permission="external_directory",
                 patterns=(*folders, *plan.unknown),
-                always=folders,
+                always=tuple(literal(folder) for folder in folders),  # never a subfolder
                 title=f"Run a command that {what}",
                 description=description,
                 subject=subject,
@@ -300,7 +300,7 @@ async def _authorize_network(
         PermissionRequest(
             permission="bash_network",
             patterns=plan.patterns or (params.command,),
-            always=plan.always or (params.command,),
+            always=plan.always,
             title=f"Let this command use the network: {title}",
             description=params.description,
             subject={"type": "command", "command": params.command, "cwd": workdir},

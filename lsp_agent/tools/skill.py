@@ -14,7 +14,7 @@ import asyncio
 from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.messages import ToolKind
-from lsp_agent.core.permission.rules import PermissionRequest
+from lsp_agent.core.permission.rules import PermissionRequest, literal
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.skills.catalog import LoadedSkill, SkillCatalog, SkillProblem, load_skill
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
@@ -54,7 +54,7 @@ class SkillTool:
             PermissionRequest(
                 permission="skill",
                 patterns=(skill.name,),
-                always=(skill.name,),
+                always=(literal(skill.name),),
                 title=f"Load the skill {skill.name}",
                 description=skill.description,
             )

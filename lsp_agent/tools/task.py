@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.messages import ToolKind
-from lsp_agent.core.permission.rules import PermissionRequest
+from lsp_agent.core.permission.rules import PermissionRequest, literal
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
 
@@ -53,7 +53,7 @@ class TaskTool:
             PermissionRequest(
                 permission="task",
                 patterns=(params.subagent_type,),
-                always=(params.subagent_type,),
+                always=(literal(params.subagent_type),),
                 title=f"Start the {params.subagent_type} subagent: {params.description}",
             )
         )

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.messages import ToolKind
-from lsp_agent.core.permission.rules import PermissionRequest
+from lsp_agent.core.permission.rules import PermissionRequest, literal
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
 
@@ -121,7 +121,7 @@ class WebfetchTool:
             PermissionRequest(
                 permission="webfetch",
                 patterns=(url,),
-                always=(f"{target.origin}/*",),
+                always=(f"{literal(target.origin)}/*",),
                 title=f"Fetch {url}",
                 subject={"type": "fetch", "url": url},
             )

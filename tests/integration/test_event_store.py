@@ -270,6 +270,7 @@ async def test_fresh_database_reaches_latest_version_and_migrating_again_is_a_no
             (3, "search"),
             (4, "inbox_attachments"),
             (5, "thought_level"),
+            (6, "saved_approvals"),
         ]
     finally:
         await conn.close()

@@ -2,7 +2,7 @@
 the ``mcp`` package (tests/support/mcp_servers.py) over stdio, streamable HTTP and legacy SSE;
 its tools offered to the model as ``<server>_<tool>`` (provider-safe names, new tools after
 ``tools/list_changed``) behind the permission gate (key ``mcp``, patterns ``<server>:<tool>``,
-``readOnlyHint`` only with the user file's opt-in); a local server's clean environment and a
+only the user file's ``read_only_tools`` run unasked); a local server's clean environment and a
 remote one's headers; error results, timeouts, a killed server restarted on the call after the
 failed one, a server that cannot start reported without stopping the run; ``doctor`` listing
 every server; a project file's servers only in a trusted folder. The agent's key reaches no
@@ -299,19 +299,21 @@ def test_mcp_tools_ask_by_default_and_rules_match_server_colon_tool(
     assert "PATH=" not in refused  # the server's tool did not run
 
 
-@pytest.mark.parametrize("where", ["nowhere", "user", "trusted_project"])
-def test_read_only_tools_run_unasked_only_when_the_user_file_opts_in(
+@pytest.mark.parametrize("where", ["nowhere", "hint", "user", "trusted_project"])
+def test_read_only_tools_run_unasked_only_when_the_user_file_lists_them(
     workspace: Path, fake_llm: FakeLLMServer, pid_file: Path, where: str
 ) -> None:
     # `echo` is marked readOnlyHint, `env` is not; neither call gets --yes or a terminal
-    opted_in = {"mcp": {SERVER: local_server(pid_file, allow_read_only=True)}}
+    listed = {"mcp": {SERVER: local_server(pid_file, read_only_tools=["echo"])}}
     if where == "nowhere":
         write_user_config({"mcp": {SERVER: local_server(pid_file)}})
+    elif where == "hint":  # the server's own annotation, trusted by the old opt-in: no more
+        write_user_config({"mcp": {SERVER: local_server(pid_file, allow_read_only=True)}})
     elif where == "user":
-        write_user_config(opted_in)
-    else:  # the opt-in counts in the user file only, even from a trusted project
+        write_user_config(listed)
+    else:  # the list counts in the user file only, even from a trusted project
         write_user_config({"trusted_folders": [str(workspace)]})
-        (workspace / ".lsp-agent.json").write_text(json.dumps(opted_in))
+        (workspace / ".lsp-agent.json").write_text(json.dumps(listed))
     fake_llm.set_script(
         [call(f"{SERVER}_echo", text="read-only"), call(f"{SERVER}_env"), {"text": "done"}]
     )

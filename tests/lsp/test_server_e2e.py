@@ -508,5 +508,6 @@ async def test_a_plain_lsp_client_is_asked_with_show_message_request(
             "Allow for session",
             "Deny",
         ]
+        assert message.message.endswith("(Allow for session saves edit *)")  # what it saves
         assert client.documents[path.as_uri()].text == "value = 2\n"
     assert path.read_text() == "value = 2\n"  # it cannot save: the server wrote the same text

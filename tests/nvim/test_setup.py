@@ -93,6 +93,7 @@ def test_the_command_completes_its_subcommands_and_values(editor: Any) -> None:
             "mode",
             "diff",
             "permission",
+            "permissions",
             "log",
             "allow",
             "review",

@@ -9,6 +9,7 @@ import { closeProposals, DIFF_SCHEME, editedProposals, PROPOSAL_SCHEME, Proposal
 import { conflictMessage, ReviewStore } from "./review";
 import { ReviewEditor } from "./reviewEditor";
 import { LiveSearch, type SearchItem } from "./sessionSearch";
+import { listApprovals, revokeApprovals } from "./approvals";
 import { SessionStore } from "./sessions";
 import { StatusBar } from "./statusBar";
 import {
@@ -41,6 +42,7 @@ export const Commands = {
   exportSession: "lspAgent.exportSession",
   restartServer: "lspAgent.restartServer",
   showLog: "lspAgent.showLog",
+  savedApprovals: "lspAgent.savedApprovals",
   keepHunk: "lspAgent.keepHunk",
   undoHunk: "lspAgent.undoHunk",
   keepFile: "lspAgent.keepFile",
@@ -277,7 +279,23 @@ export function activate(context: vscode.ExtensionContext) {
     }),
     register(Commands.restartServer, () => client.restart()),
     register(Commands.showLog, () => log.show()),
+    register(Commands.savedApprovals, () => pickApprovals()),
   );
+
+  /** Saved approvals of this workspace; the ones picked are revoked. */
+  async function pickApprovals() {
+    const request = <R>(method: string, params: unknown) => client.request<R>(method, params);
+    const items = await listApprovals(request, vscode.workspace.workspaceFolders?.[0]?.uri.toString());
+    if (!items.length) {
+      void vscode.window.showInformationMessage("LSP Agent: no saved approvals for this workspace.");
+      return 0;
+    }
+    const picked = await vscode.window.showQuickPick(items, { title: "LSP Agent: saved approvals — pick the ones to revoke", canPickMany: true });
+    if (!picked?.length) return 0;
+    const revoked = await revokeApprovals(request, picked.map((item) => item.approval));
+    void vscode.window.showInformationMessage(`LSP Agent: revoked ${revoked} saved approval${revoked === 1 ? "" : "s"}; what they allowed is asked again.`);
+    return revoked;
+  }
 
   async function runOnEditor(command: string, withDiagnostics: boolean) {
     const editor = vscode.window.activeTextEditor;

@@ -33,6 +33,7 @@ from lsp_agent.core.permission.rules import (
     Rule,
     decide,
     denied_message,
+    options_for,
     rejected_with_reason,
 )
 from lsp_agent.core.turn.recorder import Recorder
@@ -110,7 +111,7 @@ class PermissionGate:
         asked: dict[str, Any] = {
             **base,
             "patterns": list(request.patterns),
-            "always": list(request.always),
+            "always": list(request.saves),
             "title": request.title,
         }
         if request.description:
@@ -122,7 +123,11 @@ class PermissionGate:
         await self._rec.record("permission_asked", asked)
         await self._rec.emit("state_changed", {"state": "requires_action"})
         ask = PermissionAsk(
-            session_id=self._session_id, tool_call_id=tool_call_id, mode=self._mode, request=request
+            session_id=self._session_id,
+            tool_call_id=tool_call_id,
+            mode=self._mode,
+            request=request,
+            options=options_for(request),
         )
         if request.protected:  # once or not at all: nothing to save
             ask = attrs.evolve(ask, options=PROTECTED_OPTIONS)
@@ -151,7 +156,7 @@ class PermissionGate:
         if reply.reason:
             data["reason"] = reply.reason
         if reply.kind in ("allow_session", "allow_always"):
-            data["always"] = list(request.always)
+            data["always"] = list(request.saves)  # exactly what the options named
         if modified:
             data["modified"] = True
         # Committed with the state change that follows (or the turn's end, if cancelled).

@@ -13,6 +13,14 @@ in ``modes.py``): a limit can only make a decision stricter. Whatever its place,
 rule and no saved approval loosens it, and limits combine by the strictest, so a subagent
 under several is bound by all of them (the intersection).
 
+A configured ``deny`` from the user's own layers (the built-ins, the user file,
+``LSP_AGENT_CONFIG``, the command line) is final against the rules of the layers below the
+user's (the project's ``.lsp-agent.json``, the editor's settings; ``Rule.below_user``): those
+may make a decision stricter, never turn such a deny into ``ask`` or ``allow``.
+
+Saved approvals store the words a model supplied as literals (:func:`literal`): ``[*]``,
+``[?]`` and ``[[]`` in a pattern match the characters ``*``, ``?`` and ``[`` themselves.
+
 Resources a tool marks *unjudged* (a command whose name only the shell knows, a path that
 cannot be known before a command runs) are never allowed by a rule or a saved approval: a
 configured deny matching their text still denies, anything else is asked.
@@ -21,7 +29,7 @@ configured deny matching their text still denies, anything else is asked.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -42,16 +50,33 @@ class Rule:
     source: str = "built-in"
     limit: bool = False
     """A limit (a mode's rule): it can make a decision stricter, never looser."""
+    below_user: bool = False
+    """From a layer below the user's (the project file, the editor's settings): it cannot
+    loosen a ``deny`` of the user's own layers."""
+    unless: tuple[str, ...] = ()
+    """Patterns this rule does not cover (plan mode's ``mcp`` limit spares the tools the
+    user's config marks read-only)."""
 
 
 _STRICTNESS: dict[Action, int] = {"allow": 0, "ask": 1, "deny": 2}
+
+
+_ESCAPED = frozenset("*?[")
+
+
+def literal(text: str) -> str:
+    """``text`` as a pattern that matches exactly it: ``*``, ``?`` and ``[`` become ``[*]``,
+    ``[?]`` and ``[[]``. What a saved approval holds of the words a model supplied (command
+    words, paths, MCP tool names), so ``git 'c*'`` never saves a pattern for ``git clean``."""
+    return "".join(f"[{ch}]" if ch in _ESCAPED else ch for ch in text)
 
 
 def wildcard_match(value: str, pattern: str) -> bool:
     """``*`` is any run of characters (``/`` included), ``?`` one character; anchored.
 
     A pattern ending in `` *`` also matches without its tail: ``ls *`` matches ``ls`` and
-    ``ls -la`` but not ``lsof``. Backslashes count as ``/`` on both sides.
+    ``ls -la`` but not ``lsof``. ``[*]``, ``[?]`` and ``[[]`` match that one character
+    (:func:`literal`); any other ``[`` is itself. Backslashes count as ``/`` on both sides.
     """
     return _compiled(pattern).fullmatch(value.replace("\\", "/")) is not None
 
@@ -62,26 +87,53 @@ def _compiled(pattern: str) -> re.Pattern[str]:
     optional_tail = pattern.endswith(" *")
     if optional_tail:
         pattern = pattern[:-2]
-    body = "".join(".*" if ch == "*" else "." if ch == "?" else re.escape(ch) for ch in pattern)
+    body: list[str] = []
+    index = 0
+    while index < len(pattern):
+        ch = pattern[index]
+        if (
+            ch == "["
+            and pattern[index + 1 : index + 2] in _ESCAPED
+            and (pattern[index + 2 : index + 3] == "]")
+        ):
+            body.append(re.escape(pattern[index + 1]))
+            index += 3
+            continue
+        body.append(".*" if ch == "*" else "." if ch == "?" else re.escape(ch))
+        index += 1
     if optional_tail:
-        body += "( .*)?"
-    return re.compile(body, re.DOTALL)
+        body.append("( .*)?")
+    return re.compile("".join(body), re.DOTALL)
+
+
+def _covers(rule: Rule, permission: str, resource: str) -> bool:
+    return (
+        wildcard_match(permission, rule.permission)
+        and wildcard_match(resource, rule.pattern)
+        and not any(wildcard_match(resource, spared) for spared in rule.unless)
+    )
 
 
 def evaluate(permission: str, resource: str, rules: Sequence[Rule]) -> Rule | None:
     """The rule deciding the resource, or None (→ ask): the last matching ordinary rule,
-    unless a matching limit is stricter (no match counts as ``ask``)."""
+    unless a matching limit is stricter (no match counts as ``ask``), and never a rule from
+    below the user's layers where the last matching rule of the user's own denies."""
     chosen: Rule | None = None
+    users: Rule | None = None
     limits: list[Rule] = []
     for rule in reversed(rules):
-        if not (
-            wildcard_match(permission, rule.permission) and wildcard_match(resource, rule.pattern)
-        ):
+        if not _covers(rule, permission, resource):
             continue
         if rule.limit:
             limits.append(rule)
-        elif chosen is None:
+            continue
+        if chosen is None:
             chosen = rule
+        if users is None and not rule.below_user:
+            users = rule
+    lifted = chosen is not None and chosen.action != "deny"
+    if lifted and users is not None and users.action == "deny":
+        chosen = users  # a layer below the user's may tighten, never lift a deny
     strictness = _STRICTNESS[chosen.action] if chosen is not None else _STRICTNESS["ask"]
     for rule in limits:
         if _STRICTNESS[rule.action] > strictness or (chosen is None and rule.action == "ask"):
@@ -134,15 +186,24 @@ def decide(
 
 def hidden(permission: str, rules: Sequence[Rule]) -> bool:
     """A tool is withheld from the model when a limit, or the last ordinary rule for its
-    permission, denies ``*``."""
+    permission (or the last of the user's own layers, which no lower layer lifts), denies
+    ``*``."""
     for rule in rules:
         denies_all = rule.limit and rule.pattern == "*" and rule.action == "deny"
-        if denies_all and wildcard_match(permission, rule.permission):
+        if denies_all and not rule.unless and wildcard_match(permission, rule.permission):
             return True
-    for rule in reversed(rules):
-        if not rule.limit and wildcard_match(permission, rule.permission):
-            return rule.pattern == "*" and rule.action == "deny"
-    return False
+    ordinary = [rule for rule in rules if not rule.limit]
+    users = [rule for rule in ordinary if not rule.below_user]
+    return _last_denies_all(permission, ordinary) or _last_denies_all(permission, users)
+
+
+def _last_denies_all(permission: str, rules: Iterable[Rule]) -> bool:
+    """Whether the last of ``rules`` for ``permission`` denies ``*``."""
+    last: Rule | None = None
+    for rule in rules:
+        if wildcard_match(permission, rule.permission):
+            last = rule
+    return last is not None and last.pattern == "*" and last.action == "deny"
 
 
 @attrs.frozen(kw_only=True)
@@ -177,6 +238,11 @@ class PermissionRequest:
     previews: tuple[FilePreview, ...] = attrs.field(default=(), eq=False, repr=False)
     unjudged: tuple[str, ...] = ()
     protected: tuple[str, ...] = ()
+
+    @property
+    def saves(self) -> tuple[str, ...]:
+        """What "for this session" / "always" saves: ``always`` less anything unjudged."""
+        return tuple(pattern for pattern in self.always if pattern not in self.unjudged)
 
 
 @attrs.frozen(kw_only=True)
@@ -242,6 +308,22 @@ DEFAULT_OPTIONS = (
     PermissionOption(option_id="allow_always", name="Always allow", kind="allow_always"),
     PermissionOption(option_id="reject_once", name="Reject", kind="reject_once"),
 )
+
+
+def options_for(request: PermissionRequest) -> tuple[PermissionOption, ...]:
+    """The answers offered, each "session"/"always" naming the exact patterns it saves
+    (none when nothing can be saved)."""
+    saves = request.saves
+    if not saves:
+        return (DEFAULT_OPTIONS[0], DEFAULT_OPTIONS[-1])
+    shown = ", ".join(saves)
+    session, always = DEFAULT_OPTIONS[1], DEFAULT_OPTIONS[2]
+    return (
+        DEFAULT_OPTIONS[0],
+        attrs.evolve(session, name=f"{session.name}: {request.permission} {shown}"),
+        attrs.evolve(always, name=f"{always.name} in this project: {request.permission} {shown}"),
+        DEFAULT_OPTIONS[-1],
+    )
 
 
 @attrs.frozen(kw_only=True)

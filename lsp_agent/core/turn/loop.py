@@ -75,6 +75,9 @@ class TurnConfig:
     secrets: SecretFilter = NO_SECRETS
     rules: tuple[Rule, ...] = ()
     """The configured permission rules (defaults and every config layer, in order)."""
+    read_only_mcp: tuple[str, ...] = ()
+    """MCP tools (``<server>:<tool>`` patterns) the user's config marks read-only: the only
+    ones a mode's ``mcp`` limit (plan's) lets the configured rules decide."""
     max_output_tokens: int | None = None
     """Each answer's limit (the agent's ``max_tokens``); None = the model's own."""
     summary: SideModel | None = None
@@ -82,7 +85,7 @@ class TurnConfig:
 
     def captured_rules(self) -> tuple[Rule, ...]:
         """The rule set a tool call is decided by: configuration, then the mode's rules."""
-        return (*self.rules, *mode_rules(self.mode))
+        return (*self.rules, *mode_rules(self.mode, self.read_only_mcp))
 
 
 @attrs.frozen(kw_only=True)

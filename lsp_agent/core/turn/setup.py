@@ -118,6 +118,7 @@ class TurnSetup:
             thinking=options.thinking_for(agent, thought_level),
             mode=mode,
             rules=rules,
+            read_only_mcp=options.read_only_mcp,
             secrets=options.secrets,
             compaction=options.compaction_of(model),
             max_output_tokens=settings.output_tokens(model),

@@ -66,6 +66,9 @@ M.subcommands = {
   allow = function(args)
     api().allow(args ~= "" and args or nil)
   end,
+  permissions = function()
+    require("lsp_agent.approvals").pick()
+  end,
   review = function()
     api().review()
   end,
@@ -164,7 +167,7 @@ function M.create()
     range = true,
     bang = true,
     complete = M.complete,
-    desc = "lsp-agent: chat, ask, fix, explain, stop, compact, undo, redo, rewind, sessions, resume, model, mode, diff, permission, allow, review, keep, undo-hunk, log",
+    desc = "lsp-agent: chat, ask, fix, explain, stop, compact, undo, redo, rewind, sessions, resume, model, mode, diff, permission, permissions, allow, review, keep, undo-hunk, log",
   })
 end
 

@@ -64,11 +64,14 @@ end
 function M.choices(params)
   local choices = {}
   local reject
-  local patterns = table.concat(params.patterns or {}, ", ")
+  -- what "session"/"always" save: the server names it in the option (protocol.md §4); an
+  -- older server only sent `patterns`
+  local saves = table.concat(params.always or params.patterns or {}, ", ")
   for _, option in ipairs(params.options or {}) do
     local label = option.name or option.optionId
-    if (option.kind == "allow_session" or option.kind == "allow_always") and patterns ~= "" then
-      label = ("%s (%s)"):format(label, patterns)
+    local saving = option.kind == "allow_session" or option.kind == "allow_always"
+    if saving and saves ~= "" and not label:find(saves, 1, true) then
+      label = ("%s (%s)"):format(label, saves)
     end
     table.insert(choices, { label = label, option = option })
     if option.kind == "reject_once" and not reject then

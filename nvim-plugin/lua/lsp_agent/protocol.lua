@@ -20,6 +20,8 @@ M.requests = {
   review_resolve = "agent/review/resolve",
   revert_stage = "agent/revert/stage",
   session_compact = "agent/session/compact",
+  permissions_list = "agent/permissions/list",
+  permissions_revoke = "agent/permissions/revoke",
 }
 
 --- Client -> server notifications.

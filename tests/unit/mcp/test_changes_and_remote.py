@@ -1,5 +1,5 @@
-"""The read-only opt-in, ``tools/list_changed``, and the remote transports (streamable HTTP;
-legacy SSE as the fallback) against real servers on the ``mcp`` package."""
+"""MCP calls always ask the gate, ``tools/list_changed``, and the remote transports
+(streamable HTTP; legacy SSE as the fallback) against real servers on the ``mcp`` package."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from lsp_agent.config.settings import McpLocalServer, McpRemoteServer
-from lsp_agent.core.permission.rules import Rule
 from lsp_agent.mcp.manager import McpManager
 from lsp_agent.testing.permissions import RecordingAsk
 from lsp_agent.testing.tools import call_context
@@ -26,39 +25,26 @@ async def _started(manager: McpManager) -> McpManager:
     return manager
 
 
-async def test_read_only_tools_run_unasked_only_with_the_opt_in(tmp_path: os.PathLike[str]) -> None:
-    for opted_in, asked in ((True, []), (False, ["mcp"])):
-        server = McpLocalServer(type="local", command=command(), allow_read_only=opted_in)
-        manager = await _started(McpManager({"ch": server}, env=dict(os.environ)))
-        try:
-            look = next(spec for spec in manager.specs() if spec.name == "ch_look")
-            assert (look.kind, look.mutates) == ("read", False)
-            ask = RecordingAsk()
-            outcome = await manager.call("ch_look", {}, call_context(tmp_path, ask=ask))
-            assert outcome is not None
-            assert outcome.output == "looked"
-            assert ask.permissions() == asked
-            grow_ask = RecordingAsk()
-            await manager.call("ch_grow", {}, call_context(tmp_path, ask=grow_ask))
-            assert grow_ask.permissions() == ["mcp"]  # not read-only: always asked
-        finally:
-            await manager.aclose()
-
-
-async def test_the_read_only_opt_in_never_lowers_a_deny(tmp_path: os.PathLike[str]) -> None:
-    server = McpLocalServer(type="local", command=command(), allow_read_only=True)
-    rules = (
-        Rule(permission="mcp", pattern="*", action="ask"),
-        Rule(permission="mcp", pattern="ch:look", action="deny", source="user file"),
-    )
-    manager = await _started(McpManager({"ch": server}, env=dict(os.environ), rules=rules))
+async def test_every_call_asks_the_gate_whatever_the_server_says(
+    tmp_path: os.PathLike[str],
+) -> None:
+    """A server's readOnlyHint only sets the tool's kind: the call still goes to the gate,
+    with the literal ``<server>:<tool>`` as what "always" saves."""
+    server = McpLocalServer(type="local", command=command(), read_only_tools=["look"])
+    manager = await _started(McpManager({"ch": server}, env=dict(os.environ)))
     try:
-        ask = RecordingAsk()
-        outcome = await manager.call("ch_look", {}, call_context(tmp_path, ask=ask))
-        assert outcome is not None
-        assert outcome.is_error
-        assert "ch:look" in outcome.output
-        assert ask.requests == []
+        look = next(spec for spec in manager.specs() if spec.name == "ch_look")
+        assert (look.kind, look.mutates) == ("read", False)
+        for name, pattern in (("ch_look", "ch:look"), ("ch_grow", "ch:grow")):
+            ask = RecordingAsk()
+            outcome = await manager.call(name, {}, call_context(tmp_path, ask=ask))
+            assert outcome is not None
+            (request,) = ask.requests
+            assert (request.permission, request.patterns, request.always) == (
+                "mcp",
+                (pattern,),
+                (pattern,),
+            )
     finally:
         await manager.aclose()
 

@@ -29,7 +29,7 @@ def folders(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
 
 LOCAL = (
     '{"type": "local", "command": ["prog", "--flag"], "environment": {"TOKEN": "{env:T}"},'
-    ' "timeout_ms": 5000, "allow_read_only": true}'
+    ' "timeout_ms": 5000, "read_only_tools": ["look"]}'
 )
 REMOTE = '{"type": "remote", "url": "https://example.test/mcp", "headers": {"X-Key": "{env:K}"}}'
 
@@ -43,7 +43,7 @@ def test_both_shapes_parse_with_their_defaults(folders: tuple[Path, Path, dict[s
     assert isinstance(there, McpRemoteServer)
     assert here.command == ["prog", "--flag"]
     assert here.environment == {"TOKEN": "{env:T}"}
-    assert (here.timeout_ms, here.enabled, here.allow_read_only) == (5000, True, True)
+    assert (here.timeout_ms, here.enabled, here.read_only_tools) == (5000, True, ["look"])
     assert there.headers == {"X-Key": "{env:K}"}
     assert there.timeout_ms == 30_000
 
@@ -75,7 +75,7 @@ def test_an_untrusted_project_starts_no_server(folders: tuple[Path, Path, dict[s
     assert any("'mcp' is ignored" in warning for warning in settings.warnings)
 
 
-def test_a_trusted_project_adds_servers_but_not_the_read_only_opt_in(
+def test_a_trusted_project_adds_servers_but_marks_no_tool_read_only(
     folders: tuple[Path, Path, dict[str, str]],
 ) -> None:
     workspace, user, env = folders
@@ -83,8 +83,34 @@ def test_a_trusted_project_adds_servers_but_not_the_read_only_opt_in(
     _write(workspace / ".lsp-agent.json", f'{{"mcp": {{"here": {LOCAL}}}}}')
     settings = load_settings(workspace=workspace, env=env)
     assert settings.mcp["here"].command == ["prog", "--flag"]
-    assert settings.mcp["here"].allow_read_only is False
-    assert any("allow_read_only' is ignored" in warning for warning in settings.warnings)
+    assert settings.mcp["here"].read_only_tools == []
+    assert settings.read_only_mcp == []
+    rules = settings.permission_rules
+    assert not any(rule.permission == "mcp" and rule.action == "allow" for rule in rules)
+    assert any("read_only_tools' is ignored" in warning for warning in settings.warnings)
+
+
+def test_the_user_files_read_only_tools_are_literal_allow_rules(
+    folders: tuple[Path, Path, dict[str, str]],
+) -> None:
+    workspace, user, env = folders
+    server = '{"type": "local", "command": ["db"], "read_only_tools": ["get*"]}'
+    _write(user, f'{{"mcp": {{"db": {server}}}}}')
+    settings = load_settings(workspace=workspace, env=env)
+    assert settings.read_only_mcp == ["db:get[*]"]
+    rules = settings.permission_rules
+    (rule,) = [r for r in rules if r.permission == "mcp" and r.action == "allow"]
+    assert rule.pattern == "db:get[*]"
+
+
+def test_the_old_read_only_opt_in_is_dropped_with_a_warning(
+    folders: tuple[Path, Path, dict[str, str]],
+) -> None:
+    workspace, user, env = folders
+    _write(user, '{"mcp": {"db": {"type": "local", "command": ["db"], "allow_read_only": true}}}')
+    settings = load_settings(workspace=workspace, env=env)
+    assert settings.read_only_mcp == []
+    assert any("allow_read_only' is no longer honoured" in w for w in settings.warnings)
 
 
 def test_mcp_tools_are_asked_by_default() -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from lsp_agent import storage
 from lsp_agent.core.events import NewEvent
 from lsp_agent.storage.db import connect, fetch_all
 from lsp_agent.storage.event_log import SqliteEventStore, open_store
@@ -151,6 +152,9 @@ async def test_the_index_is_written_in_the_append_transaction(store: SqliteEvent
     assert await found(store, "pelican") == [("s1", "tool_output")]  # the shorter text
 
 
+APPROVALS_V2 = Path(storage.__file__).parent / "migrations" / "0002_approvals.sql"
+
+
 async def test_a_database_made_before_the_index_is_backfilled_like_the_live_index(
     tmp_path: Path,
 ) -> None:
@@ -170,9 +174,11 @@ async def test_a_database_made_before_the_index_is_backfilled_like_the_live_inde
             "DROP TABLE search_entries",
             "ALTER TABLE inbox DROP COLUMN attachments",
             "ALTER TABLE sessions DROP COLUMN thought_level",
-            "DELETE FROM schema_migrations WHERE version IN (3, 4, 5)",
+            "DROP TABLE saved_approvals",
+            "DELETE FROM schema_migrations WHERE version IN (3, 4, 5, 6)",
         ):
             await conn.execute_fetchall(sql)
+        await conn.executescript(APPROVALS_V2.read_text(encoding="utf-8"))
     finally:
         await conn.close()
 

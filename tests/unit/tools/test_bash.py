@@ -174,7 +174,7 @@ def test_a_parse_failure_makes_the_whole_command_the_pattern(ws: Path) -> None:
     result = plan(ws, 'echo "unterminated')
     assert not result.parsed
     assert result.patterns == ('echo "unterminated',)
-    assert result.always == ('echo "unterminated',)
+    assert result.always == ()  # what cannot be judged is never saved
 
 
 @pytest.mark.parametrize(
@@ -262,7 +262,7 @@ async def test_an_outside_workdir_is_asked_and_refused_nothing_runs(ws: Path) ->
 
     assert outcome.is_error
     assert ask.permissions() == ["external_directory"]
-    assert ask.requests[0].always == ("/*",)
+    assert ask.requests[0].always == ("/",)  # that folder itself, nothing below it
     assert not (ws / "marker").exists()
 
 
@@ -288,7 +288,7 @@ async def test_outside_paths_are_asked_once_and_refused_nothing_runs(
     (request,) = ask.requests
     assert request.permission == "external_directory"
     assert request.patterns == (f"{folder}/*",)
-    assert request.always == (f"{folder}/*",)
+    assert request.always == (f"{folder}/[*]",)  # that folder only, literal
     assert not (ws / "marker").exists()
     assert not (ws.parent / "marker").exists()
 

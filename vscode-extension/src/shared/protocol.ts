@@ -34,6 +34,8 @@ export const Methods = {
   revertStage: m("agent/revert/stage", "client_to_server", "request"),
   reviewList: m("agent/review/list", "client_to_server", "request"),
   reviewResolve: m("agent/review/resolve", "client_to_server", "request"),
+  permissionsList: m("agent/permissions/list", "client_to_server", "request"),
+  permissionsRevoke: m("agent/permissions/revoke", "client_to_server", "request"),
   sessionUpdate: m("agent/session/update", "server_to_client", "notification"),
   requestPermission: m("agent/session/requestPermission", "server_to_client", "request"),
   askQuestion: m("agent/session/askQuestion", "server_to_client", "request"),
@@ -355,8 +357,35 @@ export interface RequestPermissionParams {
   description?: string | null;
   permission: string;
   patterns: string[];
+  /** Exactly what "allow for session" / "always allow" save (the option names say it too). */
+  always?: string[];
   subject?: PermissionSubject | null;
   options: PermissionOption[];
+}
+
+/** A saved approval (protocol.md §10a); `pattern` exactly as saved (`[*]` is a literal `*`). */
+export interface SavedApproval {
+  scope: "session" | "project";
+  scopeId: string;
+  permission: string;
+  pattern: string;
+  sessionId: string;
+  createdAt: string;
+}
+export interface PermissionsListParams {
+  workspaceFolder?: string | null;
+}
+export interface PermissionsListResult {
+  approvals: SavedApproval[];
+}
+export interface PermissionsRevokeParams {
+  scope: "session" | "project";
+  scopeId: string;
+  permission: string;
+  pattern: string;
+}
+export interface PermissionsRevokeResult {
+  revoked: boolean;
 }
 export type RequestPermissionResult =
   | { outcome: { outcome: "selected"; optionId: string; reason?: string; modifiedContent?: Record<string, string> } }
@@ -425,8 +454,13 @@ export const WIRE_KEYS = {
   SessionUpdateParams: ["SessionUpdateParams", keys<SessionUpdateParams>()(["sessionId", "seq", "update"])],
   RequestPermissionParams: [
     "RequestPermissionParams",
-    keys<RequestPermissionParams>()(["sessionId", "toolCallId", "title", "description", "permission", "patterns", "subject", "options"]),
+    keys<RequestPermissionParams>()(["sessionId", "toolCallId", "title", "description", "permission", "patterns", "always", "subject", "options"]),
   ],
+  SavedApproval: ["SavedApprovalModel", keys<SavedApproval>()(["scope", "scopeId", "permission", "pattern", "sessionId", "createdAt"])],
+  PermissionsListParams: ["PermissionsListParams", keys<PermissionsListParams>()(["workspaceFolder"])],
+  PermissionsListResult: ["PermissionsListResult", keys<PermissionsListResult>()(["approvals"])],
+  PermissionsRevokeParams: ["PermissionsRevokeParams", keys<PermissionsRevokeParams>()(["scope", "scopeId", "permission", "pattern"])],
+  PermissionsRevokeResult: ["PermissionsRevokeResult", keys<PermissionsRevokeResult>()(["revoked"])],
   PermissionOption: ["PermissionOptionModel", keys<PermissionOption>()(["optionId", "name", "kind"])],
   EditSubject: ["EditSubject", keys<Extract<PermissionSubject, { type: "edit" }>>()(["type", "changeSetId", "patch", "files"])],
   CommandSubject: ["CommandSubject", keys<Extract<PermissionSubject, { type: "command" }>>()(["type", "command", "cwd"])],

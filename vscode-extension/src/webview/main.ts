@@ -608,6 +608,13 @@ const PERMISSION_BUTTONS: [PermissionOptionKind, string, string][] = [
   ["reject_once", "Deny", "permission-deny"],
 ];
 
+/** Exactly what "for session"/"always" save (the server's `always`; an older server's `patterns`). */
+function savedPatterns(params: PendingPermission["params"]): HTMLElement | undefined {
+  const saves = params.always ?? params.patterns;
+  if (!saves.length) return undefined;
+  return h("div", { class: "patterns", "data-testid": "permission-saves" }, `"for session"/"always" saves: ${params.permission} ${saves.join(", ")}`);
+}
+
 function permissionCard(p: PendingPermission): HTMLElement {
   const { params } = p;
   const answer = (optionId?: string, reason?: string) => post({ type: "permission", key: p.key, optionId, reason });
@@ -649,7 +656,7 @@ function permissionCard(p: PendingPermission): HTMLElement {
     h("div", { class: "card-title" }, `Allow ${params.permission}: ${params.title}`),
     params.description ? h("div", { class: "desc" }, params.description) : undefined,
     ...details,
-    params.patterns.length ? h("div", { class: "patterns" }, `"for session"/"always" allows: ${params.patterns.join(", ")}`) : undefined,
+    savedPatterns(params),
     h("div", { class: "row buttons" }, ...buttons),
     reasonBox,
   );
