@@ -223,7 +223,11 @@ def test_run_a_full_turn_and_its_revert_run_nothing_planted(
     assert (ws / "a.txt").read_text() == before
     assert not (ws / "new.txt").exists()
     doctor = run_cli("doctor", cwd=ws, env=env)
-    assert str(ws) not in doctor.stdout.replace(f"{ws}/", "")  # no helper from the workspace
+    helpers = [line for line in doctor.stdout.splitlines() if line[6:].startswith(("git:", "rg:"))]
+    assert len(helpers) == 2, doctor.stdout
+    for line in helpers:  # each names the program it ran: never one in the workspace
+        assert line.startswith("ok"), line
+        assert str(ws) not in line, line
     assert_nothing_planted_ran(markers)
 
 
