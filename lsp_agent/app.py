@@ -331,6 +331,7 @@ async def build_app(
             env=env,
             hidden_env=keys,
             reserved_names=tools.names,
+            avoid=(str(workspace),),
         )
         tools.add_source(mcp)
         mcp.start()  # in the background: a server's tools are offered once it is up

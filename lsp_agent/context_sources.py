@@ -26,6 +26,7 @@ import attrs
 from lsp_agent.core.context import InstructionSource, SourcesSnapshot
 from lsp_agent.core.secrets.filter import NO_SECRETS, SecretFilter
 from lsp_agent.skills.catalog import SkillCatalog
+from lsp_agent.system.git_files import git_dir_of, read_regular_file
 from lsp_agent.workspace.context_read import FileBytes, Refused, read_confined
 
 INSTRUCTION_NAMES = ("AGENTS.md", "CLAUDE.md")
@@ -178,32 +179,15 @@ def _up_to_repository(root: Path) -> list[Path]:
 def _git_summary(root: str) -> str:
     """Whether ``root`` is in a git repository, and its branch, read from the repository's
     ``HEAD`` file (blocking: runs in the sources' thread). A ``git`` process for this cost
-    ~5 ms before every turn's first request; an unborn branch is a branch here too."""
-    head = _head_file(Path(root))
-    if head is None:
+    ~5 ms before every turn's first request; an unborn branch is a branch here too. The
+    files are read non-blocking and only when regular (a FIFO ``.git/HEAD`` never hangs the
+    turn: it reads as no repository)."""
+    top = _repository_root(Path(root))
+    git_dir = git_dir_of(top) if top is not None else None
+    data = read_regular_file(git_dir / "HEAD", 4096) if git_dir is not None else None
+    if data is None:
         return "not a git repository"
-    try:
-        text = head.read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
-        return "not a git repository"
+    text = data.decode("utf-8", errors="replace").strip()
     if text.startswith("ref:"):
         return f"a git repository, branch {text[4:].strip().removeprefix('refs/heads/')}"
     return "a git repository (detached HEAD)"
-
-
-def _head_file(folder: Path) -> Path | None:
-    """The ``HEAD`` of the repository ``folder`` is in: ``.git/HEAD``, or for a worktree or
-    submodule (``.git`` is a file saying ``gitdir: …``) the one in that git folder."""
-    top = _repository_root(folder)
-    if top is None:
-        return None
-    dot_git = top / ".git"
-    if dot_git.is_dir():
-        return dot_git / "HEAD"
-    try:
-        pointer = dot_git.read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
-        return None
-    if not pointer.startswith("gitdir:"):
-        return None
-    return top / pointer.removeprefix("gitdir:").strip() / "HEAD"

@@ -11,12 +11,12 @@ the provider would send it, and never printed.
 
 from __future__ import annotations
 
-import shutil
+import os
 import sqlite3
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TextIO
 
@@ -26,7 +26,7 @@ from lsp_agent.app import AgentInputs, key_variables
 from lsp_agent.auth.keys import ProviderKeys
 from lsp_agent.core.errors import ConfigError
 from lsp_agent.display import block
-from lsp_agent.search.ripgrep import find_rg
+from lsp_agent.system.programs import find_program, find_rg, trusted_search_path
 
 if TYPE_CHECKING:
     from lsp_agent.config.resolve import ResolvedModel
@@ -47,7 +47,13 @@ class Check:
 
 
 async def run_doctor(*, env: Mapping[str, str], cwd: Path, out: TextIO) -> int:
-    checks = [_python(), _program("git", shutil.which("git")), _program("rg", find_rg())]
+    path = env.get("PATH", os.defpath)
+    avoid = (str(cwd),)
+    checks = [
+        _python(),
+        _program("git", find_program("git", path=path, avoid=avoid), path, avoid),
+        _program("rg", find_rg(path=path, avoid=avoid), path, avoid),
+    ]
     checks += await _data_dir(env)
     config_checks, settings, model = _configuration(AgentInputs(workspace=cwd, env=env))
     checks += config_checks
@@ -55,9 +61,9 @@ async def run_doctor(*, env: Mapping[str, str], cwd: Path, out: TextIO) -> int:
         checks.append(await _endpoint(model, env))
     checks += _skills(env, cwd)
     if settings is not None:
-        checks += await _mcp_servers(settings, env)
+        checks += await _mcp_servers(settings, env, cwd)
     # A broken config was reported above; the sandbox is then checked as by default.
-    checks.append(await _sandbox(env, settings.sandbox.mode if settings else "auto"))
+    checks.append(await _sandbox(env, settings.sandbox.mode if settings else "auto", cwd))
     if settings is not None:
         checks.append(await _limits(env, settings))
     for check in checks:
@@ -66,7 +72,7 @@ async def run_doctor(*, env: Mapping[str, str], cwd: Path, out: TextIO) -> int:
     return 1 if any(c.level == "FAIL" for c in checks) else 0
 
 
-async def _sandbox(env: Mapping[str, str], mode: SandboxMode) -> Check:
+async def _sandbox(env: Mapping[str, str], mode: SandboxMode, cwd: Path) -> Check:
     """Whether bash commands run in the bubblewrap sandbox here; FAIL when it is required
     and does not work (``bash`` would refuse every command)."""
     import asyncio
@@ -75,7 +81,7 @@ async def _sandbox(env: Mapping[str, str], mode: SandboxMode) -> Check:
 
     if mode == "off":
         return Check("ok", "sandbox", "off (sandbox.mode); commands run unconfined")
-    found = await asyncio.to_thread(check_availability, env)
+    found = await asyncio.to_thread(check_availability, env, (str(cwd),))
     if found.works:
         return Check("ok", "sandbox", f"bubblewrap works: {found.reason}")
     if mode == "required":
@@ -133,7 +139,7 @@ def _skills(env: Mapping[str, str], cwd: Path) -> list[Check]:
     return checks
 
 
-async def _mcp_servers(settings: Settings, env: Mapping[str, str]) -> list[Check]:
+async def _mcp_servers(settings: Settings, env: Mapping[str, str], cwd: Path) -> list[Check]:
     """Every configured MCP server started once, as a session would (each bounded by its
     ``timeout_ms``): up with its tool count, disabled, or the error. A failed server is a
     warning: sessions run without its tools."""
@@ -141,7 +147,9 @@ async def _mcp_servers(settings: Settings, env: Mapping[str, str]) -> list[Check
         return []
     from lsp_agent.mcp.manager import McpManager  # the SDK loads only when servers are set
 
-    manager = McpManager(settings.mcp, env=env, hidden_env=key_variables(settings))
+    manager = McpManager(
+        settings.mcp, env=env, hidden_env=key_variables(settings), avoid=(str(cwd),)
+    )
     manager.start()
     try:
         await manager.settled()
@@ -167,12 +175,21 @@ def _python() -> Check:
     return Check(level, "python", f"{version} (3.11 or newer needed)")
 
 
-def _program(name: str, path: str | None) -> Check:
+def _program(name: str, path: str | None, search: str, avoid: Sequence[str]) -> Check:
+    """``path --version``, run with only ``PATH`` (trusted entries) and ``LC_ALL``: helper
+    programs never see our keys."""
     if path is None:
-        return Check("FAIL", name, "not found")
+        return Check("FAIL", name, "not found outside the current folder")
+    env = {"PATH": os.pathsep.join(trusted_search_path(search, avoid)), "LC_ALL": "C"}
     try:
         first = subprocess.run(
-            [path, "--version"], capture_output=True, text=True, timeout=10, check=False
+            [path, "--version"],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
         ).stdout.splitlines()
     except (OSError, subprocess.TimeoutExpired) as error:
         return Check("FAIL", name, f"{path} does not run: {error}")

@@ -18,7 +18,6 @@ attachment saying why, never an error: the prompt is admitted either way.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -31,6 +30,7 @@ from lsp_agent.core.diagnostics import Diagnostic, format_diagnostics
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.secrets.filter import NO_SECRETS, SecretFilter
 from lsp_agent.core.uris import path_of_uri
+from lsp_agent.snapshots.head_diff import NoHeadDiff, head_diff
 from lsp_agent.tools.read import DEFAULT_LIMIT, MAX_OUTPUT_BYTES
 from lsp_agent.workspace.boundary import Resolved, WorkspaceBoundary
 from lsp_agent.workspace.context_read import Refused, Unreadable, read_confined
@@ -115,7 +115,7 @@ class PromptExpansion:
         if name == "buffers":
             return await self._buffers(boundary)
         if name == "diff":
-            return await _diff(scope.folder)
+            return await _diff(scope.folder, scope.roots)
         return f"[#{name}: not a mention this server knows]"
 
     def _diagnostics(self, uri: Any, boundary: WorkspaceBoundary, focus: PromptFocus | None) -> str:
@@ -172,33 +172,16 @@ def _selection(focus: PromptFocus | None, boundary: WorkspaceBoundary) -> str:
     return f"<selection path={json.dumps(f'{where.display}:{span}')}>\n{body}</selection>"
 
 
-async def _diff(folder: str) -> str:
-    """``git diff HEAD`` of ``folder``, capped; a note when there is none."""
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
-    try:
-        process = await asyncio.create_subprocess_exec(
-            "git", "--no-pager", "diff", "--no-color", "--no-ext-diff", "HEAD", "--",
-            cwd=folder,
-            env=env,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-        )  # fmt: skip
-    except OSError as error:
-        return f"[#diff: git could not run: {error.strerror or error}]"
-    try:
-        out, _ = await asyncio.wait_for(process.communicate(), DIFF_TIMEOUT)
-    except TimeoutError:
-        with contextlib.suppress(ProcessLookupError):
-            process.kill()
-        await process.wait()
-        return f"[#diff: git took more than {DIFF_TIMEOUT:g} s]"
-    if process.returncode != 0:
-        return "[#diff: not a git repository with a commit]"
-    text = out.decode("utf-8", errors="replace")
-    if not text.strip():
+async def _diff(folder: str, roots: Sequence[str]) -> str:
+    """``git diff HEAD`` of ``folder``, capped; a note when there is none. Computed without
+    the repository's configuration (:mod:`lsp_agent.snapshots.head_diff`): no filter,
+    textconv, diff driver or fsmonitor of the project runs."""
+    found = await asyncio.to_thread(head_diff, folder, avoid=(*roots, folder), timeout=DIFF_TIMEOUT)
+    if isinstance(found, NoHeadDiff):
+        return f"[#diff: {found.reason}]"
+    if not found.text.strip():
         return "[#diff: no changes against HEAD]"
-    body = _capped(text.splitlines(), "run git diff")
+    body = _capped(found.text.splitlines(), "run git diff")
     return f"<git_diff>\n{body}</git_diff>"
 
 

@@ -173,7 +173,7 @@ class AcpHost:
         if app.mcp is not None:
             reserved |= {spec.name for spec in app.mcp.specs()}
         try:
-            await self.servers.start(session_id, servers, reserved=reserved)
+            await self.servers.start(session_id, servers, reserved=reserved, avoid=roots)
         except InvalidServers as error:
             raise InvalidParams(str(error)) from error
         self.editor.track(session_id, cwd=folder)

@@ -77,15 +77,17 @@ class SessionServers:
         servers: Sequence[ClientServer],
         *,
         reserved: Collection[str],
+        avoid: Sequence[str] = (),
     ) -> None:
-        """Start the session's servers in the background (replacing any it had)."""
+        """Start the session's servers in the background (replacing any it had); a program
+        named without a folder is never taken from ``avoid`` (the session's folders)."""
         await self.stop(session_id)
         configs = server_configs(servers)
         if not configs:
             return
         from lsp_agent.mcp.manager import McpManager  # the SDK costs ~0.5 s to import
 
-        manager = McpManager(configs, env=self._env, reserved_names=reserved)
+        manager = McpManager(configs, env=self._env, reserved_names=reserved, avoid=avoid)
         manager.start()
         self._managers[session_id] = manager
 

@@ -7,7 +7,9 @@ the raw command, after the same permission asks. The environment sent is the com
 scrubbed one; since a client may merge its own environment in, the launch is wrapped in
 ``env -u NAME…`` for every provider-key variable, so those never reach the command whatever
 the client adds. The supervisor cannot inherit a status pipe from another process, so on
-this path it reports nothing (it still ends what the command leaves behind).
+this path it reports nothing (it still ends what the command leaves behind). The client is
+asked to start only an absolute program outside every workspace folder (``env`` is found
+outside them too, :mod:`lsp_agent.system.programs`); anything else is refused here.
 
 One call: ``terminal/create`` (command, args, env, cwd, ``outputByteLimit``), the terminal
 embedded in the tool call (``tool_call_update`` with ``{type: "terminal", terminalId}``),
@@ -21,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import shutil
 import signal
 from collections.abc import Callable, Collection, Mapping, Sequence
 
@@ -46,6 +47,7 @@ from pydantic import BaseModel
 
 from lsp_agent.acp.editor import PROMPTING
 from lsp_agent.acp.peer import AcpPeer, ClientError
+from lsp_agent.system.programs import find_program, inside_any
 from lsp_agent.tools.base import ToolRunContext
 from lsp_agent.tools.bash_runner import CommandFailed, CommandRun, CommandSpec, uninterrupted
 
@@ -61,13 +63,26 @@ _log = logging.getLogger(__name__)
 
 
 def hosted_argv(
-    launch_argv: Sequence[str], hidden_env: Collection[str], env: Mapping[str, str]
-) -> list[str]:
-    """The argv the client starts: the launch, behind ``env -u`` for each hidden name."""
+    launch_argv: Sequence[str],
+    hidden_env: Collection[str],
+    env: Mapping[str, str],
+    avoid: Sequence[str] = (),
+) -> list[str] | CommandFailed:
+    """The argv the client starts: the launch, behind ``env -u`` for each hidden name; a
+    failure when a program of it is not absolute or lies in ``avoid`` (the workspace
+    folders), since the client would run it outside the sandbox."""
     argv = list(launch_argv)
+    if not argv or not os.path.isabs(argv[0]) or inside_any(argv[0], avoid):
+        shown = argv[0] if argv else "nothing"
+        return CommandFailed(
+            f"Refused to ask the editor's terminal to run {shown}: only an absolute program "
+            "outside the workspace folders is started there."
+        )
     if not hidden_env:
         return argv
-    program = shutil.which("env", path=env.get("PATH", os.defpath)) or "/usr/bin/env"
+    program = find_program("env", path=env.get("PATH", os.defpath), avoid=avoid)
+    if program is None:
+        return CommandFailed("The command needs env, and none was found outside the workspace.")
     unset = [arg for name in sorted(hidden_env) for arg in ("-u", name)]
     return [program, *unset, "--", *argv]
 
@@ -87,7 +102,12 @@ class ClientTerminalRunner:
 
     async def run(self, spec: CommandSpec, ctx: ToolRunContext) -> CommandRun | CommandFailed:
         session = PROMPTING.get() or ctx.call.session_id
-        argv = hosted_argv(spec.launch.argv, spec.hidden_env, spec.env)
+        argv = hosted_argv(
+            spec.launch.argv, spec.hidden_env, spec.env, (*ctx.boundary.roots, spec.workdir)
+        )
+        if isinstance(argv, CommandFailed):
+            spec.launch.spawned()
+            return argv
         request = CreateTerminalRequest(
             session_id=session,
             command=argv[0],

@@ -14,7 +14,7 @@ import contextlib
 import logging
 import os
 import threading
-from collections.abc import AsyncIterator, Callable, Collection, Mapping
+from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
 from typing import IO, Any, Literal
 
 import mcp.types as types
@@ -28,6 +28,7 @@ from mcp.types import CONNECTION_CLOSED
 
 from lsp_agent.config.settings import McpLocalServer, McpRemoteServer, McpServerConfig
 from lsp_agent.mcp.environment import expanded_headers, server_environment
+from lsp_agent.system.programs import find_program, trusted_search_path
 
 __all__ = ["ServerConnection", "Status", "describe_error"]
 
@@ -49,10 +50,13 @@ class ServerConnection:
         hidden_env: Collection[str],
         on_tools_changed: Callable[[], None],
         on_trouble: Callable[[ServerConnection], None] = lambda _connection: None,
+        avoid: Sequence[str] = (),
     ) -> None:
+        """``avoid``: the workspace folders, where a server's program is never taken from."""
         self.name = name
         self.config = config
         self._env = env
+        self._avoid = tuple(avoid)
         self._hidden = hidden_env
         self._on_tools_changed = on_tools_changed
         self._on_trouble = on_trouble
@@ -205,10 +209,11 @@ class ServerConnection:
 
     @contextlib.asynccontextmanager
     async def _local(self, config: McpLocalServer) -> AsyncIterator[ClientSession]:
+        env = server_environment(config.environment, self._env, hidden=self._hidden)
         params = StdioServerParameters(
-            command=config.command[0],
+            command=_program(config.command[0], env, self._avoid),
             args=list(config.command[1:]),
-            env=server_environment(config.environment, self._env, hidden=self._hidden),
+            env=env,
         )
         with _stderr_to_log(self.name) as errlog:
             async with (
@@ -310,3 +315,18 @@ def describe_error(exc: BaseException) -> str:
         exc = exc.exceptions[0]
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _program(command: str, env: dict[str, str], avoid: Sequence[str]) -> str:
+    """A command named without a folder, found on ``PATH`` outside the workspace folders
+    (an activated ``.venv/bin`` in the project could hold a planted ``npx``); the server's
+    inherited ``PATH`` keeps only such entries too. A path the user wrote is theirs."""
+    if os.sep in command:
+        return command
+    path = env.get("PATH", os.defpath)
+    found = find_program(command, path=path, avoid=avoid)
+    if found is None:
+        raise FileNotFoundError(f"{command} was not found on PATH outside the workspace folders")
+    if "PATH" in env:
+        env["PATH"] = os.pathsep.join(trusted_search_path(path, avoid))
+    return found

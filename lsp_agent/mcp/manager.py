@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -64,7 +64,10 @@ class McpManager:
         env: Mapping[str, str],
         hidden_env: Collection[str] = (),
         reserved_names: Collection[str] = (),
+        avoid: Sequence[str] = (),
     ) -> None:
+        """``avoid``: the workspace folders, where a local server's program is never taken
+        from."""
         self._reserved = frozenset(reserved_names)
         self._connections = tuple(
             ServerConnection(
@@ -74,6 +77,7 @@ class McpManager:
                 hidden_env=hidden_env,
                 on_tools_changed=self._rebuild,
                 on_trouble=self._trouble,
+                avoid=avoid,
             )
             for name, config in servers.items()
         )

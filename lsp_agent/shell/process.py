@@ -21,12 +21,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shutil
 import signal
 from collections.abc import Callable, Collection, Mapping, Sequence
 
 from lsp_agent.system import procfs
 from lsp_agent.system.prctl import PR_SET_PDEATHSIG, prctl_function
+from lsp_agent.system.programs import find_program
 
 __all__ = ["ProcessGroup", "group_alive", "shell_argv"]
 
@@ -37,11 +37,12 @@ _POLL_SECONDS = 0.05
 _STREAM_LIMIT = 2**16
 
 
-def shell_argv(command: str, env: Mapping[str, str]) -> list[str]:
-    """``bash -c COMMAND`` with bash found on the command's own ``PATH``, else ``/bin/sh``."""
-    bash = shutil.which("bash", path=env.get("PATH", os.defpath))
-    shell = bash if bash is not None and os.path.isabs(bash) else "/bin/sh"
-    return [shell, "-c", command]
+def shell_argv(command: str, env: Mapping[str, str], avoid: Sequence[str] = ()) -> list[str]:
+    """``bash -c COMMAND`` with bash found on the command's own ``PATH`` outside ``avoid``
+    (the folders the command may write: a planted ``bash`` there would run outside the
+    sandbox's checks next time), else ``/bin/sh``."""
+    bash = find_program("bash", path=env.get("PATH", os.defpath), avoid=avoid)
+    return [bash or "/bin/sh", "-c", command]
 
 
 class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):

@@ -34,6 +34,7 @@ from lsp_agent.snapshots.shadow_repo import (
     open_shadow,
 )
 from lsp_agent.system.atomic import write_atomic
+from lsp_agent.system.git_process import DEFAULT_TIMEOUT
 
 __all__ = ["PRUNE_INTERVAL", "GitShadowSnapshots", "PruneReport"]
 
@@ -77,9 +78,10 @@ class GitShadowSnapshots:
         clock: Callable[[], float] = time.time,
         large_file_limit: int = LARGE_FILE_LIMIT,
         environ: Mapping[str, str] | None = None,
+        git_timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
         self._data_dir = data_dir
-        self._runner = GitRunner(git_executable)
+        self._runner = GitRunner(git_executable, timeout=git_timeout)
         self._clock = clock
         self._large_file_limit = large_file_limit
         self._environ = dict(os.environ if environ is None else environ)

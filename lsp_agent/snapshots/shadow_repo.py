@@ -38,7 +38,6 @@ import re
 import secrets
 import shutil
 import stat
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -52,6 +51,12 @@ from lsp_agent.core.permission.protected import SANDBOX_READ_ONLY
 from lsp_agent.snapshots import layout
 from lsp_agent.system import beneath
 from lsp_agent.system.atomic import write_atomic
+from lsp_agent.system.git_files import (
+    copy_regular_file,
+    read_regular_file,
+    unusable_repository_files,
+)
+from lsp_agent.system.git_process import DEFAULT_TIMEOUT, GitFailure, GitResult, run_git
 from lsp_agent.workspace.temp_files import create_temp_at
 
 __all__ = [
@@ -126,6 +131,13 @@ _CONFIG = """\
 
 _Sig = tuple[int, int, int, int]
 
+_TEXT_LIMIT = 4 << 20
+"""At most this much of a repository's ``config``, ``info/exclude`` or attributes is read."""
+_GC_TIMEOUT = 600.0
+"""Seconds pruning a shadow repository may take (other git commands: the default)."""
+_INDEX_LIMIT = 1 << 30
+"""A project index larger than this is not copied as the shadow's starting index."""
+
 
 class SnapshotError(LspAgentError):
     """A snapshot could not be recorded, compared or restored; the message says why."""
@@ -158,10 +170,22 @@ def clean_environment(base: Mapping[str, str]) -> dict[str, str]:
 
 
 class GitRunner:
-    """Runs the ``git`` executable; standard input is never inherited."""
+    """Runs git through :func:`lsp_agent.system.git_process.run_git` (a git found outside
+    the workspace folders, a scrubbed environment, the repository's program-running keys
+    overridden, a timeout); standard input is never inherited.
 
-    def __init__(self, executable: str | None = None) -> None:
-        self._executable = executable or shutil.which("git")
+    ``env`` of :meth:`run` only says where the repository is (``GIT_DIR`` and the like) and
+    which ``PATH`` to search; nothing else of it reaches git.
+    """
+
+    def __init__(self, executable: str | None = None, *, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self._executable = executable
+        self._timeout = timeout
+        self._avoid: set[str] = set()
+
+    def avoid(self, *folders: Path | str) -> None:
+        """Never take git from ``folders`` (workspace folders, their repository's top)."""
+        self._avoid.update(str(f) for f in folders)
 
     def run(
         self,
@@ -172,28 +196,29 @@ class GitRunner:
         stdin: bytes | None = None,
         ok: Collection[int] = (0,),
         index_lock: Path | None = None,
-    ) -> subprocess.CompletedProcess[bytes]:
+        timeout: float | None = None,
+    ) -> GitResult:
         """Run ``git args``; raise :class:`SnapshotError` unless its status is in ``ok``.
 
         While another process holds ``index_lock`` the command is retried for ~2 s; a lock
         older than ten minutes (left by a crash) is then removed and the command run once more.
         """
-        if self._executable is None:
-            raise SnapshotError("snapshots need git, and no git executable was found on PATH")
-        argv = [self._executable, *args]
+        work_tree = env.get("GIT_WORK_TREE")
+        avoid = sorted({*self._avoid, *([work_tree] if work_tree else [])})
         for attempt in range(_LOCK_RETRIES + 2):
-            try:
-                proc = subprocess.run(
-                    argv,
-                    cwd=cwd,
-                    env=env,
-                    input=stdin,
-                    stdin=subprocess.DEVNULL if stdin is None else None,
-                    capture_output=True,
-                    check=False,
-                )
-            except OSError as exc:
-                raise SnapshotError(f"could not run git {args[0]}: {exc}") from exc
+            done = run_git(
+                args,
+                cwd=cwd,
+                avoid=avoid,
+                locations=env,
+                stdin=stdin,
+                timeout=self._timeout if timeout is None else timeout,
+                path=env.get("PATH", os.defpath),
+                executable=self._executable,
+            )
+            if isinstance(done, GitFailure):
+                raise SnapshotError(f"snapshots need git: {done.reason}")
+            proc = done
             locked = index_lock is not None and b".lock': File exists" in proc.stderr
             if proc.returncode != 0 and locked and index_lock is not None:
                 if attempt < _LOCK_RETRIES:
@@ -234,8 +259,10 @@ class ShadowRepo:
         clock: Callable[[], float],
         extra_excludes: bytes,
         large_file_limit: int,
+        config_args: Sequence[str] = (),
     ) -> None:
         self.workspace = workspace
+        self._config_args = tuple(config_args)
         self.git_dir = git_dir
         self.project = project
         self.top = project.top if project else workspace
@@ -649,8 +676,7 @@ class ShadowRepo:
             return False
         body = b""
         if source is not None and sig is not None:
-            with contextlib.suppress(OSError):
-                body = source.read_bytes()
+            body = read_regular_file(source, _TEXT_LIMIT) or b""
         if body and not body.endswith(b"\n"):
             body += b"\n"
         body += self._extra_excludes
@@ -924,11 +950,14 @@ class ShadowRepo:
     def _exists(self, path: str) -> bool:
         return os.path.lexists(self.workspace / path)
 
-    def _git(
-        self, *args: str, stdin: bytes | None = None, ok: Collection[int] = (0,)
-    ) -> subprocess.CompletedProcess[bytes]:
+    def _git(self, *args: str, stdin: bytes | None = None, ok: Collection[int] = (0,)) -> GitResult:
         return self._runner.run(
-            args, cwd=self.workspace, env=self._env, stdin=stdin, ok=ok, index_lock=self._lock
+            (*self._config_args, *args),
+            cwd=self.workspace,
+            env=self._env,
+            stdin=stdin,
+            ok=ok,
+            index_lock=self._lock,
         )
 
     @property
@@ -954,7 +983,10 @@ def open_shadow(
     if ".git" in workspace.parts:
         raise SnapshotError(f"refusing to snapshot inside a .git folder: {workspace}")
     env = clean_environment(base_env)
+    runner.avoid(workspace)
     project = _discover(runner, workspace, env)
+    if project is not None:
+        runner.avoid(project.top)
     git_dir = layout.shadow_dir(data_dir, workspace)
     setup = {
         "version": _SETUP_VERSION,
@@ -981,11 +1013,55 @@ def open_shadow(
         clock=clock,
         extra_excludes=_exclude_line(data_dir, top),
         large_file_limit=large_file_limit,
+        config_args=_user_excludes_args(runner, git_dir, base_env),
     )
 
 
+def _home_path(value: str, env: Mapping[str, str]) -> str:
+    """``~/…`` expanded with the user's home (git runs with an empty one of its own)."""
+    if value == "~" or value.startswith("~/"):
+        return (env.get("HOME") or os.path.expanduser("~")) + value[1:]
+    return value
+
+
+def _user_excludes_args(runner: GitRunner, git_dir: Path, base_env: Mapping[str, str]) -> list[str]:
+    """``-c core.excludesFile=…`` for the user's global excludes file, which git no longer
+    finds itself (it runs without the user's configuration and with an empty ``HOME``):
+    ``core.excludesFile`` of ``~/.gitconfig`` or ``$XDG_CONFIG_HOME/git/config`` (read with
+    ``git config --file``, which runs nothing), else ``$XDG_CONFIG_HOME/git/ignore``. None
+    when the shadow's own config names one (the project's)."""
+    shadow_config = read_regular_file(git_dir / "config", _TEXT_LIMIT) or b""
+    if b"excludesfile" in shadow_config.lower():
+        return []
+    home = base_env.get("HOME") or os.path.expanduser("~")
+    xdg = Path(base_env.get("XDG_CONFIG_HOME") or Path(home) / ".config")
+    found: str | None = None
+    for config in (xdg / "git" / "config", Path(home) / ".gitconfig"):
+        text = read_regular_file(config, _TEXT_LIMIT)
+        if text is None or b"excludesfile" not in text.lower():
+            continue
+        proc = runner.run(
+            ["config", "--file", str(config), "--get", "core.excludesFile"],
+            cwd=git_dir,
+            env={},
+            ok=(0, 1),
+        )
+        value = _home_path(os.fsdecode(proc.stdout.rstrip(b"\n")), base_env)
+        if proc.returncode == 0 and value and "\n" not in value:
+            found = value
+    if found is None and (xdg / "git" / "ignore").is_file():
+        found = str(xdg / "git" / "ignore")
+    return ["-c", f"core.excludesFile={found}"] if found else []
+
+
 def _discover(runner: GitRunner, workspace: Path, env: Mapping[str, str]) -> _Project | None:
-    """The git repository ``workspace`` is part of, unless there is none or it ignores it."""
+    """The git repository ``workspace`` is part of, unless there is none or it ignores it
+    (or git could not open its files without blocking: then it is treated as none)."""
+    unusable = unusable_repository_files(workspace)
+    if unusable:
+        _log.warning("snapshots of %s ignore its repository: not regular files: %s",
+                     workspace, ", ".join(unusable))  # fmt: skip
+        return None
     proc = runner.run(
         ["rev-parse", "--show-toplevel", "--git-dir", "--git-common-dir", "--show-object-format"],
         cwd=workspace,
@@ -1091,16 +1167,14 @@ def _create(
 
 def _excludes_file_setting(runner: GitRunner, project: _Project, env: Mapping[str, str]) -> str:
     """The project's own ``core.excludesFile`` (set in its config) for the shadow's config."""
-    try:
-        text = (project.common_dir / "config").read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    data = read_regular_file(project.common_dir / "config", _TEXT_LIMIT)
+    if data is None:
         return ""
+    text = data.decode("utf-8", errors="replace")
     if "excludesfile" not in text.lower():
         return ""
-    proc = runner.run(
-        ["config", "--path", "--get", "core.excludesFile"], cwd=project.top, env=env, ok=(0, 1)
-    )
-    value = os.fsdecode(proc.stdout.rstrip(b"\n"))
+    proc = runner.run(["config", "--get", "core.excludesFile"], cwd=project.top, env=env, ok=(0, 1))
+    value = _home_path(os.fsdecode(proc.stdout.rstrip(b"\n")), env)
     if proc.returncode != 0 or not value or "\n" in value:
         return ""
     quoted = value.replace("\\", "\\\\").replace('"', '\\"')
@@ -1119,9 +1193,7 @@ def _seed_index(
     """
     source = project.git_dir / "index"
     seed = git_dir / "index.seed"
-    try:
-        shutil.copyfile(source, seed)
-    except OSError:
+    if not copy_regular_file(source, seed, _INDEX_LIMIT):
         return
     try:
         if _seed_is_safe(runner, git_dir, seed, project, env):
@@ -1170,9 +1242,8 @@ def _seed_is_safe(
 
 
 def _has_content(path: Path) -> bool:
-    try:
-        text = path.read_bytes()
-    except OSError:
+    text = read_regular_file(path, _TEXT_LIMIT)
+    if text is None:
         return False
     return any(line.strip() and not line.lstrip().startswith(b"#") for line in text.splitlines())
 
@@ -1232,7 +1303,9 @@ def collect_garbage(
         .encode()
     )  # fmt: skip
     days = f"{max_age_days:g}"
-    runner.run(["gc", "--quiet", f"--prune={days}.days.ago"], cwd=git_dir, env=env)
+    runner.run(
+        ["gc", "--quiet", f"--prune={days}.days.ago"], cwd=git_dir, env=env, timeout=_GC_TIMEOUT
+    )
 
 
 def _existing_trees(

@@ -8,7 +8,12 @@
   file beside it, ``os.replace``, the folder synced);
 - :mod:`~lsp_agent.system.private_files`: folders ``0700`` and files ``0600``, whatever the
   umask;
-- :mod:`~lsp_agent.system.prctl`: ``prctl(2)`` through ctypes.
+- :mod:`~lsp_agent.system.prctl`: ``prctl(2)`` through ctypes;
+- :mod:`~lsp_agent.system.programs`: helper programs (git, bwrap, rg, env, the shell) found
+  outside the workspace folders;
+- :mod:`~lsp_agent.system.git_process`: the only way the agent runs git (scrubbed
+  environment, the repository's program-running keys overridden, a timeout);
+- :mod:`~lsp_agent.system.git_files`: a repository's own files read without blocking.
 
 Nothing here imports the rest of the agent, and this file imports nothing: the command
 supervisor (``sandbox/supervisor.py``, a standalone script) uses ``procfs`` and ``prctl``.

@@ -176,7 +176,7 @@ class BashTool:
                 return refused
 
         launch = await self._sandbox.prepare(
-            shell_argv(command, env),
+            shell_argv(command, env, avoid=(*ctx.boundary.roots, *plan.outside, workdir)),
             workdir=workdir,
             writable=(*ctx.boundary.roots, *plan.outside),
             env=env,

@@ -72,7 +72,12 @@ class GlobTool:
 
         args = ["--files", "--null", *name_filter_args(params.pattern)]
         result = await run_rg(
-            args, cwd=root.path, target=root.path, on_record=take, separator=b"\0"
+            args,
+            cwd=root.path,
+            target=root.path,
+            on_record=take,
+            separator=b"\0",
+            avoid=ctx.boundary.roots,
         )
         if isinstance(result, RgFailure):
             return ToolOutcome(output=result.message, is_error=True, title=params.pattern)

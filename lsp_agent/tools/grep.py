@@ -87,7 +87,9 @@ class GrepTool:
 
         args = ["--line-number", "--with-filename", "--no-heading", "--null"]
         args += [f"--regexp={params.pattern}", *name_filter_args(params.include or "")]
-        result = await run_rg(args, cwd=root.folder, target=root.path, on_record=take)
+        result = await run_rg(
+            args, cwd=root.folder, target=root.path, on_record=take, avoid=ctx.boundary.roots
+        )
         if isinstance(result, RgFailure):
             return ToolOutcome(output=result.message, is_error=True, title=title)
         if not found:

@@ -79,7 +79,12 @@ class ListTool:
         ignores = [*(f"{name}/" for name in DEFAULT_IGNORES), *(params.ignore or ())]
         args = ["--files", "--null", *(f"--glob=!{glob}" for glob in ignores)]
         result = await run_rg(
-            args, cwd=root.path, target=root.path, on_record=take, separator=b"\0"
+            args,
+            cwd=root.path,
+            target=root.path,
+            on_record=take,
+            separator=b"\0",
+            avoid=ctx.boundary.roots,
         )
         if isinstance(result, RgFailure):
             return ToolOutcome(output=result.message, is_error=True, title=root.display)

@@ -323,7 +323,7 @@ UNAVAILABLE = Availability(works=False, reason="bwrap is not installed: install 
 
 
 async def test_required_refuses_to_run_where_bubblewrap_does_not_work(workspace: Path) -> None:
-    sandbox = CommandSandbox("required", check=lambda env: UNAVAILABLE)
+    sandbox = CommandSandbox("required", check=lambda env, avoid: UNAVAILABLE)
 
     outcome = await run(workspace, "touch marker", sandbox=sandbox)
 
@@ -336,7 +336,9 @@ async def test_required_refuses_to_run_where_bubblewrap_does_not_work(workspace:
 async def test_auto_runs_unsandboxed_with_a_notice_once_per_session(
     workspace: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    tool = BashTool(hidden_env=(), sandbox=CommandSandbox("auto", check=lambda env: UNAVAILABLE))
+    tool = BashTool(
+        hidden_env=(), sandbox=CommandSandbox("auto", check=lambda env, avoid: UNAVAILABLE)
+    )
     ctx = tool_context(workspace, ask=allow_all)
     with caplog.at_level(logging.WARNING):
         first = await tool.run(BashParams(command="echo one"), ctx)

@@ -4,12 +4,12 @@
  * completions and blocks (`@` workspace files and symbols, `#` the names the server expands).
  * The decisions are in shared/focus.ts and shared/mentions.ts; this reads VS Code.
  */
-import { execFile } from "child_process";
 import * as fs from "fs";
 import * as vscode from "vscode";
 import { focusChip, focusContext, type EditorFocus } from "./shared/focus";
 import { hashItems, mentionBlocks, rankPaths, wantsSelection, type MentionItem, type PickedMention, type Trigger } from "./shared/mentions";
 import type { ContentBlock, PromptContext } from "./shared/protocol";
+import { gitListFiles } from "./safeGit";
 import type { SessionStore } from "./sessions";
 
 const FILES_TTL_MS = 5000;
@@ -160,11 +160,8 @@ export class MentionSource {
   }
 }
 
+/** git's file list, with git from outside the workspace and nothing of the project's that runs (safeGit.ts). */
 function gitFiles(cwd: string): Promise<string[]> {
-  return new Promise((resolve, reject) => {
-    execFile("git", ["ls-files", "--cached", "--others", "--exclude-standard", "-z"], { cwd, maxBuffer: 64 * 1024 * 1024 }, (error, stdout) => {
-      if (error) reject(error);
-      else resolve(stdout.split("\0").filter(Boolean).slice(0, MAX_FILES));
-    });
-  });
+  const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+  return gitListFiles(cwd, [...folders, cwd], MAX_FILES);
 }

@@ -1,7 +1,9 @@
 --- Mentions in the prompt area: `@file` and `@symbol` (a `resource_link`, with the symbol's
 --- range), `#diagnostics`, `#selection`, `#buffers`, `#diff` (a `mention` block). Completed by
 --- the prompt buffer's 'omnifunc' (typing `@` or `#` at the start of a word opens it; <C-x><C-o>
---- anywhere): workspace files fuzzy-matched (`git ls-files`, else `rg --files`, else a walk)
+--- anywhere): workspace files fuzzy-matched (`git ls-files`, else `rg --files`, else a walk;
+--- git and rg taken from outside the workspace, run without our environment and with the
+--- project's program-running git settings off)
 --- and, from two characters on, workspace symbols of your language servers (asked without
 --- waiting; the menu opens again with them when they arrive). The text keeps the mention as written; the
 --- blocks follow it, and the server puts the content in at send time.
@@ -26,8 +28,78 @@ M.CACHE_MS = 5000
 
 local cache = {}
 
+--- Whether `path` is `folder` or lies in it.
+local function inside(path, folder)
+  return path == folder or path:sub(1, #folder + 1) == folder .. "/"
+end
+
+--- Whether a path lies in `root` (as written or with its links followed).
+local function avoider(root)
+  local roots = { vim.fs.normalize(root), vim.uv.fs_realpath(root) or root }
+  return function(path)
+    return inside(path, roots[1]) or inside(path, roots[2])
+  end
+end
+
+--- The absolute PATH entries outside `root`.
+local function trusted_path(root)
+  local avoided, kept = avoider(root), {}
+  for entry in vim.gsplit(vim.env.PATH or "", ":", { plain = true }) do
+    if entry:sub(1, 1) == "/" and not avoided(vim.fs.normalize(entry)) then
+      table.insert(kept, entry)
+    end
+  end
+  return kept
+end
+
+--- `name` on PATH, from an absolute entry outside `root` whose file's real path is outside it
+--- too: an activated `.venv/bin` in the project could hold a planted `git` or `rg`.
+function M.program(name, root)
+  local avoided = avoider(root)
+  for _, entry in ipairs(trusted_path(root)) do
+    local candidate = entry .. "/" .. name
+    local real = vim.uv.fs_realpath(candidate)
+    if real and not avoided(real) and vim.fn.executable(candidate) == 1 then
+      return candidate
+    end
+  end
+  return nil
+end
+
+--- The whole environment of a helper: no key of ours, no user or system git configuration.
+local function helper_env(root)
+  M.empty_home = M.empty_home or vim.fn.tempname()
+  vim.fn.mkdir(M.empty_home, "p")
+  local path = table.concat(trusted_path(root), ":")
+  return {
+    PATH = path ~= "" and path or "/usr/bin:/bin",
+    HOME = M.empty_home,
+    XDG_CONFIG_HOME = M.empty_home,
+    LC_ALL = "C",
+    GIT_CONFIG_NOSYSTEM = "1",
+    GIT_CONFIG_GLOBAL = "/dev/null",
+    GIT_TERMINAL_PROMPT = "0",
+    GIT_OPTIONAL_LOCKS = "0",
+  }
+end
+
+--- git with every configuration key that could start a program of the project off.
+M.GIT_SAFE = {
+  "--no-pager",
+  "-c", "core.fsmonitor=false",
+  "-c", "core.untrackedCache=false",
+  "-c", "core.hooksPath=/dev/null",
+  "-c", "core.pager=cat",
+  "-c", "credential.helper=",
+  "-c", "protocol.allow=never",
+}
+
 local function run(cmd, cwd)
-  local ok, proc = pcall(vim.system, cmd, { cwd = cwd, text = true })
+  if not cmd[1] then
+    return nil
+  end
+  local opts = { cwd = cwd, text = true, env = helper_env(cwd), clear_env = true }
+  local ok, proc = pcall(vim.system, cmd, opts)
   if not ok then
     return nil
   end
@@ -65,9 +137,12 @@ function M.files(root)
   if hit and now - hit.time < M.CACHE_MS then
     return hit.files
   end
-  local files = run({ "git", "ls-files", "--cached", "--others", "--exclude-standard" }, root)
-  if not files and vim.fn.executable("rg") == 1 then
-    files = run({ "rg", "--files" }, root)
+  local git = M.program("git", root)
+  local list = { "ls-files", "--cached", "--others", "--exclude-standard" }
+  local files = git and run(vim.list_extend({ git, unpack(M.GIT_SAFE) }, list), root)
+  local rg = M.program("rg", root)
+  if not files and rg then
+    files = run({ rg, "--no-config", "--files" }, root)
   end
   files = files or walk(root)
   if #files > M.MAX_FILES then

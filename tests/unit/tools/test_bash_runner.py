@@ -95,7 +95,7 @@ async def test_the_sandboxed_launch_is_what_the_runner_gets_when_bubblewrap_work
     ws: Path,
 ) -> None:
     runner = FakeRunner()
-    sandbox = CommandSandbox("auto", check=lambda env: _works("/opt/fake/bwrap"))
+    sandbox = CommandSandbox("auto", check=lambda env, avoid: _works("/opt/fake/bwrap"))
     await run(ws, tool(runner, sandbox=sandbox), "make test")
     [spec] = runner.specs
     argv = spec.launch.argv
