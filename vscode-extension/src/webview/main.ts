@@ -4,6 +4,7 @@
  * element a test or a person drives has a stable `data-testid` (docs/vscode.md lists them).
  */
 import {
+  canRetry,
   contextGauge,
   initialChatState,
   reduceChat,
@@ -252,6 +253,11 @@ function renderTranscript(items: ChatItem[]): void {
     }
     entry.el.classList.toggle("reverted", hiddenFrom >= 0 && index >= hiddenFrom && item.kind !== "notice");
     if (item.kind === "text") entry.el.dataset.status = state.session?.messageStatus[item.messageId] ?? "streaming";
+    if (item.kind === "error") {
+      // Retry only on the latest error, once the session is idle
+      const retry = entry.el.querySelector<HTMLButtonElement>("button.turn-error-retry");
+      if (retry) retry.hidden = !(index === items.length - 1 && canRetry(state.session));
+    }
     previous = entry.el;
   }
   for (const [id, entry] of rendered) {
@@ -291,6 +297,14 @@ function renderItem(item: ChatItem): HTMLElement {
       return renderTool(item);
     case "notice":
       return h("div", { class: "notice", "data-testid": "notice" }, item.text);
+    case "error":
+      return h(
+        "div",
+        { class: "turn-error", "data-testid": "turn-error", role: "alert" },
+        h("span", { class: "turn-error-label" }, "Error: "),
+        h("span", { class: "turn-error-message", "data-testid": "turn-error-message" }, item.text),
+        h("button", { class: "turn-error-retry", "data-testid": "turn-error-retry", title: "Send your last prompt again", onclick: () => post({ type: "retry" }) }, "Retry"),
+      );
   }
 }
 
