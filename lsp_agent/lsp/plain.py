@@ -26,6 +26,8 @@ from lsp_agent.system.private_files import PRIVATE_FILE_MODE, private_folder
 
 _log = logging.getLogger(__name__)
 
+SHOW_DOCUMENT_TIMEOUT = 10.0
+"""Seconds to wait for ``window/showDocument``'s answer before showing a message instead."""
 REPORT_INTERVAL = 0.25
 """Seconds between text "report"s (tool calls are reported at once)."""
 PREVIEW_CHARS = 200
@@ -185,9 +187,12 @@ class PlainProgress:
         if not self._can_show:
             return False
         try:
-            result = await self._client.request(
-                lsp.WINDOW_SHOW_DOCUMENT,
-                lsp.ShowDocumentParams(uri=path.as_uri(), take_focus=False),
+            result = await asyncio.wait_for(
+                self._client.request(
+                    lsp.WINDOW_SHOW_DOCUMENT,
+                    lsp.ShowDocumentParams(uri=path.as_uri(), take_focus=False),
+                ),
+                SHOW_DOCUMENT_TIMEOUT,
             )
         except Exception as error:
             _log.info("the client did not show the transcript: %s", error)
