@@ -46,6 +46,7 @@ export interface ToolItem {
   rawInput?: unknown;
   content?: ToolContent[];
   locations?: Location[];
+  exitCode?: number;
   permission?: { permission: string; state: string; optionKind?: string; reason?: string; modified?: boolean };
   question?: { state: string };
 }
@@ -207,6 +208,7 @@ function upsertTool(s: SessionView, u: ToolCallUpdate): SessionView {
   if (u.rawInput !== undefined) patch.rawInput = u.rawInput;
   if (u.content !== undefined) patch.content = u.content;
   if (u.locations !== undefined) patch.locations = u.locations;
+  if (u.exitCode !== undefined) patch.exitCode = u.exitCode;
   if (index < 0) {
     const item: ToolItem = { kind: "tool", id: `t:${u.toolCallId}`, toolCallId: u.toolCallId, ...patch } as ToolItem;
     return { ...s, items: [...s.items, item] };

@@ -341,15 +341,19 @@ function renderTool(t: ToolItem): HTMLElement {
   const command = typeof input?.command === "string" ? input.command : undefined;
   const text = (t.content ?? []).map((c) => (c.type === "text" ? c.text : c.patch)).join("\n");
   const running = status === "in_progress" || status === "pending";
+  // a command that exited non-zero is "completed" (the model read its output): say how it ended
+  const exited = status === "completed" && t.exitCode !== undefined;
+  const nonZero = exited && t.exitCode !== 0;
+  const badge = exited ? `exit ${t.exitCode}` : status.replace("_", " ");
   return h(
     "div",
-    { class: `tool status-${status}`, "data-testid": "tool-call", "data-tool-call-id": t.toolCallId, "data-status": status, "data-tool-name": t.toolName },
+    { class: `tool status-${status}`, "data-testid": "tool-call", "data-tool-call-id": t.toolCallId, "data-status": status, "data-tool-name": t.toolName, "data-exit-code": exited ? String(t.exitCode) : undefined },
     h(
       "div",
       { class: "tool-head" },
       h("span", { class: "kind" }, KIND_LABEL[t.toolKind ?? "other"] ?? "tool"),
       h("span", { class: "tool-title", "data-testid": "tool-call-title" }, t.title || t.toolName || "tool"),
-      h("span", { class: `badge ${status}`, "data-testid": "tool-call-status" }, status.replace("_", " ")),
+      h("span", { class: `badge ${nonZero ? "failed" : status}`, "data-testid": "tool-call-status" }, badge),
     ),
     command ? h("pre", { class: "command" }, h("code", {}, `$ ${command}`)) : undefined,
     ...(t.locations ?? []).map((loc) =>
@@ -366,7 +370,7 @@ function renderTool(t: ToolItem): HTMLElement {
           `permission ${t.permission.state}${t.permission.modified ? " with your edit" : ""}${t.permission.reason ? `: ${t.permission.reason}` : ""}`,
         )
       : undefined,
-    text ? outputBlock(text, running || status === "failed" || status === "interrupted", (t.content ?? []).some((c) => c.type === "diff")) : undefined,
+    text ? outputBlock(text, running || nonZero || status === "failed" || status === "interrupted", (t.content ?? []).some((c) => c.type === "diff")) : undefined,
   );
 }
 

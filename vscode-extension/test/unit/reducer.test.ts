@@ -505,3 +505,15 @@ describe("a failed turn in the conversation", () => {
     assert.equal(s.items.length, 0);
   });
 });
+
+describe("a command's exit status", () => {
+  it("is kept on the tool item", () => {
+    const s = play(
+      fresh(),
+      { sessionUpdate: "tool_call_update", toolCallId: "t1", messageId: M, toolName: "bash", status: "in_progress" },
+      { sessionUpdate: "tool_call_update", toolCallId: "t1", messageId: M, toolName: "bash", status: "completed", exitCode: 3, content: [{ type: "text", text: "FAILED\n\nExit code: 3" }] },
+    );
+    assert.equal(tool(s, "t1")?.exitCode, 3);
+    assert.equal(tool(s, "t1")?.status, "completed");
+  });
+});
