@@ -60,6 +60,7 @@ async def test_a_call_is_announced_once_with_its_input_kind_and_the_command_in_t
     # the ask names the command itself; the model's description is there too
     [asked] = client.permissions
     assert "rm notes.txt" in asked.tool_call["title"]
+    assert asked.tool_call["kind"] == "execute"
     assert (ws / "notes.txt").exists()
 
     updates = calls_of(client, sid)
