@@ -291,7 +291,14 @@ class AcpHost:
         await sessions.admit(session_id, content)
         outcome = await sessions.run_turn(session_id)
         if outcome.stop_reason == "error":
-            raise outcome.error or RuntimeError("the turn failed")
+            error = outcome.error or RuntimeError("the turn failed")
+            # in the conversation too: many clients only log a prompt's error response
+            text = f"\n\n**Error:** {error}\n"
+            await self.editor.send_update(
+                session_id,
+                {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}},
+            )
+            raise error
         stop = _STOP_REASONS.get(outcome.stop_reason, "end_turn")
         if stop == "end_turn" and await self._hit_max_tokens(session_id, first_seq):
             return "max_tokens"

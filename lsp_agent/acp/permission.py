@@ -50,6 +50,8 @@ _ACP_KINDS: dict[OptionKind, str] = {
     "reject_once": "reject_once",
 }
 """Ours → ACP's; ``allow_always`` (the project) has no ACP option."""
+_SUBJECT_KINDS = {"command": "execute", "edit": "edit", "fetch": "fetch"}
+"""The ACP tool kind of an ask, by what it is about (a client may show it as it shows calls)."""
 _SCOPES: dict[OptionKind, str] = {
     "allow_once": "once",
     "allow_session": "session",
@@ -141,6 +143,9 @@ def _tool_call(ask: PermissionAsk) -> dict[str, Any]:
         "title": request.title or request.permission,
         "status": "pending",
     }
+    kind = _SUBJECT_KINDS.get(str(subject.get("type", "")))
+    if kind is not None:
+        body["kind"] = kind
     if content:
         body["content"] = content
     locations = [{"path": preview.path} for preview in request.previews]

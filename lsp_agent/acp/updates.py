@@ -6,7 +6,9 @@ it announced. Kinds and statuses map onto ACP's (``cancelled``/``interrupted`` â
 ``locations`` come from the call's input (the files it names); an edit's ``diff`` content
 (oldText/newText) from the texts the editor wrote or the permission ask previewed
 (:meth:`UpdateMapper.note_diff`); a bash call run in the client's terminal
-(``terminalId`` in the event) embeds that terminal.
+(``terminalId`` in the event) embeds that terminal, and its final output as text too (not
+every client renders terminals). A call whose input is still streaming is not announced
+until the input is complete: the first ``tool_call`` carries the input, title and kind.
 
 Events the client has no update for (state changes, permission and question records,
 checkpoints, â€¦) map to nothing. With ``replay`` (``session/load``) the user's messages are
@@ -79,7 +81,8 @@ class UpdateMapper:
                 for block in user_blocks(data.get("content", []))
             ]
         if kind == "tool_call_updated":
-            return [self._tool_call(data)]
+            body = self._tool_call(data)
+            return [body] if body is not None else []
         if kind == "plan_updated":
             return [plan_update(data.get("entries", []))]
         if kind == "usage_updated":
@@ -99,9 +102,13 @@ class UpdateMapper:
             return out
         return []
 
-    def _tool_call(self, data: dict[str, Any]) -> dict[str, Any]:
+    def _tool_call(self, data: dict[str, Any]) -> dict[str, Any] | None:
         call_id = str(data["toolCallId"])
         raw_input = data.get("input")
+        if call_id not in self._announced and data.get("status") == "pending" and not raw_input:
+            # the model has begun a call whose input is still streaming: announced once,
+            # with its input, title and kind, when the input is complete
+            return None
         if isinstance(raw_input, dict) and (raw_input or call_id not in self._paths):
             # a streamed call is announced with no input yet: its paths come with the input
             self._paths[call_id] = tuple(self._input_paths(raw_input))
@@ -151,7 +158,8 @@ class UpdateMapper:
                     diff["oldText"] = old
                 content.append(diff)
         text = data.get("error") if data.get("error") is not None else data.get("output")
-        if isinstance(text, str) and text and not terminal:
+        if isinstance(text, str) and text and (not terminal or status in ("completed", "failed")):
+            # the final output too when a terminal shows it: not every client renders one
             content.append({"type": "content", "content": {"type": "text", "text": text}})
         return content
 

@@ -15,7 +15,8 @@ Catalogue (type → data):
 - ``reasoning_delta``   {messageId, partId, text}
 - ``reasoning_ended``   {messageId, partId, signature?, redactedData?}
 - ``tool_call_updated`` {toolCallId, messageId, toolName, status, input?, output?, error?,
-  title?, kind?} — an upsert; status pending|in_progress|completed|failed|cancelled|interrupted
+  title?, kind?, exitCode?} — an upsert; status pending|in_progress|completed|failed|cancelled|
+  interrupted; ``exitCode``: a finished command's exit status (bash)
 - ``assistant_message_ended`` {messageId, status: completed|interrupted|failed,
   finishReason?, error?}
 - ``usage_updated``     {inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens,

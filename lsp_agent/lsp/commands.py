@@ -31,41 +31,96 @@ SEVERITY = {1: "error", 2: "warning", 3: "info", 4: "hint"}
 
 def code_actions(host: AgentHost, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
     """Editors send each server only its own diagnostics (Neovim does): when the request
-    carries none, the forwarded ones on the requested lines are offered instead."""
+    carries none, the forwarded ones on the requested lines are offered instead. Actions of
+    a kind the request's ``only`` excludes are left out."""
+    actions = _all_code_actions(host, params)
+    only = params.context.only
+    if not only:
+        return actions
+    return [a for a in actions if a.kind is not None and any(_of_kind(a.kind, k) for k in only)]
+
+
+def _of_kind(kind: str, wanted: str) -> bool:
+    """``quickfix`` covers ``quickfix`` and ``quickfix.*`` (LSP's hierarchical kinds)."""
+    return kind == wanted or kind.startswith(f"{wanted}.") or wanted == ""
+
+
+def _all_code_actions(host: AgentHost, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
     uri = params.text_document.uri
     host.note_code_action_diagnostics(uri, params.range, params.context.diagnostics)
     diagnostics = list(params.context.diagnostics) or host.editor.diagnostics_at(uri, params.range)
-    actions: list[lsp.CodeAction] = []
-    for diagnostic in diagnostics:
-        title = f"Ask agent to fix: {_one_line(diagnostic.message)}"
-        argument = {
-            "uri": uri,
-            "range": range_json(diagnostic.range),
-            "diagnostics": [diagnostic_json(diagnostic)],
-        }
+    if params.range.start == params.range.end:
+        return _cursor_actions(host, uri, params, diagnostics)
+    actions = [_fix_action(uri, diagnostic) for diagnostic in diagnostics]
+    argument = {"uri": uri, "range": range_json(params.range)}
+    for title, command in (
+        ("Ask agent about selection…", "lspAgent.ask"),
+        ("Explain with agent", "lspAgent.explain"),
+    ):
         actions.append(
             lsp.CodeAction(
                 title=title,
-                kind=lsp.CodeActionKind.QuickFix,
-                diagnostics=[diagnostic],
-                command=lsp.Command(title=title, command="lspAgent.fix", arguments=[argument]),
+                kind=lsp.CodeActionKind.RefactorRewrite,
+                command=lsp.Command(title=title, command=command, arguments=[argument]),
             )
         )
-    selection = params.range
-    if selection.start != selection.end:
-        argument = {"uri": uri, "range": range_json(selection)}
-        for title, command in (
-            ("Ask agent about selection…", "lspAgent.ask"),
-            ("Explain with agent", "lspAgent.explain"),
-        ):
-            actions.append(
-                lsp.CodeAction(
-                    title=title,
-                    kind=lsp.CodeActionKind.RefactorRewrite,
-                    command=lsp.Command(title=title, command=command, arguments=[argument]),
-                )
-            )
     return actions
+
+
+def _fix_action(uri: str, diagnostic: lsp.Diagnostic) -> lsp.CodeAction:
+    title = f"Ask agent to fix: {_one_line(diagnostic.message)}"
+    argument = {
+        "uri": uri,
+        "range": range_json(diagnostic.range),
+        "diagnostics": [diagnostic_json(diagnostic)],
+    }
+    return lsp.CodeAction(
+        title=title,
+        kind=lsp.CodeActionKind.QuickFix,
+        diagnostics=[diagnostic],
+        command=lsp.Command(title=title, command="lspAgent.fix", arguments=[argument]),
+    )
+
+
+def _cursor_actions(
+    host: AgentHost, uri: str, params: lsp.CodeActionParams, diagnostics: list[lsp.Diagnostic]
+) -> list[lsp.CodeAction]:
+    """A request at a cursor (an empty range: Emacs lsp-mode, Vim's ALE and vim-lsp send one
+    without a selection): the fixes of its line's diagnostics, and when there are none, a
+    plain client and the user asked (not a light bulb's automatic request), the line's own
+    actions — "Ask agent to fix this line" lets the agent find the problem a linter of
+    another tool shows."""
+    actions = [_fix_action(uri, diagnostic) for diagnostic in diagnostics]
+    automatic = params.context.trigger_kind == lsp.CodeActionTriggerKind.Automatic
+    if actions or automatic or host.options is not None:  # front-ends have their own
+        return actions
+    line = params.range.start.line
+    whole = {
+        "start": {"line": line, "character": 0},
+        "end": {"line": line, "character": _line_length(host, uri, line)},
+    }
+    argument = {"uri": uri, "range": whole}
+    for title, command, kind in (
+        ("Ask agent to fix this line", "lspAgent.fix", lsp.CodeActionKind.QuickFix),
+        ("Ask agent about this line…", "lspAgent.ask", lsp.CodeActionKind.RefactorRewrite),
+        ("Explain with agent", "lspAgent.explain", lsp.CodeActionKind.RefactorRewrite),
+    ):
+        actions.append(
+            lsp.CodeAction(
+                title=title,
+                kind=kind,
+                command=lsp.Command(title=title, command=command, arguments=[argument]),
+            )
+        )
+    return actions
+
+
+def _line_length(host: AgentHost, uri: str, line: int) -> int:
+    """The length of ``line`` in the open document (its last column), 0 when unknown."""
+    path = path_of_uri(uri)
+    document = host.documents.document(os.path.realpath(path)) if path is not None else None
+    lines = document.lines if document is not None else []
+    return len(lines[line].rstrip("\r\n")) if line < len(lines) else 0
 
 
 # -- commands ----------------------------------------------------------------------------------

@@ -151,7 +151,8 @@ async def start_host(
         plain = PlainProgress(
             client=client,
             can_create=client.client_supports("window", "work_done_progress"),
-            can_show_document=client.client_supports("window", "show_document"),
+            # ``{support: true}``: lsp-mode 8 declares an empty object and shows nothing
+            can_show_document=client.client_supports("window", "show_document", "support"),
             transcript=lambda session_id: _transcript(store, session_id),
             transcripts_dir=data_dir(env) / "transcripts",
             cancel=lambda session_id: host.scheduler.cancel(session_id),

@@ -2,9 +2,11 @@
 
 Such a client does not know ``agent/session/update``, so each turn becomes a cancellable
 work-done progress (``window/workDoneProgress/create`` + ``$/progress`` begin / report /
-end; the client's cancel button cancels the turn), and when the turn ends the session's
-transcript is written as Markdown outside the workspace and opened with
-``window/showDocument``.
+end, the end message with a preview of the answer; the client's cancel button cancels the
+turn). When the turn ends the session's transcript is always written as Markdown outside the
+workspace, its path logged (``window/logMessage``) and opened with ``window/showDocument``;
+a client that cannot show it (Eglot, kakoune-lsp) gets a ``window/showMessage`` with the
+answer's preview and the path instead, and a failed turn always a message with its error.
 """
 
 from __future__ import annotations
@@ -24,8 +26,12 @@ from lsp_agent.system.private_files import PRIVATE_FILE_MODE, private_folder
 
 _log = logging.getLogger(__name__)
 
+SHOW_DOCUMENT_TIMEOUT = 10.0
+"""Seconds to wait for ``window/showDocument``'s answer before showing a message instead."""
 REPORT_INTERVAL = 0.25
 """Seconds between text "report"s (tool calls are reported at once)."""
+PREVIEW_CHARS = 200
+"""The answer's preview in the progress end and the message: its first characters."""
 
 
 class PlainProgress:
@@ -52,6 +58,7 @@ class PlainProgress:
         self._tokens: dict[str, str] = {}
         self._sessions_by_token: dict[str, str] = {}
         self._last_report: dict[str, float] = {}
+        self._answers: dict[str, tuple[str, str]] = {}  # session → (message id, its text)
         self._numbers = itertools.count(1)
         self._queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._worker: asyncio.Task[None] | None = None
@@ -101,7 +108,10 @@ class PlainProgress:
             if status in ("pending", "in_progress"):
                 title = update.get("title") or update.get("toolName", "tool")
                 self._report(session_id, f"{update.get('toolName', 'tool')}: {title}")
-        elif kind == "agent_message_chunk" and session_id in self._tokens:
+        elif kind == "agent_message_chunk":
+            self._note_answer(session_id, update)
+            if session_id not in self._tokens:
+                return
             now = self._clock()
             if now - self._last_report.get(session_id, 0.0) >= REPORT_INTERVAL:
                 self._last_report[session_id] = now
@@ -130,32 +140,76 @@ class PlainProgress:
         if token is not None:
             self._progress(token, lsp.WorkDoneProgressReport(message=message, cancellable=True))
 
+    def _note_answer(self, session_id: str, update: dict[str, Any]) -> None:
+        """The answer so far: the text of the turn's latest assistant message."""
+        message_id = str(update.get("messageId", ""))
+        text = str(update.get("text", ""))
+        current_id, current = self._answers.get(session_id, ("", ""))
+        self._answers[session_id] = (
+            (message_id, current + text) if message_id == current_id else (message_id, text)
+        )
+
     async def _end(self, session_id: str, update: dict[str, Any]) -> None:
         token = self._tokens.pop(session_id, None)
-        reason = update.get("stopReason") or "done"
+        reason = str(update.get("stopReason") or "done")
         error = (update.get("error") or {}).get("message")
-        message = f"{reason}: {error}" if error else str(reason)
+        preview = _preview(self._answers.pop(session_id, ("", ""))[1])
+        detail = error or preview
+        message = f"{reason}: {detail}" if detail else reason
         if token is not None:
             self._sessions_by_token.pop(token, None)
             self._progress(token, lsp.WorkDoneProgressEnd(message=message))
-        await self._show_transcript(session_id)
+        path = await self._write_transcript(session_id)
+        shown = path is not None and await self._show_document(path)
+        where = f" (the whole conversation: {path})" if path is not None else ""
+        if error:
+            self._message(lsp.MessageType.Error, f"lsp-agent: {error}{where}")
+        elif not shown:
+            answer = preview or f"the turn ended ({reason})"
+            self._message(lsp.MessageType.Info, f"lsp-agent: {answer}{where}")
 
-    async def _show_transcript(self, session_id: str) -> None:
-        if not self._can_show:
-            return
-        text = await self._transcript(session_id)
+    async def _write_transcript(self, session_id: str) -> Path | None:
+        """Written whatever the client can show: docs/editors.md sends users to it."""
         path = self._dir / f"{session_id}.md"
-        await asyncio.to_thread(_write, path, text)
         try:
-            await self._client.request(
-                lsp.WINDOW_SHOW_DOCUMENT,
-                lsp.ShowDocumentParams(uri=path.as_uri(), take_focus=False),
+            text = await self._transcript(session_id)
+            await asyncio.to_thread(_write, path, text)
+        except Exception:
+            _log.warning("the transcript could not be written", exc_info=True)
+            return None
+        self._client.notify(
+            lsp.WINDOW_LOG_MESSAGE,
+            {"type": lsp.MessageType.Info.value, "message": f"lsp-agent: the transcript is {path}"},
+        )
+        return path
+
+    async def _show_document(self, path: Path) -> bool:
+        if not self._can_show:
+            return False
+        try:
+            result = await asyncio.wait_for(
+                self._client.request(
+                    lsp.WINDOW_SHOW_DOCUMENT,
+                    lsp.ShowDocumentParams(uri=path.as_uri(), take_focus=False),
+                ),
+                SHOW_DOCUMENT_TIMEOUT,
             )
         except Exception as error:
             _log.info("the client did not show the transcript: %s", error)
+            return False
+        return bool(getattr(result, "success", True))
+
+    def _message(self, kind: lsp.MessageType, text: str) -> None:
+        self._client.notify(lsp.WINDOW_SHOW_MESSAGE, {"type": kind.value, "message": text})
 
     def _progress(self, token: str, value: Any) -> None:
         self._client.send_progress(token, value)
+
+
+def _preview(text: str) -> str:
+    """The answer on one line, cut at ``PREVIEW_CHARS``."""
+    line = " ".join(text.split())
+    return line if len(line) <= PREVIEW_CHARS else line[: PREVIEW_CHARS - 1] + "…"
 
 
 def _write(path: Path, text: str) -> None:

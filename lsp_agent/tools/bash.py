@@ -60,6 +60,7 @@ DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
 KILL_GRACE_SECONDS = 3.0
 _TITLE_CHARS = 80
+_ASK_TITLE_CHARS = 200
 
 
 class BashParams(BaseModel):
@@ -279,7 +280,7 @@ async def _authorize(
                 permission="bash",
                 patterns=plan.patterns,
                 always=plan.always,
-                title=f"Run: {title}",
+                title=f"Run: {_command_line(command)}",
                 description=description,
                 subject=subject,
                 unjudged=plan.unjudged,
@@ -301,7 +302,7 @@ async def _authorize_network(
             permission="bash_network",
             patterns=plan.patterns or (params.command,),
             always=plan.always,
-            title=f"Let this command use the network: {title}",
+            title=f"Let this command use the network: {_command_line(params.command)}",
             description=params.description,
             subject={"type": "command", "command": params.command, "cwd": workdir},
         )
@@ -369,6 +370,13 @@ def _title(params: BashParams) -> str:
     if params.description and params.description.strip():
         return params.description.strip()
     return params.command.strip()[:_TITLE_CHARS]
+
+
+def _command_line(command: str) -> str:
+    """The command itself on one line, for a permission ask's title: the person decides on
+    what runs, not on the model's description of it (which the ask carries separately)."""
+    line = " ".join(command.split())
+    return line if len(line) <= _ASK_TITLE_CHARS else line[: _ASK_TITLE_CHARS - 1] + "…"
 
 
 def _error(message: str, title: str) -> ToolOutcome:

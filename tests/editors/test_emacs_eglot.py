@@ -81,6 +81,10 @@ DRIVER = r"""
   (call-interactively (key-binding (kbd "C-c a")))
   (test--wait "the agent's edit in the buffer"
               (lambda () (string-match-p "print(value)" (buffer-string)))
+              120)
+  (test--wait "the answer in the echo area"
+              (lambda () (with-current-buffer "*Messages*"
+                           (string-match-p "lsp-agent: Fixed" (buffer-string))))
               120))
 (test--report "prompts" (vconcat (reverse test--prompts)))
 ;; the server writes the same text on disk (Eglot cannot be asked to save)
@@ -91,6 +95,7 @@ DRIVER = r"""
             60)
 (test--report "buffer" (buffer-string))
 (test--report "modified" (if (buffer-modified-p) t :json-false))
+(test--report "messages" (with-current-buffer "*Messages*" (buffer-string)))
 (eglot-shutdown (eglot-current-server))
 (kill-emacs 0)
 """
@@ -109,7 +114,7 @@ def reports(stdout: str) -> dict[str, Any]:
     found: dict[str, Any] = {}
     for line in stdout.splitlines():
         key, _, value = line.partition(" ")
-        if key in ("server", "actions", "prompts", "buffer", "modified"):
+        if key in ("server", "actions", "prompts", "buffer", "modified", "messages"):
             found[key] = json.loads(value)
     return found
 
@@ -168,3 +173,8 @@ def test_the_documented_eglot_setup_offers_and_runs_ask_agent_to_fix(
     assert found["buffer"] == "print(value)\n"
     assert found["modified"] is True
     assert source.read_text() == "print(value)\n"
+    # Eglot 1.9 opens no document the server shows: the answer comes as a message, with
+    # the transcript's path (issue 32 §4)
+    [shown] = [line for line in found["messages"].splitlines() if "lsp-agent: Fixed" in line]
+    transcript = Path(re.findall(r"the whole conversation: (\S+\.md)\)", shown)[0])
+    assert "Fixed." in transcript.read_text()

@@ -499,7 +499,7 @@ async def test_a_plain_lsp_client_is_asked_with_show_message_request(
             if reports and reports[-1].kind == "end":
                 break
             await asyncio.sleep(0.05)
-        assert reports[-1].message == "end_turn"
+        assert reports[-1].message == "end_turn: done"  # the reason, then the answer
         assert client.permission_requests == []
         assert client.updates == []
         [message] = shown

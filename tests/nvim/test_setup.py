@@ -85,6 +85,7 @@ def test_the_command_completes_its_subcommands_and_values(editor: Any) -> None:
             "fix",
             "explain",
             "stop",
+            "retry",
             "undo",
             "redo",
             "sessions",
@@ -103,7 +104,7 @@ def test_the_command_completes_its_subcommands_and_values(editor: Any) -> None:
             "compact",
         ]
     )
-    assert editor.lua(complete, "LspAgent re") == ["redo", "resume", "review", "rewind"]
+    assert editor.lua(complete, "LspAgent re") == ["redo", "resume", "retry", "review", "rewind"]
     assert editor.lua(complete, "LspAgent mode ") == ["build", "plan"]
     help_text = (PLUGIN / "doc" / "lsp_agent.txt").read_text()
     for name in names:

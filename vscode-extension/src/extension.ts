@@ -23,7 +23,7 @@ import {
   type UndoResult,
 } from "./shared/protocol";
 import type { PickedMention } from "./shared/mentions";
-import type { WebviewMessage } from "./shared/reducer";
+import { retryPrompt, type WebviewMessage } from "./shared/reducer";
 
 /** Palette command ids: never one of the server's `lspAgent.*` (ServerCommands). */
 export const Commands = {
@@ -129,6 +129,15 @@ export function activate(context: vscode.ExtensionContext) {
       case "stop":
         store.cancel();
         return;
+      case "retry": {
+        const again = retryPrompt(store.active());
+        if (!again) throw new Error("there is no prompt to send again");
+        await store.connected();
+        forwarder.flush();
+        const { context } = promptExtras(again.text, [], { noFocus: false, mentions: [] });
+        await store.prompt(again.text, context, again.blocks);
+        return;
+      }
       case "newSession":
         await store.newSession();
         return;

@@ -175,6 +175,9 @@ class ToolCalls:
             self._breaker.succeeded(name)
         fields: dict[str, Any] = {"title": outcome.title} if outcome.title else {}
         fields["error" if outcome.is_error else "output"] = output
+        exit_code = outcome.metadata.get("exit_code")
+        if isinstance(exit_code, int) and not isinstance(exit_code, bool):
+            fields["exitCode"] = exit_code  # a command's status, for the editors to show
         status = "failed" if outcome.is_error else "completed"
         # A finished result is recorded even if a cancel arrives meanwhile: never lost.
         await asyncio.shield(

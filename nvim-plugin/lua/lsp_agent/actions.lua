@@ -292,6 +292,31 @@ function M.stop(session_id)
   log.info("cancel sent for %s", session_id)
 end
 
+--- Send a session's last prompt again (its text and mentions; the editor context as it is
+--- now): what Retry does after a turn failed (a refused key, a provider error).
+function M.retry(session_id)
+  local client
+  session_id, client = session_client(session_id, "retry")
+  if not client then
+    return
+  end
+  local s = session.get(session_id)
+  if s.state ~= "idle" then
+    return log.warn("the turn is still running: stop it first")
+  end
+  local last
+  for _, item in ipairs(s.items) do
+    if item.kind == "user" then
+      last = item
+    end
+  end
+  if not last or not last.blocks or #last.blocks == 0 then
+    return log.warn("no prompt to send again")
+  end
+  M.send_prompt(client, session_id, vim.deepcopy(last.blocks))
+  log.info("sent the last prompt of %s again", session_id)
+end
+
 --- Compact the current session's conversation now (`agent/session/compact`): a summary
 --- replaces the older messages, freeing the context window.
 function M.compact(session_id)

@@ -70,7 +70,17 @@ function M.tool_location(tool)
   end
 end
 
+--- A finished command's exit status (bash sends `exitCode`), or nil.
+local function exit_code(tool)
+  local code = util.nn(tool.exitCode)
+  return type(code) == "number" and code or nil
+end
+
 function M.tool_status(tool)
+  local code = exit_code(tool)
+  if code and tool.status == "completed" then
+    return ("exit %d"):format(code)
+  end
   if tool.permission == "asked" then
     return "awaiting permission"
   end
@@ -90,7 +100,11 @@ function M.tool_line(tool)
     title = tool_subject(tool)
   end
   local name = tool.toolName or tool.tool_kind or "tool"
-  local line = ("- %s %s"):format(ICON[tool.status] or "○", name)
+  local icon = ICON[tool.status] or "○"
+  if tool.status == "completed" and (exit_code(tool) or 0) ~= 0 then
+    icon = ICON.failed
+  end
+  local line = ("- %s %s"):format(icon, name)
   if title ~= "" and title ~= name then
     line = line .. " " .. title:gsub("\n", " ")
   end
@@ -100,6 +114,43 @@ function M.tool_line(tool)
     line = line .. " → " .. util.display_path(location.path) .. (location.line and (":" .. (location.line + 1)) or "")
   end
   return line
+end
+
+--- Lines of a finished command's output shown under its line: the last ones stay visible,
+--- the ones before them (up to OUTPUT_LINES in all) are in a closed fold (`za` opens it).
+M.OUTPUT_LINES = 30
+M.OUTPUT_VISIBLE = 3
+local OUTPUT_PREFIX = "  ┆ "
+
+--- The output lines of a finished command call (bash: its output without the "Exit code"
+--- line the tool line shows), or nil for other calls.
+function M.output_lines(tool)
+  local finished = tool.status == "completed" or tool.status == "failed" or tool.status == "interrupted"
+  if not finished or (tool.tool_kind ~= "execute" and tool.toolName ~= "bash") then
+    return nil
+  end
+  local text = ""
+  for _, block in ipairs(util.nn(tool.content) or {}) do
+    if block.type == "text" and type(block.text) == "string" then
+      text = text .. block.text
+    end
+  end
+  local lines = split(text)
+  -- the status the tool appends ("Exit code: N" and what follows it): on the tool line already
+  for i = #lines, math.max(1, #lines - 3), -1 do
+    if lines[i]:match("^Exit code: %-?%d+") then
+      lines = vim.list_slice(lines, 1, i - 1)
+      break
+    end
+  end
+  while #lines > 0 and lines[#lines]:match("^%s*$") do
+    table.remove(lines)
+  end
+  if #lines == 0 then
+    return nil
+  end
+  local dropped = math.max(0, #lines - M.OUTPUT_LINES)
+  return vim.list_slice(lines, dropped + 1), dropped
 end
 
 local REWOUND = {
@@ -167,8 +218,37 @@ function M.render_lines(s)
         elseif item.kind == "tool" then
           add(M.tool_line(item))
           tools[#lines] = item
+          local output, dropped = M.output_lines(item)
+          if output then
+            local hidden = #output - M.OUTPUT_VISIBLE
+            if hidden > 0 then
+              local more = hidden + dropped
+              add(("%s… %d earlier line%s (za shows them)"):format(OUTPUT_PREFIX, more, more == 1 and "" or "s"))
+              folds[#lines] = ">1"
+              tools[#lines] = item
+            end
+            for i, line in ipairs(output) do
+              add(OUTPUT_PREFIX .. line)
+              tools[#lines] = item
+              if i <= hidden then
+                folds[#lines] = "1"
+              end
+            end
+          end
         elseif item.kind == "notice" then
           add("_" .. item.text .. "_")
+        elseif item.kind == "error" then
+          add("**✗ Error:** " .. split(item.text)[1])
+          for i, line in ipairs(split(item.text)) do
+            if i > 1 then
+              add(line)
+            end
+          end
+          if item == s.items[#s.items] and s.state ~= "running" and s.state ~= "requires_action" then
+            local key = config.options.keymaps.chat.retry
+            local press = key and ("press `" .. key .. "` or ") or ""
+            add(("_Retry: %srun `:LspAgent retry` (sends your last prompt again)_"):format(press))
+          end
         end
       end
       last_kind = item.kind
@@ -722,6 +802,9 @@ local function make_view(session_id)
       require("lsp_agent.actions").stop(session_id)
     end, "stop the turn")
     map(buf, "n", k.jump, M.jump, "jump to the tool call's location")
+    map(buf, "n", k.retry, function()
+      require("lsp_agent.actions").retry(session_id)
+    end, "send the last prompt again")
     map(buf, "n", k.prompt, function()
       if M.prompt_win and vim.api.nvim_win_is_valid(M.prompt_win) then
         vim.api.nvim_set_current_win(M.prompt_win)

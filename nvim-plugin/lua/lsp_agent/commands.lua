@@ -31,6 +31,9 @@ M.subcommands = {
   stop = function()
     api().stop()
   end,
+  retry = function()
+    api().retry()
+  end,
   undo = function()
     api().undo()
   end,
@@ -167,7 +170,7 @@ function M.create()
     range = true,
     bang = true,
     complete = M.complete,
-    desc = "lsp-agent: chat, ask, fix, explain, stop, compact, undo, redo, rewind, sessions, resume, model, mode, diff, permission, permissions, allow, review, keep, undo-hunk, log",
+    desc = "lsp-agent: chat, ask, fix, explain, stop, retry, compact, undo, redo, rewind, sessions, resume, model, mode, diff, permission, permissions, allow, review, keep, undo-hunk, log",
   })
 end
 

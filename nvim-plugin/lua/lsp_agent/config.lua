@@ -33,7 +33,7 @@ M.defaults = {
     --- Global normal-mode mappings: { chat = "<leader>ac", ask = "<leader>aa", ... }.
     global = {},
     --- In the chat buffer.
-    chat = { close = "q", stop = "<C-c>", jump = "<CR>", prompt = "i" },
+    chat = { close = "q", stop = "<C-c>", jump = "<CR>", prompt = "i", retry = "r" },
     --- In the prompt area.
     prompt = { submit = "<CR>", submit_insert = "<C-s>", stop = "<C-c>", close = "q", focus = "<C-f>" },
     --- In the diff tab: closes it (and brings back the permission prompt it came from).
@@ -75,6 +75,7 @@ local GLOBAL_ACTIONS = {
   "fix",
   "explain",
   "stop",
+  "retry",
   "undo",
   "redo",
   "sessions",

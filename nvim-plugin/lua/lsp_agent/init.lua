@@ -160,6 +160,11 @@ function M.stop()
   actions().stop()
 end
 
+--- Send the last prompt of the current session again (after a failed turn).
+function M.retry()
+  actions().retry()
+end
+
 --- Compact the current session's conversation now (frees the context window).
 function M.compact()
   actions().compact()

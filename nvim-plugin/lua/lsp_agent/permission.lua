@@ -42,6 +42,11 @@ function M.describe(params)
   local detail = ""
   if subject and subject.type == "command" then
     detail = "$ " .. tostring(subject.command)
+    local description = util.nn(params.description)
+    if params.title and params.title:find(tostring(subject.command), 1, true) and type(description) == "string" then
+      -- the title is the command itself: the model's description of it is the detail
+      detail = description
+    end
   elseif subject and subject.type == "edit" then
     local files = {}
     for _, file in ipairs(subject.files or {}) do

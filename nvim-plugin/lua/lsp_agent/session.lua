@@ -132,6 +132,7 @@ function apply.user_message(s, u)
     kind = "user",
     message_id = u.messageId,
     text = util.blocks_text(blocks),
+    blocks = blocks,
     context = context,
     state = u.state,
   })
@@ -160,7 +161,7 @@ function apply.tool_call_update(s, u)
     tool = s:add({ kind = "tool", id = u.toolCallId, message_id = u.messageId })
     s.tools[u.toolCallId] = tool
   end
-  for _, key in ipairs({ "toolName", "title", "status", "rawInput", "content", "locations" }) do
+  for _, key in ipairs({ "toolName", "title", "status", "rawInput", "content", "locations", "exitCode" }) do
     local value = util.nn(u[key])
     if value ~= nil then
       tool[key] = value
@@ -191,7 +192,8 @@ function apply.state_update(s, u)
     s:add({ kind = "notice", text = note })
   end
   if u.state == "idle" and s.stop_reason == "error" and s.error then
-    s:add({ kind = "notice", text = "error: " .. tostring(s.error.message) })
+    -- in the conversation, with a retry (chat.lua renders it)
+    s:add({ kind = "error", text = tostring(s.error.message) })
   end
 end
 

@@ -347,6 +347,28 @@ async def test_the_title_is_the_command_cut_to_80_characters(ws: Path) -> None:
     assert (await bash(ws, command)).title == command[:80]
 
 
+async def test_the_ask_shows_the_command_not_only_the_models_description(ws: Path) -> None:
+    # the model describes "rm notes.txt" as "Run hello.py": the person decides on the command
+    (ws / "notes.txt").write_text("keep\n")
+    ask = RecordingAsk(lambda _request: deny("no"))
+    await bash(ws, "rm   notes.txt", ask=ask, description="Run hello.py")
+
+    [request] = ask.requests
+    assert request.title == "Run: rm notes.txt"
+    assert request.description == "Run hello.py"
+    assert (ws / "notes.txt").exists()
+
+
+async def test_the_network_ask_shows_the_command(ws: Path) -> None:
+    ask = RecordingAsk(
+        lambda request: deny("no") if request.permission == "bash_network" else ALLOWED
+    )
+    await bash(ws, "curl example.test", ask=ask, network=True, description="Fetch it")
+
+    assert ask.requests[-1].permission == "bash_network"
+    assert ask.requests[-1].title == "Let this command use the network: curl example.test"
+
+
 async def test_it_runs_in_the_workdir_with_stdin_empty(ws: Path) -> None:
     (ws / "sub").mkdir()
 

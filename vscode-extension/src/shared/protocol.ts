@@ -261,6 +261,8 @@ export interface ToolCallUpdate {
   rawInput?: unknown;
   content?: ToolContent[];
   locations?: Location[];
+  /** A finished command's exit status (bash): non-zero is still `completed`. */
+  exitCode?: number;
 }
 export interface PlanUpdate { sessionUpdate: "plan_update"; entries: PlanEntry[] }
 export interface StateUpdate {

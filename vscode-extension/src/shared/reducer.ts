@@ -46,11 +46,14 @@ export interface ToolItem {
   rawInput?: unknown;
   content?: ToolContent[];
   locations?: Location[];
+  exitCode?: number;
   permission?: { permission: string; state: string; optionKind?: string; reason?: string; modified?: boolean };
   question?: { state: string };
 }
 export interface NoticeItem { kind: "notice"; id: string; text: string }
-export type ChatItem = UserItem | TextItem | ToolItem | NoticeItem;
+/** A turn that failed (a refused key, a provider error): shown in the conversation, with Retry. */
+export interface ErrorItem { kind: "error"; id: string; text: string }
+export type ChatItem = UserItem | TextItem | ToolItem | NoticeItem | ErrorItem;
 
 export interface SessionView {
   sessionId: string;
@@ -118,8 +121,8 @@ function reduceUpdate(s: SessionView, u: SessionUpdate): SessionView {
       return upsertTool(s, u);
     case "plan_update":
       return { ...s, plan: u.entries };
-    case "state_update":
-      return (u.notes ?? []).reduce(
+    case "state_update": {
+      const next = (u.notes ?? []).reduce(
         (view, note, i) => ({ ...view, items: [...view.items, { kind: "notice" as const, id: `n:${s.lastSeq + 1}:${i}`, text: note }] }),
         {
           ...s,
@@ -128,6 +131,10 @@ function reduceUpdate(s: SessionView, u: SessionUpdate): SessionView {
           error: u.error ?? undefined,
         },
       );
+      if (u.state !== "idle" || u.stopReason !== "error" || !u.error) return next;
+      // where the conversation is, not only in the state badge
+      return { ...next, items: [...next.items, { kind: "error", id: `e:${s.lastSeq + 1}`, text: u.error.message }] };
+    }
     case "usage_update": {
       const { sessionUpdate: _kind, ...usage } = u;
       return { ...s, usage };
@@ -188,7 +195,7 @@ function appendText(s: SessionView, kind: "text" | "reasoning", messageId: strin
     items[items.length - 1] = { ...last, text: last.text + text };
     return { ...s, items };
   }
-  const part = s.items.filter((i) => i.kind !== "user" && i.kind !== "notice" && i.messageId === messageId).length;
+  const part = s.items.filter((i) => "messageId" in i && i.kind !== "user" && i.messageId === messageId).length;
   return { ...s, items: [...s.items, { kind, id: `${kind[0]}:${messageId}:${part}`, messageId, text }] };
 }
 
@@ -201,6 +208,7 @@ function upsertTool(s: SessionView, u: ToolCallUpdate): SessionView {
   if (u.rawInput !== undefined) patch.rawInput = u.rawInput;
   if (u.content !== undefined) patch.content = u.content;
   if (u.locations !== undefined) patch.locations = u.locations;
+  if (u.exitCode !== undefined) patch.exitCode = u.exitCode;
   if (index < 0) {
     const item: ToolItem = { kind: "tool", id: `t:${u.toolCallId}`, toolCallId: u.toolCallId, ...patch } as ToolItem;
     return { ...s, items: [...s.items, item] };
@@ -251,6 +259,24 @@ function revertNotice(scope: RevertScope, n: number): string {
 export function revertedFrom(s: SessionView | undefined): number {
   if (!s?.revert || s.revert.state !== "staged" || s.revert.scope === "code") return -1;
   return s.items.findIndex((i) => i.kind === "user" && i.messageId === s.revert!.messageId);
+}
+
+/**
+ * What Retry sends again: the last prompt's text and mentions (the editor context the server
+ * added to it is left out; the current one goes with the retry), or undefined without one.
+ */
+export function retryPrompt(s: SessionView | undefined): { text: string; blocks: ContentBlock[] } | undefined {
+  const last = [...(s?.items ?? [])].reverse().find((i): i is UserItem => i.kind === "user");
+  if (!last) return undefined;
+  const blocks = last.content.filter((b) => !(b.type === "text" && b.text.startsWith("Editor context:\n")));
+  const first = blocks[0];
+  if (!first || first.type !== "text") return undefined;
+  return { text: first.text, blocks: blocks.slice(1) };
+}
+
+/** Whether Retry is offered: the session is idle and its last item is a turn's error. */
+export function canRetry(s: SessionView | undefined): boolean {
+  return !!s && s.state === "idle" && s.items[s.items.length - 1]?.kind === "error" && !!retryPrompt(s);
 }
 
 function withNotice(s: SessionView, text: string): SessionView {
@@ -306,6 +332,8 @@ export type WebviewMessage =
   | { type: "complete"; id: number; trigger: Trigger; query: string }
   | { type: "compact" }
   | { type: "stop" }
+  /** Retry after a failed turn: the last prompt sent again. */
+  | { type: "retry" }
   | { type: "newSession" }
   | { type: "selectSession"; sessionId: string }
   | { type: "refreshSessions" }

@@ -4,6 +4,7 @@
  * element a test or a person drives has a stable `data-testid` (docs/vscode.md lists them).
  */
 import {
+  canRetry,
   contextGauge,
   initialChatState,
   reduceChat,
@@ -255,6 +256,11 @@ function renderTranscript(items: ChatItem[]): void {
     }
     entry.el.classList.toggle("reverted", hiddenFrom >= 0 && index >= hiddenFrom && item.kind !== "notice");
     if (item.kind === "text") entry.el.dataset.status = state.session?.messageStatus[item.messageId] ?? "streaming";
+    if (item.kind === "error") {
+      // Retry only on the latest error, once the session is idle
+      const retry = entry.el.querySelector<HTMLButtonElement>("button.turn-error-retry");
+      if (retry) retry.hidden = !(index === items.length - 1 && canRetry(state.session));
+    }
     previous = entry.el;
   }
   for (const [id, entry] of rendered) {
@@ -295,6 +301,14 @@ function renderItem(item: ChatItem): HTMLElement {
       return renderTool(item);
     case "notice":
       return h("div", { class: "notice", "data-testid": "notice" }, item.text);
+    case "error":
+      return h(
+        "div",
+        { class: "turn-error", "data-testid": "turn-error", role: "alert" },
+        h("span", { class: "turn-error-label" }, "Error: "),
+        h("span", { class: "turn-error-message", "data-testid": "turn-error-message" }, item.text),
+        h("button", { class: "turn-error-retry", "data-testid": "turn-error-retry", title: "Send your last prompt again", onclick: () => post({ type: "retry" }) }, "Retry"),
+      );
   }
 }
 
@@ -331,15 +345,19 @@ function renderTool(t: ToolItem): HTMLElement {
   const command = typeof input?.command === "string" ? input.command : undefined;
   const text = (t.content ?? []).map((c) => (c.type === "text" ? c.text : c.patch)).join("\n");
   const running = status === "in_progress" || status === "pending";
+  // a command that exited non-zero is "completed" (the model read its output): say how it ended
+  const exited = status === "completed" && t.exitCode !== undefined;
+  const nonZero = exited && t.exitCode !== 0;
+  const badge = exited ? `exit ${t.exitCode}` : status.replace("_", " ");
   return h(
     "div",
-    { class: `tool status-${status}`, "data-testid": "tool-call", "data-tool-call-id": t.toolCallId, "data-status": status, "data-tool-name": t.toolName },
+    { class: `tool status-${status}`, "data-testid": "tool-call", "data-tool-call-id": t.toolCallId, "data-status": status, "data-tool-name": t.toolName, "data-exit-code": exited ? String(t.exitCode) : undefined },
     h(
       "div",
       { class: "tool-head" },
       h("span", { class: "kind" }, KIND_LABEL[t.toolKind ?? "other"] ?? "tool"),
       h("span", { class: "tool-title", "data-testid": "tool-call-title" }, t.title || t.toolName || "tool"),
-      h("span", { class: `badge ${status}`, "data-testid": "tool-call-status" }, status.replace("_", " ")),
+      h("span", { class: `badge ${nonZero ? "failed" : status}`, "data-testid": "tool-call-status" }, badge),
     ),
     command ? h("pre", { class: "command" }, h("code", {}, `$ ${command}`)) : undefined,
     ...(t.locations ?? []).map((loc) =>
@@ -356,7 +374,7 @@ function renderTool(t: ToolItem): HTMLElement {
           `permission ${t.permission.state}${t.permission.modified ? " with your edit" : ""}${t.permission.reason ? `: ${t.permission.reason}` : ""}`,
         )
       : undefined,
-    text ? outputBlock(text, running || status === "failed" || status === "interrupted", (t.content ?? []).some((c) => c.type === "diff")) : undefined,
+    text ? outputBlock(text, running || nonZero || status === "failed" || status === "interrupted", (t.content ?? []).some((c) => c.type === "diff")) : undefined,
   );
 }
 

@@ -5,10 +5,12 @@ import type { ConfigOption, SessionUpdate } from "../../src/shared/protocol";
 import { SESSION_UPDATE_KINDS } from "../../src/shared/protocol";
 import {
   applyUpdate,
+  canRetry,
   contextGauge,
   emptySession,
   initialChatState,
   reduceChat,
+  retryPrompt,
   revertedFrom,
   stateLabel,
   usageLine,
@@ -462,5 +464,56 @@ describe("reduceChat: focus and completions", () => {
     state = reduceChat(state, { type: "state", state: { ...initialChatState(), focus } }).state;
     assert.deepEqual(state.completions, { id: 7, items });
     assert.equal(reduceChat(state, { type: "focus", focus: undefined }).state.focus, undefined);
+  });
+});
+
+describe("a failed turn in the conversation", () => {
+  const content = [
+    { type: "text" as const, text: "fix the test" },
+    { type: "resource_link" as const, uri: "file:///w/a.py", name: "a.py" },
+    { type: "text" as const, text: "Editor context:\nActive file: a.py" },
+  ];
+  const failed = () =>
+    play(
+      fresh(),
+      { sessionUpdate: "user_message", messageId: "u1", content, state: "promoted" },
+      { sessionUpdate: "state_update", state: "running" },
+      { sessionUpdate: "state_update", state: "idle", stopReason: "error", error: { message: "authentication failed (401): check ANTHROPIC_API_KEY", retryable: false } },
+    );
+
+  it("is an error item with the server's message, offering Retry", () => {
+    const s = failed();
+    const last = s.items[s.items.length - 1];
+    assert.deepEqual(last, { kind: "error", id: "e:3", text: "authentication failed (401): check ANTHROPIC_API_KEY" });
+    assert.equal(canRetry(s), true);
+  });
+
+  it("Retry sends the last prompt's text and mentions, without the old editor context", () => {
+    assert.deepEqual(retryPrompt(failed()), { text: "fix the test", blocks: [content[1]] });
+  });
+
+  it("is not offered while a turn runs or once the conversation went on", () => {
+    let s = play(failed(), { sessionUpdate: "state_update", state: "running" });
+    assert.equal(canRetry(s), false);
+    s = play(s, { sessionUpdate: "agent_message_chunk", messageId: "m2", text: "Hello" }, { sessionUpdate: "state_update", state: "idle", stopReason: "end_turn" });
+    assert.equal(canRetry(s), false);
+    assert.equal(s.items.filter((i) => i.kind === "error").length, 1, "the old error stays in the conversation");
+  });
+
+  it("a cancelled or finished turn is no error", () => {
+    const s = play(fresh(), { sessionUpdate: "state_update", state: "idle", stopReason: "cancelled" });
+    assert.equal(s.items.length, 0);
+  });
+});
+
+describe("a command's exit status", () => {
+  it("is kept on the tool item", () => {
+    const s = play(
+      fresh(),
+      { sessionUpdate: "tool_call_update", toolCallId: "t1", messageId: M, toolName: "bash", status: "in_progress" },
+      { sessionUpdate: "tool_call_update", toolCallId: "t1", messageId: M, toolName: "bash", status: "completed", exitCode: 3, content: [{ type: "text", text: "FAILED\n\nExit code: 3" }] },
+    );
+    assert.equal(tool(s, "t1")?.exitCode, 3);
+    assert.equal(tool(s, "t1")?.status, "completed");
   });
 });
