@@ -430,7 +430,9 @@ class LspEditor:
         titles = ["Allow once", "Allow for session", "Deny"]
         detail = request.subject or {}
         what = detail.get("command") or detail.get("url") or ", ".join(request.patterns)
-        message = f"lsp-agent wants to {request.title or request.permission}: {what}"
+        title = request.title or request.permission
+        # a command's title is the command itself ("Run: rm notes.txt"): not said twice
+        message = f"lsp-agent wants to {title}" + ("" if what in title else f": {what}")
         if request.saves:  # the exact patterns "Allow for session" saves
             message += f" (Allow for session saves {request.permission} {', '.join(request.saves)})"
         else:

@@ -229,6 +229,32 @@ async def test_a_plain_client_gets_progress_a_message_request_and_a_transcript(
         assert os.path.exists(transcript)
 
 
+async def test_a_plain_clients_command_ask_names_the_command_once(
+    workspace: Path, fake_llm: FakeLLMServer, server_env: dict[str, str]
+) -> None:
+    """The message a plain client shows for a command is the command, whatever the model's
+    description says, and not twice (issue 32 §6)."""
+    (workspace / "notes.txt").write_text("keep me\n")
+    bash = {"command": "rm notes.txt", "description": "Run hello.py"}
+    fake_llm.set_script({"turns": [{"tool_calls": [{"name": "bash", "input": bash}]}]})
+    async with agent_client(env=server_env, folders=[workspace], plain=True) as client:
+        asked: list[str] = []
+
+        def answer(params: lsp.ShowMessageRequestParams) -> lsp.MessageActionItem:
+            asked.append(params.message)
+            return lsp.MessageActionItem(title="Deny")
+
+        client.client.feature(lsp.WINDOW_SHOW_MESSAGE_REQUEST)(answer)
+        session = await client.new_session()
+        await client.prompt(session, "tidy up")
+        await wait_until(lambda: bool(asked), timeout=60)
+    [message] = asked
+    assert message.startswith("lsp-agent wants to Run: rm notes.txt")
+    assert message.count("rm notes.txt") == 1
+    assert "Run hello.py" not in message
+    assert (workspace / "notes.txt").read_text() == "keep me\n"
+
+
 async def test_code_actions_fall_back_to_forwarded_diagnostics(
     workspace: Path, fake_llm: FakeLLMServer, server_env: dict[str, str]
 ) -> None:
