@@ -7,21 +7,21 @@ Skipped only without ``emacs`` on PATH (CI installs ``emacs-nox`` and, for Emacs
 
 from __future__ import annotations
 
-import json
-import os
-import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from lsp_agent.testing.fake_llm import running_fake_llm
+from tests.support.editors import (
+    EMACS_DRIVER_HELPERS,
+    broken_workspace,
+    documented_snippet,
+    reports,
+    run_editor,
+    transcript_named_in,
+)
 
 EMACS = shutil.which("emacs")
-DOC = Path(__file__).resolve().parents[2] / "docs" / "editors.md"
 KEY = "sk-lsp-emacs-test-key"
 
 pytestmark = pytest.mark.skipif(
@@ -39,16 +39,6 @@ DRIVER = r"""
 (load (getenv "LSP_AGENT_SNIPPET") nil t)
 (setq eglot-sync-connect 120 eglot-connect-timeout 120
       jsonrpc-default-request-timeout 120)  ; a loaded CI machine is slow, not broken
-
-(defun test--wait (what predicate seconds)
-  (let ((deadline (+ (float-time) seconds)))
-    (while (not (funcall predicate))
-      (when (> (float-time) deadline)
-        (error "timed out waiting for %s" what))
-      (accept-process-output nil 0.05))))
-
-(defun test--report (key value)
-  (princ (format "%s %s\n" key (json-encode value))))
 
 ;; a linter's diagnostic, standing in for the mode's own Flymake backend
 (defun test-linter (report-fn &rest _)
@@ -100,66 +90,33 @@ DRIVER = r"""
 (kill-emacs 0)
 """
 
-
-def documented_snippet() -> str:
-    """The Emacs snippet of docs/editors.md, exactly as a user copies it."""
-    text = DOC.read_text()
-    section = text.split("## Emacs (Eglot)", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```elisp\n(.*?)```", section, re.S)
-    assert len(blocks) == 1, "the Emacs section has one elisp block"
-    return blocks[0]
-
-
-def reports(stdout: str) -> dict[str, Any]:
-    found: dict[str, Any] = {}
-    for line in stdout.splitlines():
-        key, _, value = line.partition(" ")
-        if key in ("server", "actions", "prompts", "buffer", "modified", "messages"):
-            found[key] = json.loads(value)
-    return found
+REPORTS = ("server", "actions", "prompts", "buffer", "modified", "messages")
 
 
 def test_the_documented_eglot_setup_offers_and_runs_ask_agent_to_fix(
     tmp_path: Path, isolated_home: Path
 ) -> None:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
-    source = workspace / "a.py"
-    source.write_text("print(valu)\n")
+    source = broken_workspace(tmp_path)
     snippet = tmp_path / "lsp-agent-eglot.el"
-    snippet.write_text(documented_snippet())
+    snippet.write_text(documented_snippet("Emacs (Eglot)", "elisp"))
     driver = tmp_path / "driver.el"
-    driver.write_text(DRIVER)
+    driver.write_text(EMACS_DRIVER_HELPERS + DRIVER)
     edit = {"file_path": str(source), "old_string": "print(valu)", "new_string": "print(value)"}
     script = {"turns": [{"tool_calls": [{"name": "edit", "input": edit}]}, {"text": "Fixed."}]}
 
-    with running_fake_llm(script) as fake_llm:
-        env = {
-            **os.environ,
-            # `lsp-agent` as the snippet starts it: the one installed next to this Python
-            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-            "ANTHROPIC_BASE_URL": fake_llm.anthropic_base_url,
-            "ANTHROPIC_API_KEY": KEY,
-            "LSP_AGENT_MODEL": "anthropic/claude-test",
-            "LSP_AGENT_SNIPPET": str(snippet),
-            "LSP_AGENT_TEST_FILE": str(source),
-        }
-        assert EMACS is not None
-        done = subprocess.run(
-            [EMACS, "--batch", "-l", str(driver)],
-            cwd=workspace,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        requests = [r.body for r in fake_llm.requests if r.turn != "side"]
+    assert EMACS is not None
+    done, requests = run_editor(
+        [EMACS, "--batch", "-l", str(driver)],
+        cwd=source.parent,
+        script=script,
+        api_key=KEY,
+        env={"LSP_AGENT_SNIPPET": str(snippet), "LSP_AGENT_TEST_FILE": str(source)},
+    )
 
     if "no-eglot" in done.stdout:
         pytest.fail("this Emacs has no Eglot: install elpa-eglot (Emacs 28) or use Emacs 29+")
     assert done.returncode == 0, f"stdout:\n{done.stdout}\nstderr:\n{done.stderr}"
-    found = reports(done.stdout)
+    found = reports(done.stdout, REPORTS)
     # initialize succeeded: Eglot knows the server by the name it gave
     assert found["server"]["name"] == "lsp-agent"
     # the linter's diagnostic got its quick fix (Eglot alone would not send it)
@@ -176,5 +133,4 @@ def test_the_documented_eglot_setup_offers_and_runs_ask_agent_to_fix(
     # Eglot 1.9 opens no document the server shows: the answer comes as a message, with
     # the transcript's path (issue 32 §4)
     [shown] = [line for line in found["messages"].splitlines() if "lsp-agent: Fixed" in line]
-    transcript = Path(re.findall(r"the whole conversation: (\S+\.md)\)", shown)[0])
-    assert "Fixed." in transcript.read_text()
+    assert "Fixed." in transcript_named_in(shown).read_text()

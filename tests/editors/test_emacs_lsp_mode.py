@@ -10,21 +10,21 @@ Skipped only without ``emacs`` on PATH; fails when lsp-mode is missing (CI insta
 
 from __future__ import annotations
 
-import json
-import os
-import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from lsp_agent.testing.fake_llm import running_fake_llm
+from tests.support.editors import (
+    EMACS_DRIVER_HELPERS,
+    broken_workspace,
+    documented_snippet,
+    reports,
+    run_editor,
+    transcript_named_in,
+)
 
 EMACS = shutil.which("emacs")
-DOC = Path(__file__).resolve().parents[2] / "docs" / "editors.md"
 KEY = "sk-lsp-emacs-lsp-mode-test-key"
 
 pytestmark = pytest.mark.skipif(
@@ -52,14 +52,6 @@ DRIVER = r"""
       lsp-diagnostics-provider :none
       lsp-completion-provider :none)
 (load (getenv "LSP_AGENT_SNIPPET") nil t)
-(defun test--wait (what predicate seconds)
-  (let ((deadline (+ (float-time) seconds)))
-    (while (not (funcall predicate))
-      (when (> (float-time) deadline)
-        (error "timed out waiting for %s" what))
-      (accept-process-output nil 0.05))))
-(defun test--report (key value)
-  (princ (format "%s %s\n" key (json-encode value))))
 (find-file (getenv "LSP_AGENT_TEST_FILE"))
 ;; lsp-deferred waits for the buffer to be shown, which never happens in batch mode
 (unless (lsp-workspaces) (lsp))
@@ -93,67 +85,39 @@ DRIVER = r"""
 """
 
 
-def documented_snippet() -> str:
-    """The lsp-mode snippet of docs/editors.md, exactly as a user copies it."""
-    text = DOC.read_text()
-    section = text.split("## Emacs (lsp-mode)", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```elisp\n(.*?)```", section, re.S)
-    assert len(blocks) == 1, "the lsp-mode section has one elisp block"
-    return blocks[0]
-
-
-def reports(stdout: str) -> dict[str, Any]:
-    found: dict[str, Any] = {}
-    for line in stdout.splitlines():
-        key, _, value = line.partition(" ")
-        if key in ("actions", "prompts", "buffer", "messages"):
-            found[key] = json.loads(value)
-    return found
+REPORTS = ("actions", "prompts", "buffer", "messages")
 
 
 def test_the_documented_lsp_mode_setup_offers_and_runs_the_line_actions(
     tmp_path: Path, isolated_home: Path
 ) -> None:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
-    source = workspace / "a.py"
-    source.write_text("print(valu)\n")
+    source = broken_workspace(tmp_path)
     snippet = tmp_path / "lsp-agent-lsp-mode.el"
-    snippet.write_text(documented_snippet())
+    snippet.write_text(documented_snippet("Emacs (lsp-mode)", "elisp"))
     driver = tmp_path / "driver.el"
-    driver.write_text(DRIVER)
+    driver.write_text(EMACS_DRIVER_HELPERS + DRIVER)
     edit = {"file_path": str(source), "old_string": "print(valu)", "new_string": "print(value)"}
     script = {
         "turns": [{"tool_calls": [{"name": "edit", "input": edit}]}, {"text": "Fixed: valu."}]
     }
 
-    with running_fake_llm(script) as fake_llm:
-        env = {
-            **os.environ,
-            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-            "ANTHROPIC_BASE_URL": fake_llm.anthropic_base_url,
-            "ANTHROPIC_API_KEY": KEY,
-            "LSP_AGENT_MODEL": "anthropic/claude-test",
+    assert EMACS is not None
+    done, requests = run_editor(
+        [EMACS, "--batch", "-l", str(driver)],
+        cwd=source.parent,
+        script=script,
+        api_key=KEY,
+        env={
             "LSP_AGENT_SNIPPET": str(snippet),
             "LSP_AGENT_TEST_FILE": str(source),
             "LSP_AGENT_TEST_TMP": str(tmp_path),
-        }
-        assert EMACS is not None
-        done = subprocess.run(
-            [EMACS, "--batch", "-l", str(driver)],
-            cwd=workspace,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        requests = [r.body for r in fake_llm.requests if r.turn != "side"]
+        },
+    )
 
     if "no-lsp-mode" in done.stdout:
         pytest.fail("this Emacs has no lsp-mode: install elpa-lsp-mode")
     assert done.returncode == 0, f"stdout:\n{done.stdout}\nstderr:\n{done.stderr}"
-    found = reports(done.stdout)
+    found = reports(done.stdout, REPORTS)
     # a cursor, no diagnostic: the line's actions (lsp-mode got nothing here before)
     assert found["actions"] == [
         "Ask agent to fix this line",
@@ -166,5 +130,4 @@ def test_the_documented_lsp_mode_setup_offers_and_runs_the_line_actions(
     assert source.read_text() == "print(valu)\n"
     # the answer where lsp-mode shows server messages, with the transcript's path
     [shown] = [line for line in found["messages"].splitlines() if "lsp-agent: Fixed" in line]
-    transcript = Path(re.findall(r"the whole conversation: (\S+\.md)\)", shown)[0])
-    assert "Fixed: valu." in transcript.read_text()
+    assert "Fixed: valu." in transcript_named_in(shown).read_text()

@@ -8,21 +8,21 @@ Skipped only without ``vim`` on PATH; fails when ALE is missing (CI installs ``v
 
 from __future__ import annotations
 
-import json
-import os
-import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from lsp_agent.testing.fake_llm import running_fake_llm
+from tests.support.editors import (
+    broken_workspace,
+    documented_snippet,
+    reports,
+    run_editor,
+    transcript_named_in,
+)
 
 VIM = shutil.which("vim")
-DOC = Path(__file__).resolve().parents[2] / "docs" / "editors.md"
 KEY = "sk-lsp-vim-ale-test-key"
 
 pytestmark = pytest.mark.skipif(VIM is None, reason="vim is not installed (CI installs vim-ale)")
@@ -83,61 +83,31 @@ qall!
 """
 
 
-def documented_snippet() -> str:
-    """The Vim snippet of docs/editors.md, exactly as a user copies it."""
-    text = DOC.read_text()
-    section = text.split("## Vim (ALE)", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```vim\n(.*?)```", section, re.S)
-    assert len(blocks) == 1, "the Vim section has one vim block"
-    return blocks[0]
-
-
-def reports(text: str) -> dict[str, Any]:
-    found: dict[str, Any] = {}
-    for line in text.splitlines():
-        key, _, value = line.partition(" ")
-        found[key] = json.loads(value) if value else True
-    return found
-
-
 def test_the_documented_ale_setup_offers_and_runs_explain(
     tmp_path: Path, isolated_home: Path
 ) -> None:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
-    source = workspace / "a.py"
-    source.write_text("print(valu)\n")
+    source = broken_workspace(tmp_path)
     snippet = tmp_path / "lsp-agent-ale.vim"
-    snippet.write_text(documented_snippet())
+    snippet.write_text(documented_snippet("Vim (ALE)", "vim"))
     driver = tmp_path / "driver.vim"
     driver.write_text(DRIVER)
     out = tmp_path / "out.txt"
     script = {"turns": [{"text": "It prints valu, which is not defined."}]}
 
-    with running_fake_llm(script) as fake_llm:
-        env = {
-            **os.environ,
-            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-            "ANTHROPIC_BASE_URL": fake_llm.anthropic_base_url,
-            "ANTHROPIC_API_KEY": KEY,
-            "LSP_AGENT_MODEL": "anthropic/claude-test",
+    assert VIM is not None
+    done, requests = run_editor(
+        [VIM, "-N", "-u", "NONE", "-i", "NONE", "-es", "-S", str(driver)],
+        cwd=source.parent,
+        script=script,
+        api_key=KEY,
+        env={
             "LSP_AGENT_SNIPPET": str(snippet),
             "LSP_AGENT_TEST_FILE": str(source),
             "LSP_AGENT_TEST_CHOICE": "Explain with agent",
             "LSP_AGENT_TEST_OUT": str(out),
-        }
-        assert VIM is not None
-        done = subprocess.run(
-            [VIM, "-N", "-u", "NONE", "-i", "NONE", "-es", "-S", str(driver)],
-            cwd=workspace,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        requests = [r.body for r in fake_llm.requests if r.turn != "side"]
+        },
+        stdin=subprocess.DEVNULL,
+    )
 
     found = reports(out.read_text() if out.exists() else "")
     if "no-ale" in found:
@@ -152,5 +122,4 @@ def test_the_documented_ale_setup_offers_and_runs_explain(
     assert "valu" in sent
     # the answer where ALE shows a server's messages, with the transcript's path
     [shown] = [m for m in found["messages"] if "lsp-agent: It prints valu" in m]
-    transcript = Path(re.findall(r"the whole conversation: (\S+\.md)\)", shown)[0])
-    assert "It prints valu, which is not defined." in transcript.read_text()
+    assert "It prints valu, which is not defined." in transcript_named_in(shown).read_text()
