@@ -21,7 +21,14 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["TempMaker", "fsync_folder", "private_temp", "write_atomic", "write_temp"]
+__all__ = [
+    "TempMaker",
+    "fsync_folder",
+    "private_temp",
+    "write_atomic",
+    "write_synced",
+    "write_temp",
+]
 
 TempMaker = Callable[[str, str], tuple[str, int]]
 """``(folder, name)`` → a new temporary file for ``name`` in ``folder``: its path and an
@@ -69,17 +76,31 @@ def write_temp(
     folder, name = os.path.split(final)
     temp, fd = make(folder or ".", name)
     try:
-        with os.fdopen(fd, "wb") as f:
-            if mode is not None:
-                os.fchmod(f.fileno(), mode)
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+        write_synced(fd, data, mode=mode)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
     return temp
+
+
+def write_synced(
+    fd: int, data: bytes, *, mode: int | None = None, executable: bool | None = None
+) -> None:
+    """Write ``data`` to the new file open as ``fd``, ``fsync`` it and close ``fd``.
+
+    ``mode``: its permission bits (None: as it was created); ``executable`` then sets or
+    clears the execute bits (given where the read bits are). Raises ``OSError``.
+    """
+    with os.fdopen(fd, "wb") as f:
+        if executable is not None:
+            bits = stat.S_IMODE(os.fstat(f.fileno()).st_mode) if mode is None else mode
+            mode = bits | (bits & 0o444) >> 2 if executable else bits & ~0o111
+        if mode is not None:
+            os.fchmod(f.fileno(), mode)
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
 
 
 def fsync_folder(folder: str | Path) -> None:

@@ -24,6 +24,8 @@ import os
 import stat
 from collections.abc import Callable, Iterator
 
+from lsp_agent.system.atomic import write_synced
+
 __all__ = [
     "LinkInTheWay",
     "TempMakerAt",
@@ -268,12 +270,7 @@ def write_temp(
     with folder_fd(folder, start=start) as parent:
         temp, fd = make(parent, folder, name)
         try:
-            with os.fdopen(fd, "wb") as f:
-                if mode is not None:
-                    os.fchmod(f.fileno(), mode)
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
+            write_synced(fd, data, mode=mode)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(temp, dir_fd=parent)
@@ -304,15 +301,7 @@ def write_atomic(
                     mode = stat.S_IMODE(found.st_mode)
         temp, fd = make(parent, folder, name)
         try:
-            with os.fdopen(fd, "wb") as f:
-                if executable is not None:
-                    bits = stat.S_IMODE(os.fstat(f.fileno()).st_mode) if mode is None else mode
-                    mode = bits | (bits & 0o444) >> 2 if executable else bits & ~0o111
-                if mode is not None:
-                    os.fchmod(f.fileno(), mode)
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
+            write_synced(fd, data, mode=mode, executable=executable)
             os.replace(temp, name, src_dir_fd=parent, dst_dir_fd=parent)
         except BaseException:
             with contextlib.suppress(OSError):
