@@ -451,10 +451,10 @@ class LspEditor:
         except Exception as error:
             _log.warning("showMessageRequest failed: %s", error)
             chosen = None
-        title = getattr(chosen, "title", None)
-        if title == "Allow once":
+        answer = getattr(chosen, "title", None)
+        if answer == "Allow once":
             return PermissionReply(kind="allow_once")
-        if title == "Allow for session" and request.saves:
+        if answer == "Allow for session" and request.saves:
             return PermissionReply(kind="allow_session")
         return PermissionReply(kind="reject_once")
 
