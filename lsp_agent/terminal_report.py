@@ -8,11 +8,11 @@ Everything from a file name, the model or a tool goes through :mod:`lsp_agent.di
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
 
+from lsp_agent.core.checkpoints import SnapshotChange
 from lsp_agent.display import block, one_line
 
-__all__ = ["OUTPUT_LINES", "FileChange", "changed_files", "output_tail"]
+__all__ = ["OUTPUT_LINES", "changed_files", "output_tail"]
 
 OUTPUT_LINES = 10
 """How many of a tool output's last lines ``sessions show`` prints (``run`` shows as many)."""
@@ -20,20 +20,7 @@ _LINE_CHARS = 240
 _STATUS = {"add": " (new)", "delete": " (deleted)"}
 
 
-class FileChange(Protocol):
-    """One changed file: ``SnapshotChange`` of ``core.checkpoints``."""
-
-    @property
-    def path(self) -> str: ...
-    @property
-    def status(self) -> str: ...
-    @property
-    def additions(self) -> int: ...
-    @property
-    def deletions(self) -> int: ...
-
-
-def changed_files(changes: Sequence[FileChange]) -> list[str]:
+def changed_files(changes: Sequence[SnapshotChange]) -> list[str]:
     """``2 files changed (+4 -1):`` and one line per file, as ``git diff --stat`` would say
     it; nothing when nothing changed."""
     if not changes:
