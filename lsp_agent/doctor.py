@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -26,7 +25,7 @@ from lsp_agent.app import AgentInputs, key_variables
 from lsp_agent.auth.keys import ProviderKeys
 from lsp_agent.core.errors import ConfigError
 from lsp_agent.display import block
-from lsp_agent.system.programs import find_program, find_rg, trusted_search_path
+from lsp_agent.system.programs import find_program, find_rg, probe, trusted_search_path
 
 if TYPE_CHECKING:
     from lsp_agent.config.resolve import ResolvedModel
@@ -181,18 +180,10 @@ def _program(name: str, path: str | None, search: str, avoid: Sequence[str]) -> 
     if path is None:
         return Check("FAIL", name, "not found outside the current folder")
     env = {"PATH": os.pathsep.join(trusted_search_path(search, avoid)), "LC_ALL": "C"}
-    try:
-        first = subprocess.run(
-            [path, "--version"],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        ).stdout.splitlines()
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return Check("FAIL", name, f"{path} does not run: {error}")
+    done = probe([path, "--version"], env, timeout=10)
+    if isinstance(done, Exception):
+        return Check("FAIL", name, f"{path} does not run: {done}")
+    first = done.stdout.splitlines()
     return Check("ok", name, f"{first[0] if first else 'unknown version'} ({path})")
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import os
-import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Final
@@ -22,7 +21,7 @@ from typing import Final
 import attrs
 
 from lsp_agent.sandbox.bwrap import isolation_flags
-from lsp_agent.system.programs import find_program, trusted_search_path
+from lsp_agent.system.programs import find_program, probe, trusted_search_path
 
 __all__ = ["BWRAP_ENV", "Availability", "availability", "check_availability"]
 
@@ -62,21 +61,11 @@ def check_availability(env: Mapping[str, str], avoid: Sequence[str] = ()) -> Ava
             works=False, reason=f"{where} outside the workspace folders: {_INSTALL_HINT}"
         )
     probe_env = {"PATH": os.pathsep.join(trusted_search_path(path, avoid)), "LC_ALL": "C"}
-    probe = [program, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    probe += [*isolation_flags(network=False), "--", "/bin/sh", "-c", ":"]
-    try:
-        done = subprocess.run(
-            probe,
-            env=probe_env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=_PROBE_SECONDS,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return Availability(works=False, reason=f"{program} does not run: {error}")
+    argv = [program, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    argv += [*isolation_flags(network=False), "--", "/bin/sh", "-c", ":"]
+    done = probe(argv, probe_env, timeout=_PROBE_SECONDS)
+    if isinstance(done, Exception):
+        return Availability(works=False, reason=f"{program} does not run: {done}")
     if done.returncode != 0:
         message = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
         return Availability(
@@ -107,32 +96,10 @@ def availability(env: Mapping[str, str] | None = None, avoid: Sequence[str] = ()
 
 
 def _help(program: str, env: Mapping[str, str]) -> str:
-    try:
-        done = subprocess.run(
-            [program, "--help"],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return ""
-    return done.stdout + done.stderr
+    done = probe([program, "--help"], env, timeout=5)
+    return "" if isinstance(done, Exception) else done.stdout + done.stderr
 
 
 def _version(program: str, env: Mapping[str, str]) -> str:
-    try:
-        out = subprocess.run(
-            [program, "--version"],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
-        ).stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
-        out = ""
-    return out or "bubblewrap"
+    done = probe([program, "--version"], env, timeout=5)
+    return ("" if isinstance(done, Exception) else done.stdout.strip()) or "bubblewrap"

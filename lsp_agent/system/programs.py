@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import functools
 import os
+import subprocess
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 __all__ = [
     "find_program",
     "find_rg",
     "inside_any",
+    "probe",
     "trusted_search_path",
     "vetted_program",
 ]
@@ -97,3 +99,24 @@ def find_rg(*, path: str | None, avoid: Sequence[str] = ()) -> str | None:
     avoided folders, else the first one on ``path`` that does."""
     beside = vetted_program(os.path.join(os.path.dirname(sys.executable), "rg"), avoid)
     return beside or find_program("rg", path=path, avoid=avoid)
+
+
+def probe(
+    argv: Sequence[str], env: Mapping[str, str], timeout: float
+) -> subprocess.CompletedProcess[str] | OSError | subprocess.TimeoutExpired:
+    """Run a helper program once, briefly (``--version``, ``--help``, a trial run): no input,
+    output captured (undecodable bytes replaced), any exit status. A program that does not
+    start, or does not end in ``timeout`` seconds, is the error, returned."""
+    try:
+        return subprocess.run(
+            list(argv),
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=timeout,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return error
