@@ -30,7 +30,7 @@ from lsp_agent.system.programs import find_program, find_rg, probe, trusted_sear
 if TYPE_CHECKING:
     from lsp_agent.config.resolve import ResolvedModel
     from lsp_agent.config.settings import Settings
-    from lsp_agent.sandbox import SandboxMode
+    from lsp_agent.sandbox import Availability, SandboxMode
     from lsp_agent.storage.recovery import RecoveryReport
 
 PROBE_TIMEOUT = 5.0
@@ -62,25 +62,32 @@ async def run_doctor(*, env: Mapping[str, str], cwd: Path, out: TextIO) -> int:
     if settings is not None:
         checks += await _mcp_servers(settings, env, cwd)
     # A broken config was reported above; the sandbox is then checked as by default.
-    checks.append(await _sandbox(env, settings.sandbox.mode if settings else "auto", cwd))
+    mode = settings.sandbox.mode if settings else "auto"
+    found = None if mode == "off" else await _try_bubblewrap(env, avoid)
+    checks.append(_sandbox(found, mode))
     if settings is not None:
-        checks.append(await _limits(env, settings))
+        checks.append(await _limits(found, settings))
     for check in checks:
         # Details quote files and servers (a skill's name, a provider's answer): escaped.
         out.write(f"{check.level:<4}  {check.name}: {block(check.detail)}\n")
     return 1 if any(c.level == "FAIL" for c in checks) else 0
 
 
-async def _sandbox(env: Mapping[str, str], mode: SandboxMode, cwd: Path) -> Check:
-    """Whether bash commands run in the bubblewrap sandbox here; FAIL when it is required
-    and does not work (``bash`` would refuse every command)."""
+async def _try_bubblewrap(env: Mapping[str, str], avoid: Sequence[str]) -> Availability:
+    """Bubblewrap tried once for both checks, taken from outside ``avoid`` (the workspace:
+    a ``bwrap`` planted there is never run)."""
     import asyncio
 
     from lsp_agent.sandbox import check_availability
 
-    if mode == "off":
+    return await asyncio.to_thread(check_availability, env, avoid)
+
+
+def _sandbox(found: Availability | None, mode: SandboxMode) -> Check:
+    """Whether bash commands run in the bubblewrap sandbox here (``found`` None: it is off);
+    FAIL when it is required and does not work (``bash`` would refuse every command)."""
+    if found is None:
         return Check("ok", "sandbox", "off (sandbox.mode); commands run unconfined")
-    found = await asyncio.to_thread(check_availability, env, (str(cwd),))
     if found.works:
         return Check("ok", "sandbox", f"bubblewrap works: {found.reason}")
     if mode == "required":
@@ -88,14 +95,14 @@ async def _sandbox(env: Mapping[str, str], mode: SandboxMode, cwd: Path) -> Chec
     return Check("warn", "sandbox", found.reason)
 
 
-async def _limits(env: Mapping[str, str], settings: Settings) -> Check:
+async def _limits(found: Availability | None, settings: Settings) -> Check:
     """How ``sandbox.limits`` holds here: which bound limits the processes (a ``pids``
     cgroup, ``RLIMIT_NPROC``, or only the watch as root without a cgroup), and whether this
-    bubblewrap can size the in-memory folders."""
+    bubblewrap (``found``; None: the sandbox is off) can size the in-memory folders."""
     import asyncio
     import os
 
-    from lsp_agent.sandbox import CommandLimits, check_availability
+    from lsp_agent.sandbox import CommandLimits
     from lsp_agent.sandbox.cgroup import find_pids_hierarchy
 
     limits = CommandLimits.configured(**settings.sandbox.limits.model_dump())
@@ -115,8 +122,7 @@ async def _limits(env: Mapping[str, str], settings: Settings) -> Check:
         parts.append(f"processes ≤ {limits.processes} (RLIMIT_NPROC)")
     memory = limits.memory_mb
     parts.append(f"memory {memory} MB per process" if memory else "memory not bounded")
-    if settings.sandbox.mode != "off" and limits.tmp_mb is not None:
-        found = await asyncio.to_thread(check_availability, env)
+    if found is not None and limits.tmp_mb is not None:
         if found.works and not found.sizes:
             level = "warn"
             parts.append("in-memory folders not bounded (this bubblewrap takes no --size)")

@@ -42,9 +42,9 @@ class Availability:
     in-memory folders can be bounded."""
 
 
-def check_availability(env: Mapping[str, str], avoid: Sequence[str] = ()) -> Availability:
+def check_availability(env: Mapping[str, str], avoid: Sequence[str]) -> Availability:
     """Try bubblewrap now (a subprocess, up to 10 s); ``avoid``: folders it must not be
-    taken from."""
+    taken from (required: a caller that forgot the workspace would run a planted ``bwrap``)."""
     if sys.platform == "darwin":
         return Availability(
             works=False,
@@ -87,7 +87,7 @@ def _cached(bwrap: str, path: str, avoid: tuple[str, ...]) -> Availability:
     return check_availability({BWRAP_ENV: bwrap, "PATH": path}, avoid)
 
 
-def availability(env: Mapping[str, str] | None = None, avoid: Sequence[str] = ()) -> Availability:
+def availability(env: Mapping[str, str] | None, avoid: Sequence[str]) -> Availability:
     """:func:`check_availability`, tried once per process for a given program, PATH and
     folders to avoid."""
     source = os.environ if env is None else env

@@ -190,7 +190,7 @@ class CommandSandbox:
         self._cgroups_looked = False
         self._root_only: tuple[float, tuple[str, ...]] | None = None
 
-    async def availability(self, env: Mapping[str, str], avoid: Sequence[str] = ()) -> Availability:
+    async def availability(self, env: Mapping[str, str], avoid: Sequence[str]) -> Availability:
         """Whether bubblewrap works, taken from outside ``avoid`` (the folders a command may
         write)."""
         return await asyncio.to_thread(self._check, env, tuple(avoid))

@@ -30,7 +30,7 @@ from lsp_agent.testing.permissions import RecordingAsk, allow_all, deny
 from lsp_agent.testing.tools import tool_context
 from lsp_agent.tools.bash import BashParams, BashTool
 
-WORKS = check_availability({"PATH": "/usr/bin:/bin"})
+WORKS = check_availability({"PATH": "/usr/bin:/bin"}, ())
 needs_bwrap = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="bubblewrap is not installed (CI installs it)"
 )
@@ -352,13 +352,13 @@ async def test_auto_runs_unsandboxed_with_a_notice_once_per_session(
 
 
 def test_availability_says_why_not(tmp_path: Path) -> None:
-    missing = check_availability({"LSP_AGENT_BWRAP": str(tmp_path / "no-bwrap")})
+    missing = check_availability({"LSP_AGENT_BWRAP": str(tmp_path / "no-bwrap")}, ())
     failing = tmp_path / "bwrap"
     failing.write_text(
         "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n"
     )
     failing.chmod(0o755)
-    broken = check_availability({"LSP_AGENT_BWRAP": str(failing)})
+    broken = check_availability({"LSP_AGENT_BWRAP": str(failing)}, ())
 
     assert not missing.works
     assert "not found" in missing.reason

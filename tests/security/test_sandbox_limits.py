@@ -86,7 +86,7 @@ async def test_a_fork_bomb_ends_with_a_clear_error(
 async def test_a_big_write_to_an_in_memory_folder_fails_with_no_space(
     workspace: Path, folder: str
 ) -> None:
-    if not check_availability({"PATH": "/usr/bin:/bin"}).sizes:
+    if not check_availability({"PATH": "/usr/bin:/bin"}, ()).sizes:
         pytest.fail("this bubblewrap takes no --size (0.6 or later is needed)")
     # 64 MB against a 16 MB limit: without the limit it would simply succeed. In a script,
     # so no argument check asks for the folder (an approval would mount the real one).
