@@ -6,16 +6,18 @@ where an environment variable says (``DOCKER_CONFIG``, ``KUBECONFIG``…). The f
 refuse them and the sandbox hides them even when the workspace is ``$HOME`` or an
 ``allow_read`` entry covers them (docs/security.md "Credentials").
 
-Pure path arithmetic: nothing is resolved or checked for existence here.
+:func:`credential_paths` is pure path arithmetic: nothing is resolved or checked for
+existence. :func:`real_credential_paths` follows their links, as the file checks compare them.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import time
+from collections.abc import Iterable, Mapping
 from typing import Final
 
-__all__ = ["CREDENTIAL_ENV", "CREDENTIAL_HOME_PATHS", "credential_paths"]
+__all__ = ["CREDENTIAL_ENV", "CREDENTIAL_HOME_PATHS", "credential_paths", "real_credential_paths"]
 
 CREDENTIAL_HOME_PATHS: Final = (
     # ssh, gpg, the system keyrings and password managers
@@ -125,3 +127,60 @@ def credential_paths(env: Mapping[str, str]) -> tuple[str, ...]:
             if os.path.isabs(entry) and os.path.normpath(entry) != "/":
                 found.append(entry)
     return tuple(dict.fromkeys(os.path.normpath(path) for path in found))
+
+
+_Stamp = tuple[tuple[int, int, int, int] | None, ...]
+_RACY_NS: Final = 2_000_000_000
+_KEPT: Final = 16
+_real_paths: dict[tuple[str, ...], tuple[_Stamp, tuple[str, ...]]] = {}
+"""A memo (like ``functools.cache``): the paths of :func:`credential_paths` → the stamp of
+the folders on the way and their ``realpath`` s."""
+
+
+def real_credential_paths(env: Mapping[str, str]) -> tuple[str, ...]:
+    """:func:`credential_paths` of ``env`` with their links followed (``realpath``).
+
+    Following some 60 paths takes about a millisecond, and the file tools need them on every
+    call; so the answer is kept and reused while no folder on the way to any of them changed
+    (its device, inode, modification and change time): making, renaming or removing a link
+    anywhere on the way changes its folder. A folder modified in the last two seconds is not
+    trusted to show the next change (a file system's clock may be coarse): nothing is kept
+    then, as git does for its index.
+    """
+    paths = credential_paths(env)
+    now = time.time_ns()
+    stamp = _stamp(_folders_on_the_way(paths))
+    kept = _real_paths.get(paths)
+    if kept is not None and kept[0] == stamp:
+        return kept[1]
+    real = tuple(dict.fromkeys(os.path.realpath(path) for path in paths))
+    if all(entry is None or now - entry[2] > _RACY_NS for entry in stamp):
+        if len(_real_paths) >= _KEPT:
+            _real_paths.clear()
+        _real_paths[paths] = (stamp, real)
+    return real
+
+
+def _folders_on_the_way(paths: Iterable[str]) -> tuple[str, ...]:
+    folders: dict[str, None] = {}
+    for path in paths:
+        folder = os.path.dirname(path)
+        while folder not in folders:
+            folders[folder] = None
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                break
+            folder = parent
+    return tuple(folders)
+
+
+def _stamp(folders: Iterable[str]) -> _Stamp:
+    found: list[tuple[int, int, int, int] | None] = []
+    for folder in folders:
+        try:
+            st = os.stat(folder)
+        except OSError:
+            found.append(None)
+        else:
+            found.append((st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns))
+    return tuple(found)

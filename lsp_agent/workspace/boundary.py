@@ -25,7 +25,7 @@ from pathlib import Path
 import attrs
 import platformdirs
 
-from lsp_agent.system.credentials import credential_paths
+from lsp_agent.system.credentials import real_credential_paths
 
 __all__ = [
     "Outside",
@@ -117,10 +117,12 @@ class WorkspaceBoundary:
         self._roots = tuple(dict.fromkeys(os.path.realpath(os.fspath(root)) for root in roots))
         folders = (agent_data_folder(),) if hidden is None else hidden
         self._data = tuple(os.path.realpath(os.fspath(folder)) for folder in folders)
-        stores = credential_folders(os.environ) if credentials is None else credentials
-        self._credentials = _not_around(
-            tuple(os.path.realpath(os.fspath(store)) for store in stores), self._roots
+        stores = (
+            credential_folders(os.environ)
+            if credentials is None
+            else tuple(os.path.realpath(os.fspath(store)) for store in credentials)
         )
+        self._credentials = _not_around(stores, self._roots)
         self._hidden = (*self._data, *self._credentials)
 
     @property
@@ -171,7 +173,7 @@ class WorkspaceBoundary:
 
 def credential_folders(env: Mapping[str, str]) -> tuple[str, ...]:
     """The credential stores of ``env`` (``lsp_agent.system.credentials``), realpath-ed."""
-    return tuple(dict.fromkeys(os.path.realpath(path) for path in credential_paths(env)))
+    return real_credential_paths(env)
 
 
 def hidden_search_globs(folder: str, hidden: Sequence[str] | None = None) -> list[str]:

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from lsp_agent.system.credentials import credential_paths
+from lsp_agent.system.credentials import real_credential_paths
 
 __all__ = ["FileBytes", "Refused", "Unreadable", "read_confined", "read_regular"]
 
@@ -115,8 +115,7 @@ def _read(real: str, limit: int, roots: list[str] | None) -> FileBytes | Refused
 
 
 def _in_credentials(real: str) -> bool:
-    stores = (os.path.realpath(path) for path in credential_paths(os.environ))
-    return any(_contains(store, real) for store in stores)
+    return any(_contains(store, real) for store in real_credential_paths(os.environ))
 
 
 def _read_up_to(fd: int, count: int) -> bytes:
