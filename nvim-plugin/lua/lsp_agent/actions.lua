@@ -13,20 +13,9 @@ local function chat()
   return require("lsp_agent.chat")
 end
 
---- The workspace folder uri of a client (its first folder).
-local function folder_uri(client)
-  local folders = client.workspace_folders or {}
-  if folders[1] then
-    return folders[1].uri
-  end
-  if client.root_dir then
-    return vim.uri_from_fname(client.root_dir)
-  end
-end
-
 --- Start a session on `client`; `cb(session_id|nil)`.
 function M.new_session(client, cb)
-  local params = { workspaceFolder = folder_uri(client) }
+  local params = { workspaceFolder = client_mod.folder_uri(client) }
   if M.default_mode then
     params.mode = M.default_mode
   end
@@ -476,7 +465,7 @@ M.known_sessions = {}
 
 --- This workspace's sessions, most recent first; `cb(sessions)`.
 function M.list(client, cb)
-  client_mod.request(client, protocol.requests.session_list, { workspaceFolder = folder_uri(client), limit = 100 }, function(err, result)
+  client_mod.request(client, protocol.requests.session_list, { workspaceFolder = client_mod.folder_uri(client), limit = 100 }, function(err, result)
     local sessions = (not err and result and result.sessions) or {}
     M.known_sessions = sessions
     cb(sessions)
@@ -538,7 +527,7 @@ function M.search(query, opts)
     end
     local params = { query = query, limit = 50 }
     if not opts.all then
-      params.workspaceFolder = folder_uri(client)
+      params.workspaceFolder = client_mod.folder_uri(client)
     end
     client_mod.request(client, protocol.requests.session_search, params, function(err, result)
       if err then

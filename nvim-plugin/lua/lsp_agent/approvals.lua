@@ -13,16 +13,6 @@ function M.label(approval)
   return vim.fn.strtrans(("%s: %s  [%s]"):format(approval.permission, approval.pattern, scope))
 end
 
-local function folder_uri(client)
-  local folders = client.workspace_folders or {}
-  if folders[1] then
-    return folders[1].uri
-  end
-  if client.root_dir then
-    return vim.uri_from_fname(client.root_dir)
-  end
-end
-
 local function revoke(client, approval)
   local params = {
     scope = approval.scope,
@@ -48,7 +38,7 @@ function M.pick()
     if not client then
       return
     end
-    local params = { workspaceFolder = folder_uri(client) }
+    local params = { workspaceFolder = client_mod.folder_uri(client) }
     client_mod.request(client, protocol.requests.permissions_list, params, function(err, result)
       local approvals = (not err and result and result.approvals) or {}
       if err then

@@ -113,6 +113,17 @@ function M.with_client(fn, session_id)
   require("lsp_agent.startup").when_ready(client, fn)
 end
 
+--- The workspace folder uri of a client (its first folder, else its root).
+function M.folder_uri(client)
+  local folders = client.workspace_folders or {}
+  if folders[1] then
+    return folders[1].uri
+  end
+  if client.root_dir then
+    return vim.uri_from_fname(client.root_dir)
+  end
+end
+
 --- Describe a JSON-RPC error.
 function M.describe_error(err)
   if type(err) == "table" then
