@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from lsprotocol import types as lsp
@@ -17,37 +16,11 @@ from pytest_lsp import client_capabilities
 
 from lsp_agent.testing.fake_llm import FakeLLMServer
 from tests.support.lsp_client import HOLD, agent_client, agent_options, allow_once
+from tests.support.model_requests import edit_then_cat, tool_result_texts
 from tests.support.user_config import write_user_config
 from tests.support.waiting import wait_until
 
 EDITORS = ["visual_studio_code", "neovim"]
-
-
-def edit_then_cat(path: Path) -> dict[str, Any]:
-    edit = {"file_path": str(path), "old_string": "value = 1", "new_string": "value = 2"}
-    cat = {"command": f"cat {path.name}", "description": "Show the file"}
-    return {
-        "turns": [
-            {"tool_calls": [{"name": "edit", "input": edit}]},
-            {"tool_calls": [{"name": "bash", "input": cat}]},
-            {"text": "done"},
-        ]
-    }
-
-
-def tool_results(body: dict[str, Any]) -> list[str]:
-    """The text of every tool result the model was sent in ``body`` (Anthropic's shape)."""
-    found = []
-    for message in body["messages"]:
-        content = message.get("content")
-        for block in content if isinstance(content, list) else []:
-            if block.get("type") == "tool_result":
-                inner = block.get("content")
-                if isinstance(inner, list):
-                    found.append("".join(part.get("text", "") for part in inner))
-                else:
-                    found.append(str(inner))
-    return found
 
 
 @pytest.mark.parametrize("editor", EDITORS)
@@ -57,7 +30,7 @@ async def test_a_command_after_an_edit_of_an_open_file_sees_the_edit(
     """A front-end that does not save (no ``savesDocuments``): the server writes the file."""
     path = workspace / "calc.py"
     path.write_text("value = 1\n")
-    fake_llm.set_script(edit_then_cat(path))
+    fake_llm.set_script(edit_then_cat(path, "done"))
     async with agent_client(env=server_env, folders=[workspace], capabilities=editor) as client:
         client.open(path, "value = 1\n")
         client.permission_answers += [allow_once(), allow_once()]
@@ -67,7 +40,7 @@ async def test_a_command_after_an_edit_of_an_open_file_sees_the_edit(
         assert client.documents[path.as_uri()].text == "value = 2\n"
         assert client.save_requests == []
     assert path.read_text() == "value = 2\n"
-    edited, shown = tool_results(fake_llm.model_bodies()[2])
+    edited, shown = tool_result_texts(fake_llm.model_bodies()[2])
     assert "value = 2" in shown
     assert "Note" not in edited
 
@@ -77,7 +50,7 @@ async def test_a_front_end_that_saves_is_asked_to_save_the_edited_buffer(
 ) -> None:
     path = workspace / "calc.py"
     path.write_bytes(b"value = 1\n")
-    fake_llm.set_script(edit_then_cat(path))
+    fake_llm.set_script(edit_then_cat(path, "done"))
     options = agent_options(savesDocuments=True)
     async with agent_client(env=server_env, folders=[workspace], options=options) as client:
         client.open(path, "value = 1\n")
@@ -88,7 +61,7 @@ async def test_a_front_end_that_saves_is_asked_to_save_the_edited_buffer(
         # the version the agent's edit produced (the client's didChange after applyEdit)
         assert client.save_requests == [{"documents": [{"uri": path.as_uri(), "version": 2}]}]
     assert path.read_text() == "value = 2\n"
-    assert "value = 2" in tool_results(fake_llm.model_bodies()[2])[1]
+    assert "value = 2" in tool_result_texts(fake_llm.model_bodies()[2])[1]
 
 
 @pytest.mark.parametrize("saves", [False, True])
@@ -97,7 +70,7 @@ async def test_a_buffer_with_the_users_unsaved_change_keeps_it_and_is_not_saved(
 ) -> None:
     path = workspace / "calc.py"
     path.write_text("value = 1\n")
-    fake_llm.set_script(edit_then_cat(path))
+    fake_llm.set_script(edit_then_cat(path, "done"))
     options = agent_options(savesDocuments=saves)
     async with agent_client(env=server_env, folders=[workspace], options=options) as client:
         client.open(path, "value = 1\n")
@@ -109,7 +82,7 @@ async def test_a_buffer_with_the_users_unsaved_change_keeps_it_and_is_not_saved(
         assert client.documents[path.as_uri()].text == "value = 2\nmine = True\n"
         assert client.save_requests == []
     assert path.read_text() == "value = 1\n"
-    edited, shown = tool_results(fake_llm.model_bodies()[2])
+    edited, shown = tool_result_texts(fake_llm.model_bodies()[2])
     assert "unsaved changes of their own" in edited
     assert "commands, tests, searches and git see the older version on disk" in edited
     assert "value = 1" in shown
@@ -135,7 +108,7 @@ async def test_reading_a_buffer_with_unsaved_changes_tells_the_model(
         session = await client.new_session()
         await client.prompt(session, "read it")
         await client.wait_idle(session, timeout=60)
-    [read] = tool_results(fake_llm.model_bodies()[1])
+    [read] = tool_result_texts(fake_llm.model_bodies()[1])
     assert "value = 3" in read
     assert "the file on disk differs" in read
 
@@ -206,7 +179,7 @@ async def test_a_client_that_cannot_edit_and_never_answers_ends_the_turn_in_time
         )
     assert path.read_text() == "value = 2\n"
     assert len(fake_llm.model_bodies()) == 3  # the turn ended at the unanswered ask
-    edited, read = tool_results(fake_llm.model_bodies()[2])
+    edited, read = tool_result_texts(fake_llm.model_bodies()[2])
     assert "written to the file on disk" in edited
     assert "value = 2" in read  # the disk, not the editor's outdated buffer
     assert "Nobody answered the permission request within 3 s" in json.dumps(exported)
@@ -271,6 +244,6 @@ async def test_asks_and_edits_nobody_answers_time_out_with_a_message(
         ]
         assert "Nobody answered the questions within 6 s" in json.dumps(asked)
     assert path.read_text() == "value = 1\n"
-    results = tool_results(fake_llm.model_bodies()[1])
+    results = tool_result_texts(fake_llm.model_bodies()[1])
     assert "did not answer within 3 s" in results[0]
     assert len(fake_llm.model_bodies()) == 3

@@ -4,32 +4,10 @@ buffer with the user's own unsaved change keeps it, is not saved, and the model 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-
-def edit_then_cat(path: Path) -> dict[str, Any]:
-    edit = {"file_path": str(path), "old_string": "value = 1", "new_string": "value = 2"}
-    cat = {"command": f"cat {path.name}", "description": "Show the file"}
-    return {
-        "turns": [
-            {"tool_calls": [{"name": "edit", "input": edit}]},
-            {"tool_calls": [{"name": "bash", "input": cat}]},
-            {"text": "Shown."},
-        ]
-    }
-
-
-def tool_results(body: dict[str, Any]) -> list[str]:
-    """The tool results the model was sent (Anthropic's shape), as JSON text each."""
-    return [
-        json.dumps(block.get("content"))
-        for message in body["messages"]
-        if isinstance(message.get("content"), list)
-        for block in message["content"]
-        if block.get("type") == "tool_result"
-    ]
+from tests.support.model_requests import edit_then_cat, tool_result_texts
 
 
 def run_edit_then_cat(editor: Any) -> list[str]:
@@ -38,7 +16,7 @@ def run_edit_then_cat(editor: Any) -> list[str]:
     editor.choose(editor.wait_select(2), "Allow once")
     editor.wait_chat("Shown.", timeout=60)
     editor.wait_idle()
-    return tool_results(editor.model_requests()[2])
+    return tool_result_texts(editor.model_requests()[2])
 
 
 def test_a_command_after_the_agents_edit_of_an_open_buffer_sees_the_edit(
@@ -46,7 +24,7 @@ def test_a_command_after_the_agents_edit_of_an_open_buffer_sees_the_edit(
 ) -> None:
     path = workspace / "calc.py"
     path.write_text("value = 1\n")
-    editor.fake_llm.set_script(edit_then_cat(path))
+    editor.fake_llm.set_script(edit_then_cat(path, "Shown."))
     editor.edit(path)
 
     edited, shown = run_edit_then_cat(editor)
@@ -66,7 +44,7 @@ def test_a_buffer_with_the_users_unsaved_change_keeps_it_and_is_not_saved(
 ) -> None:
     path = workspace / "calc.py"
     path.write_text("value = 1\n")
-    editor.fake_llm.set_script(edit_then_cat(path))
+    editor.fake_llm.set_script(edit_then_cat(path, "Shown."))
     editor.edit(path)
     editor.type("Gomine = True<Esc>")  # typed, not saved
     editor.wait(lambda: editor.buffer_text(path) == "value = 1\nmine = True", "the typed change")
