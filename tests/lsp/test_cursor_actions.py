@@ -28,14 +28,12 @@ async def actions_at(
     diagnostics: list[lsp.Diagnostic] | None = None,
 ) -> list[lsp.CodeAction]:
     cursor = lsp.Position(line=line, character=3)
-    found = await client.client.text_document_code_action_async(
-        lsp.CodeActionParams(
-            text_document=lsp.TextDocumentIdentifier(uri=path.as_uri()),
-            range=lsp.Range(start=cursor, end=cursor),
-            context=lsp.CodeActionContext(
-                diagnostics=diagnostics or [], trigger_kind=trigger, only=only
-            ),
-        )
+    found = await client.code_actions(
+        path,
+        lsp.Range(start=cursor, end=cursor),
+        diagnostics=diagnostics or [],
+        only=only,
+        trigger=trigger,
     )
     return [a for a in found or [] if isinstance(a, lsp.CodeAction)]
 
@@ -96,20 +94,8 @@ async def test_a_selection_is_unchanged_and_only_filters_it(
         selection = lsp.Range(
             start=lsp.Position(line=0, character=0), end=lsp.Position(line=1, character=5)
         )
-        found = await client.client.text_document_code_action_async(
-            lsp.CodeActionParams(
-                text_document=lsp.TextDocumentIdentifier(uri=path.as_uri()),
-                range=selection,
-                context=lsp.CodeActionContext(diagnostics=[], only=["quickfix"]),
-            )
-        )
-        everything = await client.client.text_document_code_action_async(
-            lsp.CodeActionParams(
-                text_document=lsp.TextDocumentIdentifier(uri=path.as_uri()),
-                range=selection,
-                context=lsp.CodeActionContext(diagnostics=[]),
-            )
-        )
+        found = await client.code_actions(path, selection, only=["quickfix"])
+        everything = await client.code_actions(path, selection)
 
     assert not found
     assert [a.title for a in everything or [] if isinstance(a, lsp.CodeAction)] == [

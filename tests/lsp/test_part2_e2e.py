@@ -60,13 +60,7 @@ async def test_a_fix_code_action_starts_a_session_about_the_diagnostic(
             severity=lsp.DiagnosticSeverity.Error,
             source="pyright",
         )
-        actions = await client.client.text_document_code_action_async(
-            lsp.CodeActionParams(
-                text_document=lsp.TextDocumentIdentifier(uri=path.as_uri()),
-                range=diagnostic.range,
-                context=lsp.CodeActionContext(diagnostics=[diagnostic]),
-            )
-        )
+        actions = await client.code_actions(path, diagnostic.range, diagnostics=[diagnostic])
         assert actions is not None
         fix = next(a for a in actions if isinstance(a, lsp.CodeAction) and a.kind == "quickfix")
         assert fix.title == "Ask agent to fix: Name 'undefined_name' is not defined"
@@ -191,13 +185,7 @@ async def test_a_plain_client_gets_progress_a_message_request_and_a_transcript(
             ),
             message="set value to 2",
         )
-        actions = await client.client.text_document_code_action_async(
-            lsp.CodeActionParams(
-                text_document=lsp.TextDocumentIdentifier(uri=path.as_uri()),
-                range=diagnostic.range,
-                context=lsp.CodeActionContext(diagnostics=[diagnostic]),
-            )
-        )
+        actions = await client.code_actions(path, diagnostic.range, diagnostics=[diagnostic])
         assert actions is not None
         fix = actions[0]
         assert isinstance(fix, lsp.CodeAction)
@@ -269,13 +257,7 @@ async def test_code_actions_fall_back_to_forwarded_diagnostics(
             start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0)
         )
         for _ in range(100):
-            actions = await client.client.text_document_code_action_async(
-                lsp.CodeActionParams(
-                    text_document=lsp.TextDocumentIdentifier(uri=path.as_uri()),
-                    range=line,
-                    context=lsp.CodeActionContext(diagnostics=[]),
-                )
-            )
+            actions = await client.code_actions(path, line)
             if actions:
                 break
             await asyncio.sleep(0.05)
@@ -285,11 +267,5 @@ async def test_code_actions_fall_back_to_forwarded_diagnostics(
         other_line = lsp.Range(
             start=lsp.Position(line=1, character=0), end=lsp.Position(line=1, character=0)
         )
-        none = await client.client.text_document_code_action_async(
-            lsp.CodeActionParams(
-                text_document=lsp.TextDocumentIdentifier(uri=path.as_uri()),
-                range=other_line,
-                context=lsp.CodeActionContext(diagnostics=[]),
-            )
-        )
+        none = await client.code_actions(path, other_line)
         assert not none

@@ -24,13 +24,7 @@ async def ask(client: AgentClient, path: Path) -> None:
     selection = lsp.Range(
         start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=5)
     )
-    actions = await client.client.text_document_code_action_async(
-        lsp.CodeActionParams(
-            text_document=lsp.TextDocumentIdentifier(uri=path.as_uri()),
-            range=selection,
-            context=lsp.CodeActionContext(diagnostics=[]),
-        )
-    )
+    actions = await client.code_actions(path, selection)
     assert actions is not None
     [explain] = [
         a for a in actions if isinstance(a, lsp.CodeAction) and a.title == "Explain with agent"

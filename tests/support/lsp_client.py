@@ -322,6 +322,26 @@ class AgentClient:
         """Forward one document's diagnostics, as a front-end does (``agent/diagnostics``)."""
         self.notify("agent/diagnostics", {"items": [{"uri": uri, "diagnostics": diagnostics}]})
 
+    async def code_actions(
+        self,
+        path: Path,
+        range_: lsp.Range,
+        *,
+        diagnostics: Sequence[lsp.Diagnostic] = (),
+        only: list[str] | None = None,
+        trigger: lsp.CodeActionTriggerKind | None = None,
+    ) -> list[lsp.Command | lsp.CodeAction] | None:
+        """``textDocument/codeAction`` for ``range_`` of ``path``; the raw result."""
+        return await self.client.text_document_code_action_async(
+            lsp.CodeActionParams(
+                text_document=lsp.TextDocumentIdentifier(uri=path.as_uri()),
+                range=range_,
+                context=lsp.CodeActionContext(
+                    diagnostics=list(diagnostics), only=only, trigger_kind=trigger
+                ),
+            )
+        )
+
     async def execute(self, command: str, argument: dict[str, Any]) -> Any:
         """``workspace/executeCommand`` with one argument; the raw result."""
         return await self.request(
