@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from lsp_agent.testing.fake_llm import FakeLLMServer
+from tests.support.provider_env import agent_env
 
 KEY = "sk-acp-test-0123456789"
 MODEL = "anthropic/claude-test"
@@ -22,19 +23,9 @@ def ws(workspace: Path) -> Path:
 
 @pytest.fixture
 def acp_env(fake_llm: FakeLLMServer, isolated_home: Path) -> dict[str, str]:
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if key in ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "TMPDIR")
-    }
-    env.update(
-        HOME=os.environ["HOME"],
-        XDG_CONFIG_HOME=os.environ["XDG_CONFIG_HOME"],
-        LSP_AGENT_DATA_DIR=os.environ["LSP_AGENT_DATA_DIR"],
+    return agent_env(
+        fake_llm,
+        KEY,
         PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
-        ANTHROPIC_BASE_URL=fake_llm.anthropic_base_url,
-        ANTHROPIC_API_KEY=KEY,
-        LSP_AGENT_MODEL=MODEL,
         LSP_AGENT_LOG="INFO",
     )
-    return env

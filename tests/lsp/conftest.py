@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from lsp_agent.testing.fake_llm import FakeLLMServer
+from tests.support.provider_env import PASSED_ON, agent_env
 
 KEY = "sk-lsp-test"
 
@@ -16,18 +17,9 @@ KEY = "sk-lsp-test"
 @pytest.fixture
 def server_env(fake_llm: FakeLLMServer, isolated_home: Path) -> dict[str, str]:
     """The server's environment: isolated folders, the fake LLM as Anthropic."""
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if key in ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "SYSTEMROOT", "TMPDIR")
-    }
-    env.update(
-        HOME=os.environ["HOME"],
-        XDG_CONFIG_HOME=os.environ["XDG_CONFIG_HOME"],
-        LSP_AGENT_DATA_DIR=os.environ["LSP_AGENT_DATA_DIR"],
-        ANTHROPIC_BASE_URL=fake_llm.anthropic_base_url,
-        ANTHROPIC_API_KEY=KEY,
-        LSP_AGENT_MODEL="anthropic/claude-test",
+    return agent_env(
+        fake_llm,
+        KEY,
+        keep=(*PASSED_ON, "SYSTEMROOT"),
         LSP_AGENT_LOG="INFO" if os.environ.get("LSP_AGENT_TEST_LOG") else "WARNING",
     )
-    return env

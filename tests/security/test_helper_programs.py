@@ -38,6 +38,7 @@ from tests.support.hostile_repo import (
     plant_programs,
 )
 from tests.support.lsp_client import agent_client, allow_once
+from tests.support.provider_env import agent_env
 
 KEY = "sk-ant-api03-" + "p" * 40
 MODEL = "anthropic/claude-test"
@@ -175,17 +176,10 @@ def turn_script(ws: Path) -> list[dict[str, Any]]:
 @pytest.fixture
 def door_env(fake_llm: FakeLLMServer, isolated_home: Path) -> dict[str, str]:
     """The environment of ``serve`` and ``acp``: isolated folders, the fake LLM, a key."""
-    env = {k: v for k, v in os.environ.items() if k in ("LANG", "LC_ALL", "PYTHONPATH", "TMPDIR")}
-    env.update(
-        HOME=os.environ["HOME"],
-        XDG_CONFIG_HOME=os.environ["XDG_CONFIG_HOME"],
-        LSP_AGENT_DATA_DIR=os.environ["LSP_AGENT_DATA_DIR"],
-        PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
-        ANTHROPIC_BASE_URL=fake_llm.anthropic_base_url,
-        ANTHROPIC_API_KEY=KEY,
-        LSP_AGENT_MODEL=MODEL,
+    keep = ("LANG", "LC_ALL", "PYTHONPATH", "TMPDIR")  # PATH: the test's own
+    return agent_env(
+        fake_llm, KEY, keep=keep, PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring"
     )
-    return env
 
 
 @pytest.fixture
