@@ -330,7 +330,7 @@ class AgentClient:
         diagnostics: Sequence[lsp.Diagnostic] = (),
         only: list[str] | None = None,
         trigger: lsp.CodeActionTriggerKind | None = None,
-    ) -> list[lsp.Command | lsp.CodeAction] | None:
+    ) -> Sequence[lsp.Command | lsp.CodeAction] | None:
         """``textDocument/codeAction`` for ``range_`` of ``path``; the raw result."""
         return await self.client.text_document_code_action_async(
             lsp.CodeActionParams(
