@@ -187,6 +187,27 @@ def answer_mentions(outcome: Outcome, *needles: str) -> Verdict:
     return Verdict(solved=True, reason="the answer names what was asked")
 
 
+def tests_kept(task: Task, outcome: Outcome, *tests: str) -> Verdict:
+    """Solved while none of ``tests`` (the task's test files) was changed."""
+    touched = [rel for rel in changed_files(task, outcome.workspace) if rel in tests]
+    if touched:
+        return Verdict(solved=False, reason=f"the tests were changed: {', '.join(touched)}")
+    return Verdict(solved=True, reason="the tests are as they were")
+
+
+def tests_kept_and_passes(tests: str, code: str) -> Checker:
+    """The check of a task to make its tests pass: ``tests`` (its test file) as it was, and
+    ``code`` (the hidden checks, see :func:`run_python`) passes."""
+
+    def check(task: Task, outcome: Outcome) -> Verdict:
+        return all_of(
+            lambda: tests_kept(task, outcome, tests),
+            lambda: run_python(outcome.workspace, code),
+        )
+
+    return check
+
+
 def nothing_changed(task: Task, outcome: Outcome) -> Verdict:
     changed = changed_files(task, outcome.workspace) + new_files(task, outcome.workspace)
     if changed:
@@ -195,6 +216,9 @@ def nothing_changed(task: Task, outcome: Outcome) -> Verdict:
 
 
 # -- oracle helpers ----------------------------------------------------------------------------
+
+UNITTEST = "python3 -m unittest -q"
+"""How an oracle runs a task's unit tests."""
 
 
 def tool(name: str, **arguments: Any) -> Turn:

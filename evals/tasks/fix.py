@@ -4,26 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evals.task import (
-    Outcome,
-    Task,
-    Verdict,
-    all_of,
-    changed_files,
-    run_python,
-    say,
-    tool,
-)
-
-UNITTEST = "python3 -m unittest -q"
-
-
-def tests_kept(task: Task, outcome: Outcome, *tests: str) -> Verdict:
-    touched = [rel for rel in changed_files(task, outcome.workspace) if rel in tests]
-    if touched:
-        return Verdict(solved=False, reason=f"the tests were changed: {', '.join(touched)}")
-    return Verdict(solved=True, reason="the tests are as they were")
-
+from evals.task import UNITTEST, Task, say, tests_kept_and_passes, tool
 
 STATS = '''\
 def mean(values: list[float]) -> float:
@@ -60,16 +41,12 @@ if __name__ == "__main__":
 """
 
 
-def check_mean(task: Task, outcome: Outcome) -> Verdict:
-    return all_of(
-        lambda: tests_kept(task, outcome, "test_stats.py"),
-        lambda: run_python(
-            outcome.workspace,
-            "from stats import mean, median\n"
-            "assert mean([2, 4]) == 3\nassert mean([5]) == 5\nassert mean([-1, 1, 3]) == 1\n"
-            "assert median([5, 1, 4]) == 4\n",
-        ),
-    )
+check_mean = tests_kept_and_passes(
+    "test_stats.py",
+    "from stats import mean, median\n"
+    "assert mean([2, 4]) == 3\nassert mean([5]) == 5\nassert mean([-1, 1, 3]) == 1\n"
+    "assert median([5, 1, 4]) == 4\n",
+)
 
 
 def oracle_mean(_root: Path) -> list[dict[str, object]]:
@@ -116,17 +93,13 @@ if __name__ == "__main__":
 """
 
 
-def check_slugify(task: Task, outcome: Outcome) -> Verdict:
-    return all_of(
-        lambda: tests_kept(task, outcome, "test_text.py"),
-        lambda: run_python(
-            outcome.workspace,
-            "from text import slugify\n"
-            "assert slugify('Ça Va -- OK?') == 'a-va-ok', slugify('Ça Va -- OK?')\n"
-            "assert slugify('  MIXED case  ') == 'mixed-case'\n"
-            "assert slugify('A1 b2') == 'a1-b2'\n",
-        ),
-    )
+check_slugify = tests_kept_and_passes(
+    "test_text.py",
+    "from text import slugify\n"
+    "assert slugify('Ça Va -- OK?') == 'a-va-ok', slugify('Ça Va -- OK?')\n"
+    "assert slugify('  MIXED case  ') == 'mixed-case'\n"
+    "assert slugify('A1 b2') == 'a1-b2'\n",
+)
 
 
 def oracle_slugify(_root: Path) -> list[dict[str, object]]:
@@ -170,16 +143,12 @@ if __name__ == "__main__":
 """
 
 
-def check_leap(task: Task, outcome: Outcome) -> Verdict:
-    return all_of(
-        lambda: tests_kept(task, outcome, "test_dates.py"),
-        lambda: run_python(
-            outcome.workspace,
-            "from dates import is_leap\n"
-            "assert [y for y in range(1600, 2401, 100) if is_leap(y)] == [1600, 2000, 2400]\n"
-            "assert is_leap(1996) and not is_leap(1999)\n",
-        ),
-    )
+check_leap = tests_kept_and_passes(
+    "test_dates.py",
+    "from dates import is_leap\n"
+    "assert [y for y in range(1600, 2401, 100) if is_leap(y)] == [1600, 2000, 2400]\n"
+    "assert is_leap(1996) and not is_leap(1999)\n",
+)
 
 
 def oracle_leap(_root: Path) -> list[dict[str, object]]:
@@ -235,17 +204,13 @@ if __name__ == "__main__":
 """
 
 
-def check_config(task: Task, outcome: Outcome) -> Verdict:
-    return all_of(
-        lambda: tests_kept(task, outcome, "test_config.py"),
-        lambda: run_python(
-            outcome.workspace,
-            "from util import parse_bool\nfrom config import load\n"
-            "assert [parse_bool(t) for t in ('true', 'Yes', '1')] == [True] * 3\n"
-            "assert [parse_bool(t) for t in ('false', 'NO', '0')] == [False] * 3\n"
-            "assert load('debug = 0') == {'debug': False}\n",
-        ),
-    )
+check_config = tests_kept_and_passes(
+    "test_config.py",
+    "from util import parse_bool\nfrom config import load\n"
+    "assert [parse_bool(t) for t in ('true', 'Yes', '1')] == [True] * 3\n"
+    "assert [parse_bool(t) for t in ('false', 'NO', '0')] == [False] * 3\n"
+    "assert load('debug = 0') == {'debug': False}\n",
+)
 
 
 def oracle_config(_root: Path) -> list[dict[str, object]]:

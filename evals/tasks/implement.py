@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evals.task import Outcome, Task, Verdict, all_of, run_python, say, tool
-from evals.tasks.fix import UNITTEST, tests_kept
+from evals.task import UNITTEST, Task, say, tests_kept_and_passes, tool
 
 DURATION = '''\
 def parse_duration(text: str) -> int:
@@ -48,19 +47,15 @@ DURATION_SOLUTION = """\
     return hours * 3600 + minutes * 60 + seconds + bare"""
 
 
-def check_duration(task: Task, outcome: Outcome) -> Verdict:
-    return all_of(
-        lambda: tests_kept(task, outcome, "test_duration.py"),
-        lambda: run_python(
-            outcome.workspace,
-            "from duration import parse_duration as p\n"
-            "assert p('2h5m10s') == 7510\nassert p('3m') == 180\nassert p('1h') == 3600\n"
-            "assert p('0') == 0\n"
-            "for bad in ('', 'h', '5m1h', '1x', '-3'):\n"
-            "    try:\n        p(bad)\n    except ValueError:\n        pass\n"
-            "    else:\n        raise AssertionError(bad)\n",
-        ),
-    )
+check_duration = tests_kept_and_passes(
+    "test_duration.py",
+    "from duration import parse_duration as p\n"
+    "assert p('2h5m10s') == 7510\nassert p('3m') == 180\nassert p('1h') == 3600\n"
+    "assert p('0') == 0\n"
+    "for bad in ('', 'h', '5m1h', '1x', '-3'):\n"
+    "    try:\n        p(bad)\n    except ValueError:\n        pass\n"
+    "    else:\n        raise AssertionError(bad)\n",
+)
 
 
 def oracle_duration(_root: Path) -> list[dict[str, object]]:
@@ -121,19 +116,15 @@ ROMAN_BODY = """\
     return out"""
 
 
-def check_roman(task: Task, outcome: Outcome) -> Verdict:
-    return all_of(
-        lambda: tests_kept(task, outcome, "test_roman.py"),
-        lambda: run_python(
-            outcome.workspace,
-            "from roman import to_roman as r\n"
-            "assert [r(n) for n in (1, 9, 14, 40, 90, 400, 2024, 3999)] == "
-            "['I', 'IX', 'XIV', 'XL', 'XC', 'CD', 'MMXXIV', 'MMMCMXCIX']\n"
-            "for bad in (-1, 4000):\n"
-            "    try:\n        r(bad)\n    except ValueError:\n        pass\n"
-            "    else:\n        raise AssertionError(bad)\n",
-        ),
-    )
+check_roman = tests_kept_and_passes(
+    "test_roman.py",
+    "from roman import to_roman as r\n"
+    "assert [r(n) for n in (1, 9, 14, 40, 90, 400, 2024, 3999)] == "
+    "['I', 'IX', 'XIV', 'XL', 'XC', 'CD', 'MMXXIV', 'MMMCMXCIX']\n"
+    "for bad in (-1, 4000):\n"
+    "    try:\n        r(bad)\n    except ValueError:\n        pass\n"
+    "    else:\n        raise AssertionError(bad)\n",
+)
 
 
 def oracle_roman(_root: Path) -> list[dict[str, object]]:
@@ -193,18 +184,14 @@ if __name__ == "__main__":
 """
 
 
-def check_peek(task: Task, outcome: Outcome) -> Verdict:
-    return all_of(
-        lambda: tests_kept(task, outcome, "test_stack.py"),
-        lambda: run_python(
-            outcome.workspace,
-            "from stack import Stack\ns = Stack()\n"
-            "try:\n    s.peek()\nexcept IndexError:\n    pass\n"
-            "else:\n    raise AssertionError('peek on empty')\n"
-            "s.push('a'); s.push('b')\nassert s.peek() == 'b'\nassert len(s) == 2\n"
-            "assert s.pop() == 'b' and s.peek() == 'a'\n",
-        ),
-    )
+check_peek = tests_kept_and_passes(
+    "test_stack.py",
+    "from stack import Stack\ns = Stack()\n"
+    "try:\n    s.peek()\nexcept IndexError:\n    pass\n"
+    "else:\n    raise AssertionError('peek on empty')\n"
+    "s.push('a'); s.push('b')\nassert s.peek() == 'b'\nassert len(s) == 2\n"
+    "assert s.pop() == 'b' and s.peek() == 'a'\n",
+)
 
 
 PEEK = "    def peek(self) -> object:\n" + (
