@@ -141,13 +141,15 @@ class PlainProgress:
             self._progress(token, lsp.WorkDoneProgressReport(message=message, cancellable=True))
 
     def _note_answer(self, session_id: str, update: dict[str, Any]) -> None:
-        """The answer so far: the text of the turn's latest assistant message."""
+        """The beginning of the turn's latest assistant message: as much as its preview
+        shows (a long answer is not kept whole)."""
         message_id = str(update.get("messageId", ""))
         text = str(update.get("text", ""))
         current_id, current = self._answers.get(session_id, ("", ""))
-        self._answers[session_id] = (
-            (message_id, current + text) if message_id == current_id else (message_id, text)
-        )
+        if message_id != current_id:
+            self._answers[session_id] = (message_id, text)
+        elif len(" ".join(current.split())) <= PREVIEW_CHARS:  # else the preview is cut already
+            self._answers[session_id] = (message_id, current + text)
 
     async def _end(self, session_id: str, update: dict[str, Any]) -> None:
         token = self._tokens.pop(session_id, None)
