@@ -85,15 +85,17 @@ def head_diff(folder: str, *, avoid: Sequence[str], timeout: float) -> HeadDiff 
         if copied and project_git_dir is not None:  # a split index keeps its base beside it
             for shared in project_git_dir.glob("sharedindex.*"):
                 copy_regular_file(shared, view / shared.name, _INDEX_LIMIT)
-        diff: GitResult | GitFailure | None = None
-        if copied:
-            diff = run_git(
+
+        def diff_against_head() -> GitResult | GitFailure:
+            return run_git(
                 [*_DIFF_ARGS, commit, "--"],
                 cwd=folder,
                 avoid=avoid,
                 locations=locations,
                 timeout=timeout,
             )
+
+        diff = diff_against_head() if copied else None
         if not isinstance(diff, GitResult) or diff.returncode != 0:
             index.unlink(missing_ok=True)
             read = run_git(
@@ -101,13 +103,7 @@ def head_diff(folder: str, *, avoid: Sequence[str], timeout: float) -> HeadDiff 
             )
             if not isinstance(read, GitResult) or read.returncode != 0:
                 return NoHeadDiff(_reason(read, "not a git repository with a commit"))
-            diff = run_git(
-                [*_DIFF_ARGS, commit, "--"],
-                cwd=folder,
-                avoid=avoid,
-                locations=locations,
-                timeout=timeout,
-            )
+            diff = diff_against_head()
         if not isinstance(diff, GitResult) or diff.returncode != 0:
             return NoHeadDiff(_reason(diff, "git diff failed"))
         return HeadDiff(diff.stdout.decode("utf-8", errors="replace"))
