@@ -323,7 +323,7 @@ async def test_the_users_global_excludes_still_apply_without_the_users_configura
     (ws / "kept.txt").write_text("kept\n")
     (ws / "x.swp").write_text("editor swap\n")
     if where == "xdg ignore":
-        (isolated_home / ".config" / "git").mkdir(parents=True)
+        (isolated_home / ".config" / "git").mkdir(parents=True, exist_ok=True)  # home_layout: one
         (isolated_home / ".config" / "git" / "ignore").write_text("*.swp\n")
     else:
         (isolated_home / "my-ignores").write_text("*.swp\n")
