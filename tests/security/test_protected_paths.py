@@ -19,7 +19,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -64,6 +63,7 @@ from lsp_agent.tools.write import WriteParams, WriteTool
 from lsp_agent.workspace.boundary import WorkspaceBoundary
 from lsp_agent.workspace.files import FileLocks
 from lsp_agent.workspace.protected import agent_config_files, mark_protected, protection
+from tests.support.sandbox_python import sandbox_python
 
 KEY = "sk-protected-paths-0123456789"
 PROFILE = "export PATH=$HOME/bin:$PATH\n"
@@ -421,18 +421,10 @@ PLANTS = [
 ]
 
 
-def probe_python() -> str:
-    """An interpreter the sandbox shows (its /tmp is its own, so not a venv under /tmp)."""
-    real = os.path.realpath(sys.executable)
-    if not real.startswith(("/tmp/", tempfile.gettempdir() + "/")):
-        return real
-    return shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin") or real
-
-
 def piped(code: str) -> str:
     """A program the command parser cannot read: base64 piped into ``python3 -``."""
     encoded = base64.b64encode(code.encode()).decode()
-    return f"echo {encoded} | base64 -d | {probe_python()} -"
+    return f"echo {encoded} | base64 -d | {sandbox_python()} -"
 
 
 async def sandboxed_bash(ws: Path, command: str, sandbox: CommandSandbox) -> ToolOutcome:

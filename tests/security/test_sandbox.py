@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import logging
-import os
 import shutil
 import socket
 import sys
@@ -29,6 +28,7 @@ from lsp_agent.sandbox.policy import policy_for
 from lsp_agent.testing.permissions import RecordingAsk, allow_all, deny
 from lsp_agent.testing.tools import tool_context
 from lsp_agent.tools.bash import BashParams, BashTool
+from tests.support.sandbox_python import sandbox_python
 
 WORKS = check_availability({"PATH": "/usr/bin:/bin"}, ())
 needs_bwrap = pytest.mark.skipif(
@@ -37,17 +37,7 @@ needs_bwrap = pytest.mark.skipif(
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
 
 
-def _probe_python() -> str:
-    """An interpreter the sandbox shows: the sandbox's /tmp is its own, so a venv under /tmp
-    (a CI clone there, say) is out of sight, and so is root's home (a pyenv there) when the
-    tests' ``HOME`` is elsewhere; its real interpreter, or the system's, is not."""
-    real = os.path.realpath(sys.executable)
-    if not real.startswith(("/tmp/", tempfile.gettempdir() + "/", "/root/")):
-        return real
-    return shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin") or real
-
-
-PROBE_PYTHON = _probe_python()
+PROBE_PYTHON = sandbox_python()
 
 
 def piped(code: str) -> str:
