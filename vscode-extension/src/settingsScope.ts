@@ -2,7 +2,7 @@
  * Which settings the user set and which a workspace set (issue 31, point 4).
  *
  * `lspAgent.serverCommand`, `serverEnv` and `config` decide what runs and what the agent trusts, so
- * they are machine-scoped in package.json (VS Code ignores them in a workspace's
+ * they are application-scoped in package.json (VS Code ignores them in a workspace's
  * `.vscode/settings.json` and a `.code-workspace` file, and restricts them in an untrusted
  * workspace) — and, to be robust whatever VS Code does with a scope, they are read here only from
  * the user's (global) value, never from `workspaceValue` or `workspaceFolderValue`. The other
@@ -30,7 +30,7 @@ export const USER_ONLY_SETTINGS = ["serverCommand", "serverEnv", "config"] as co
 /** Settings forwarded to the server that a workspace may set (untrusted there). */
 export const FORWARDED_SETTINGS = ["model", "mode"] as const;
 
-/** The user's own value of `key` (user or remote-machine settings), else the default. */
+/** The user's own value of `key` (the user settings), else the default. */
 export function userValue<T>(settings: InspectableSettings, key: (typeof USER_ONLY_SETTINGS)[number]): T | undefined {
   const inspected = settings.inspect<T>(key);
   return inspected?.globalValue ?? inspected?.defaultValue;

@@ -1,6 +1,6 @@
 /**
  * A repository's `.vscode/settings.json` is no back door (issue 31, point 4): the settings that
- * decide what runs or what is trusted are machine-scoped and restricted in untrusted workspaces
+ * decide what runs or what is trusted are application-scoped and restricted in untrusted workspaces
  * (package.json), read only from the user's own value, and the forwarded settings a workspace may
  * set reach the server as `workspaceConfig` (untrusted), never as `config` (the user's layer).
  */
@@ -20,12 +20,12 @@ function settings(values: Record<string, Values>): InspectableSettings {
 const HOSTILE: Values = { workspaceValue: ["/repo/evil-server"], workspaceFolderValue: ["/repo/evil"] };
 
 describe("settings that decide what runs or what is trusted", () => {
-  it("are machine-scoped and restricted in untrusted workspaces", () => {
+  it("are application-scoped and restricted in untrusted workspaces", () => {
     const properties = PACKAGE.contributes.configuration.properties;
     const restricted: string[] = PACKAGE.capabilities.untrustedWorkspaces.restrictedConfigurations;
     assert.equal(PACKAGE.capabilities.untrustedWorkspaces.supported, "limited");
     for (const name of USER_ONLY_SETTINGS) {
-      assert.ok(["machine", "application"].includes(properties[`lspAgent.${name}`].scope), name);
+      assert.equal(properties[`lspAgent.${name}`].scope, "application", name);
       assert.ok(restricted.includes(`lspAgent.${name}`), name);
     }
   });
