@@ -127,6 +127,10 @@ def db_rows(db: Path, sql: str, *params: Any) -> list[tuple[Any, ...]]:
 
 
 def session_of(db: Path, ws: Path) -> str | None:
+    """The folder's session; None also when every run so far was killed before the database
+    had its tables (the next process to open it creates them)."""
+    if not db_rows(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sessions'"):
+        return None
     rows = db_rows(db, "SELECT session_id FROM sessions WHERE workspace_folder = ?", ws.as_uri())
     return str(rows[0][0]) if rows else None
 
