@@ -53,6 +53,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from lsp_agent.core.documents import FilePreview
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.messages import ToolKind
+from lsp_agent.core.permission.kinds import PermissionKind
 from lsp_agent.core.permission.rules import PermissionRequest, PermissionVerdict
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.patch.apply import HunkError, apply_hunks
@@ -65,7 +66,13 @@ from lsp_agent.patch.parse import (
     parse_patch,
 )
 from lsp_agent.system import beneath
-from lsp_agent.tools.base import ToolRunContext, load_description, refusal
+from lsp_agent.tools.base import (
+    ToolRunContext,
+    load_description,
+    one_line_title,
+    refusal,
+    shown_path,
+)
 from lsp_agent.tools.diagnostics import WatchedFile, watch_diagnostics, with_report
 from lsp_agent.tools.user_edits import UserVersion, same_file, user_version, with_user_edits
 from lsp_agent.workspace.boundary import Resolved
@@ -107,12 +114,23 @@ class ApplyPatchTool:
 
     name = "apply_patch"
     kind: ToolKind = "edit"
+    permission = PermissionKind.EDIT
     mutates = True
     Params = ApplyPatchParams
 
     def __init__(self, locks: FileLocks) -> None:
         self.description = load_description(self.name)
         self._locks = locks
+
+    def describe(self, params: ApplyPatchParams, roots: Sequence[str]) -> str:
+        try:
+            operations = parse_patch(params.patch).operations
+        except PatchFormatError:
+            return "Apply a patch"
+        paths = list(dict.fromkeys(shown_path(op.path, roots) for op in operations))
+        if len(paths) == 1:
+            return f"Edit {paths[0]}"
+        return one_line_title(f"Edit {len(paths)} files: {', '.join(paths)}")
 
     async def run(self, params: ApplyPatchParams, ctx: ToolRunContext) -> ToolOutcome:
         try:
@@ -308,7 +326,7 @@ def _request(title: str, changes: Sequence[_Change]) -> PermissionRequest:
         if change.destination is not None:
             patterns.append(change.destination.display)
     return PermissionRequest(
-        permission="edit",
+        permission=PermissionKind.EDIT,
         patterns=tuple(dict.fromkeys(patterns)),
         always=("*",),
         title=title,

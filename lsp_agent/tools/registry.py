@@ -166,12 +166,30 @@ class ToolRegistry:
                 input_schema=tool_schema(t.Params),
                 kind=t.kind,
                 mutates=t.mutates,
+                permission=t.permission,
+                describe=functools.partial(self._describe, t),
             )
             for t in tools
         )
         self._sources: list[ToolSource] = []
         self._combined: tuple[tuple[ToolSpec, ...], ...] = ()
         self._all_specs = self._specs
+
+    def _describe(
+        self, tool: Tool[Any], arguments: Mapping[str, Any], roots: Sequence[str]
+    ) -> str | None:
+        """``tool``'s title for a call with ``arguments`` (secrets masked), or None when they
+        do not fit its ``Params``."""
+        try:
+            params = tool.Params.model_validate(arguments)
+        except ValidationError:
+            return None
+        try:
+            title = tool.describe(params, roots)
+        except Exception:  # a title is never worth a failed turn
+            _log.exception("tool %s could not describe a call", tool.name)
+            return None
+        return self._secrets.redact(title) if title else None
 
     def add_source(self, source: ToolSource) -> None:
         """Offer ``source``'s tools after the built-in ones (their names never collide)."""

@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.messages import ToolKind
+from lsp_agent.core.permission.kinds import PermissionKind
 from lsp_agent.core.permission.rules import PermissionRequest, literal
 from lsp_agent.core.tooling import ToolOutcome
-from lsp_agent.tools.base import ToolRunContext, load_description, refusal
+from lsp_agent.tools.base import ToolRunContext, load_description, one_line_title, refusal
 
 if TYPE_CHECKING:  # httpx, httpcore and the guard load on the first fetch, not at start-up
     import httpcore
@@ -83,6 +84,7 @@ class WebfetchTool:
 
     name = "webfetch"
     kind: ToolKind = "fetch"
+    permission = PermissionKind.WEBFETCH
     mutates = False
     Params = WebfetchParams
 
@@ -99,6 +101,9 @@ class WebfetchTool:
         self._guard: NetworkGuard | None = None
         self._backend = transport
         self._ssl_context: ssl.SSLContext | None = None
+
+    def describe(self, params: WebfetchParams, roots: Sequence[str]) -> str:
+        return one_line_title(f"Fetch {params.url}")
 
     async def run(self, params: WebfetchParams, ctx: ToolRunContext) -> ToolOutcome:
         url = params.url.strip()
@@ -119,7 +124,7 @@ class WebfetchTool:
             return _error(target.reason, url=url, blocked=True)
         verdict = await ctx.ask(
             PermissionRequest(
-                permission="webfetch",
+                permission=self.permission,
                 patterns=(url,),
                 always=(f"{literal(target.origin)}/*",),
                 title=f"Fetch {url}",

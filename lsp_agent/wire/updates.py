@@ -113,7 +113,7 @@ def _tool_call_update(data: dict[str, Any]) -> dict[str, Any]:
         "messageId": data["messageId"],
         "toolName": data["toolName"],
     }
-    for key in ("title", "kind", "status", "locations", "exitCode"):
+    for key in ("title", "kind", "status", "locations", "exitCode", "refused"):
         if key in data:
             update[key] = data[key]
     if "input" in data:

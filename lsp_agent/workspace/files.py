@@ -37,6 +37,7 @@ import attrs
 
 from lsp_agent.core.documents import DocumentEditResult, FilePreview
 from lsp_agent.core.interfaces import Editor
+from lsp_agent.core.permission.kinds import PermissionKind
 from lsp_agent.core.permission.rules import PermissionRequest
 from lsp_agent.system import beneath
 from lsp_agent.workspace.temp_files import create_temp_at
@@ -378,7 +379,7 @@ def edit_request(
     and the patches, one after the other; the previews (in memory only) every file's text
     before and after."""
     return PermissionRequest(
-        permission="edit",
+        permission=PermissionKind.EDIT,
         patterns=tuple(patterns),
         always=("*",),
         title=title,

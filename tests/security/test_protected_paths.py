@@ -29,6 +29,7 @@ from lsp_agent.app import AgentInputs, load_agent
 from lsp_agent.core.messages import ToolCallPart, ToolSpec, Usage
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.options import AgentOptions
+from lsp_agent.core.permission.kinds import PermissionKind
 from lsp_agent.core.permission.protected import PROTECTED_OPTIONS
 from lsp_agent.core.permission.rules import (
     PermissionAsk,
@@ -208,7 +209,7 @@ class ProtectedWrites:
         self.ran: list[str] = []
 
     def specs(self) -> tuple[ToolSpec, ...]:
-        return (tool_spec("write", kind="edit", mutates=True),)
+        return (tool_spec("write", kind="edit", mutates=True, permission=PermissionKind.EDIT),)
 
     async def execute(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolOutcome:
         path = str(call.input["file_path"])

@@ -10,29 +10,45 @@ looks as if it were still running.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from lsp_agent.core.errors import LspAgentError
-from lsp_agent.core.messages import ToolKind, Usage
+from lsp_agent.core.messages import ToolKind, ToolSpec, Usage
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.transcript import SessionUsage
 from lsp_agent.core.turn.recorder import Recorder
 
 
 class TurnRecords:
-    """``kinds``: each tool's kind (a call of a tool not in it is ``other``)."""
+    """``tools``: the offered tools by name (a call of a tool not in it is ``other``, titled
+    with its name); ``roots``: the workspace folders, for the tools' titles."""
 
-    def __init__(self, *, recorder: Recorder, kinds: Mapping[str, ToolKind]) -> None:
+    def __init__(
+        self, *, recorder: Recorder, tools: Mapping[str, ToolSpec], roots: Sequence[str] = ()
+    ) -> None:
         self._rec = recorder
-        self._kinds = kinds
+        self._tools = tools
+        self._roots = tuple(roots)
         self._open_message: str | None = None
         self._open_tools: dict[str, dict[str, Any]] = {}  # call id → its latest update
+        self._titles: dict[str, str] = {}  # call id → its title, while it is open
         self.usage = SessionUsage()
         """The session's usage so far (the turn starts from the stored one)."""
 
     def kind(self, name: str) -> ToolKind:
-        return self._kinds.get(name, "other")
+        spec = self._tools.get(name)
+        return spec.kind if spec is not None else "other"
+
+    def title(self, call_id: str, name: str, arguments: Mapping[str, Any] | None = None) -> str:
+        """The call's title: the tool's own words once its input fits (kept from then on),
+        else the tool's name."""
+        spec = self._tools.get(name)
+        if arguments and spec is not None and spec.describe is not None:
+            described = spec.describe(arguments, self._roots)
+            if described:
+                self._titles[call_id] = described
+        return self._titles.get(call_id, name)
 
     async def message_started(self, message_id: str, *, model: str, step: int) -> None:
         self._open_message = message_id
@@ -51,11 +67,16 @@ class TurnRecords:
     ) -> None:
         data = {"toolCallId": call_id, "messageId": message_id, "toolName": name, "status": status}
         data["kind"] = self.kind(name)
+        arguments = fields.get("input")
+        data["title"] = self.title(
+            call_id, name, arguments if isinstance(arguments, dict) else None
+        )
         data.update(fields)
         if status in ("pending", "in_progress"):
             self._open_tools[call_id] = data
         else:
             self._open_tools.pop(call_id, None)
+            self._titles.pop(call_id, None)
         await self._rec.record("tool_call_updated", data)
 
     def open_calls(self, message_id: str) -> list[tuple[str, str]]:

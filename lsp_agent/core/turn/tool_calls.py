@@ -17,7 +17,6 @@ from lsp_agent.core.permission.rules import (
     PermissionVerdict,
     Rule,
     hidden,
-    permission_key,
 )
 from lsp_agent.core.secrets.filter import SecretFilter
 from lsp_agent.core.stream_events import ToolCallEnded
@@ -70,7 +69,7 @@ class ToolCalls:
         return tuple(
             spec
             for spec in self._tools.specs()
-            if not hidden(permission_key(spec), rules) and self._breaker.withheld(spec.name) is None
+            if not hidden(spec.permission, rules) and self._breaker.withheld(spec.name) is None
         )
 
     def may_change_files(self, calls: Sequence[ToolCallEnded]) -> bool:
@@ -135,17 +134,22 @@ class ToolCalls:
             return False
         await self._records.tool_update(message_id, call_id, name, status="in_progress")
         rules = config.captured_rules()
+        refusals: list[PermissionVerdict] = []
 
         async def ask(request: PermissionRequest) -> PermissionVerdict:
-            return await self._gate.ask(
+            verdict = await self._gate.ask(
                 request, rules=rules, tool_call_id=call_id, message_id=message_id
             )
+            if not verdict.allowed:
+                refusals.append(verdict)
+            return verdict
 
         base = {
             "toolCallId": call_id,
             "messageId": message_id,
             "toolName": name,
             "kind": self._records.kind(name),
+            "title": self._records.title(call_id, name),
         }
         events = CallEvents(
             session_id=self._session_id,
@@ -173,8 +177,9 @@ class ToolCalls:
             output += await self._count_failure(name, outcome.output)
         else:
             self._breaker.succeeded(name)
-        fields: dict[str, Any] = {"title": outcome.title} if outcome.title else {}
-        fields["error" if outcome.is_error else "output"] = output
+        fields: dict[str, Any] = {"error" if outcome.is_error else "output": output}
+        if outcome.is_error and refusals:
+            fields["refused"] = True  # a person or a rule said no: not a failure of the tool
         exit_code = outcome.metadata.get("exit_code")
         if isinstance(exit_code, int) and not isinstance(exit_code, bool):
             fields["exitCode"] = exit_code  # a command's status, for the editors to show
