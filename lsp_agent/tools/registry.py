@@ -95,8 +95,11 @@ def default_registry(
     sandbox: CommandSandbox | None = None,
     command_runner: CommandRunner | None = None,
     editor_queries: EditorQueries | None = None,
+    extra_tools: Sequence[Tool[Any]] = (),
 ) -> ToolRegistry:
-    """Every built-in tool. Adding a tool is one line here.
+    """Every built-in tool, then ``extra_tools``. Adding a built-in tool is its module in
+    ``tools/`` and one line here (docs/tools.md "Adding a tool"); ``extra_tools`` offers
+    tools defined outside this package (an embedder's, a test's) the same way.
 
     ``hidden_env`` names the variables ``bash`` commands never see (the agent's own keys);
     ``allow_hosts`` admits named hosts to ``webfetch`` even on private addresses;
@@ -123,6 +126,7 @@ def default_registry(
             QuestionTool(),
             SkillTool(skills or SkillCatalog()),
             TaskTool(),
+            *extra_tools,
         ],
         editor=editor,
         limits=limits,
