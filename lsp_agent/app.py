@@ -35,10 +35,10 @@ from lsp_agent.core.messages import ThinkingConfig
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.options import AgentOptions, AgentSettings
 from lsp_agent.core.permission.rules import Rule
+from lsp_agent.core.retry import RetryPolicy
 from lsp_agent.core.secrets.filter import SecretFilter
 from lsp_agent.core.session.service import SessionService
 from lsp_agent.core.turn.loop import no_notices
-from lsp_agent.core.turn.retry import RetryPolicy
 from lsp_agent.mentions import PromptExpansion
 from lsp_agent.providers import make_provider
 from lsp_agent.sandbox import CommandLimits, CommandSandbox
