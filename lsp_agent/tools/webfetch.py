@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -26,6 +26,14 @@ from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission.rules import PermissionRequest, literal
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
+from lsp_agent.web.limits import (
+    DEFAULT_TIMEOUT,
+    MAX_REDIRECTS,
+    MAX_RESPONSE_BYTES,
+    MAX_TIMEOUT,
+    USER_AGENT,
+    Format,
+)
 
 if TYPE_CHECKING:  # httpx, httpcore and the guard load on the first fetch, not at start-up
     import httpcore
@@ -42,19 +50,7 @@ __all__ = [
     "WebfetchTool",
 ]
 
-Format = Literal["markdown", "text", "html"]
-
-DEFAULT_TIMEOUT = 30.0
-MAX_TIMEOUT = 120.0
-MAX_RESPONSE_BYTES = 5 * 1024 * 1024
-MAX_REDIRECTS = 5
-TOO_LARGE = "Response too large (exceeds 5 MB limit)"
 SCHEME_ERROR = "URL must start with http:// or https://"
-
-USER_AGENT = (
-    "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
-    "Chrome/131.0.0.0 Safari/537.36"
-)
 
 
 class WebfetchParams(BaseModel):

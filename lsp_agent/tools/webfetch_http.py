@@ -15,7 +15,7 @@ import httpcore
 import httpx
 
 from lsp_agent.core.tooling import ToolOutcome
-from lsp_agent.tools.webfetch import (
+from lsp_agent.web.limits import (
     MAX_REDIRECTS,
     MAX_RESPONSE_BYTES,
     TOO_LARGE,
