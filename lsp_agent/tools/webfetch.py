@@ -10,7 +10,7 @@ checked by the guard again (but not asked about again: the user approved the req
 The response may be at most 5 MB (the ``Content-Length`` and the streamed body are both
 checked). HTML is converted (``html_convert.py``); other text comes back as it is; images and
 other binary bodies are described, not shown. Output limits are the registry's business.
-The network half (``webfetch_http.py``, with httpx) is imported on the first fetch.
+The network half (``web/fetch.py``, with httpx) is imported on the first fetch.
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ class WebfetchTool:
         if not url.lower().startswith(("http://", "https://")):
             return _error(SCHEME_ERROR, url=url)
         timeout = min(params.timeout or DEFAULT_TIMEOUT, MAX_TIMEOUT)
-        from lsp_agent.tools import webfetch_http  # httpx: ~100 ms of every start-up
+        from lsp_agent.web import fetch as network  # httpx: ~100 ms of every start-up
         from lsp_agent.web.netguard import Blocked, NetworkGuard
 
         if self._guard is None:
@@ -125,8 +125,8 @@ class WebfetchTool:
         if not verdict.allowed:
             return refusal(verdict, title=url)
         if self._ssl_context is None:  # made once: loading the certificates is slow
-            self._ssl_context = webfetch_http.default_ssl_context()
-        fetch = webfetch_http.Fetch(
+            self._ssl_context = network.default_ssl_context()
+        fetch = network.Fetch(
             guard=self._guard,
             backend=self._backend,
             ssl_context=self._ssl_context,

@@ -1,4 +1,4 @@
-"""The network half of ``webfetch`` (``webfetch.py``): one approved fetch, its redirects
+"""The network half of ``webfetch`` (``tools/webfetch.py``): one approved fetch, its redirects
 and its body, made readable. Imported on the first fetch: httpx and httpcore cost ~100 ms of
 start-up that a session without a fetch never needs.
 """
