@@ -11,14 +11,13 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from lsp_agent.core.attachments import PromptFocus
-from lsp_agent.core.errors import SessionNotFound
+from lsp_agent.core.errors import InvalidParams, SessionNotFound
 from lsp_agent.core.export import export_session
 from lsp_agent.core.modes import CLIENT_MODES
 from lsp_agent.core.session.config_options import ConfigChoices
 from lsp_agent.core.transcript import SessionInfo
 from lsp_agent.core.uris import file_uri, path_of_uri
 from lsp_agent.lsp import protocol as p
-from lsp_agent.lsp.errors import InvalidParams
 from lsp_agent.lsp.focus import context_blocks, prompt_focus
 from lsp_agent.lsp.host import AgentHost
 from lsp_agent.storage.search_index import DEFAULT_LIMIT, SearchQueryError
