@@ -28,7 +28,7 @@ export function createChanges(ui: Ui): Part {
     const head = h(
       "div",
       { class: "changes-head" },
-      h("button", { class: "link twisty", "data-testid": "changes-toggle", title: collapsed ? "Show the changes" : "Hide the changes", onclick: () => { collapsed = !collapsed; draw(true); } }, collapsed ? "▸" : "▾"),
+      h("button", { class: "link twisty", "data-testid": "changes-toggle", "aria-expanded": collapsed ? "false" : "true", title: collapsed ? "Show the changes" : "Hide the changes", onclick: () => { collapsed = !collapsed; draw(true); } }, collapsed ? "▸" : "▾"),
       h("span", { class: "changes-title" }, "Changes"),
       countsSpan("changes-counts", model.counts),
       h("span", { class: "spacer" }),
@@ -57,13 +57,13 @@ function fileRow(ui: Ui, f: FileRow, resolve: Resolve, collapsed: boolean, toggl
     h(
       "div",
       { class: "row change-file-head" },
-      h("button", { class: "link twisty", onclick: () => toggle(f.uri) }, collapsed ? "▸" : "▾"),
+      h("button", { class: "link twisty", "aria-expanded": collapsed ? "false" : "true", "aria-label": `${collapsed ? "Show" : "Hide"} the changes in ${f.name}`, onclick: () => toggle(f.uri) }, collapsed ? "▸" : "▾"),
       h("a", { href: "#", class: "file-name", title: f.dir ? `${f.dir}/${f.name}` : f.name, "data-testid": "change-file-open", onclick: (e) => { e.preventDefault(); ui.post({ type: "openLocation", uri: f.uri }); } }, f.name),
       f.dir ? h("span", { class: "dir" }, f.dir.split("/").slice(-2).join("/")) : undefined,
       countsSpan("change-file-counts", f.counts),
       h("span", { class: "spacer" }),
-      pending ? h("button", { "data-testid": "change-file-keep", title: "Keep this file's pending changes", onclick: () => resolve("keep", { uris: [f.uri] }) }, "Keep") : undefined,
-      pending ? h("button", { "data-testid": "change-file-undo", title: "Undo this file's pending changes", onclick: () => resolve("undo", { uris: [f.uri] }) }, "Undo") : undefined,
+      pending ? h("button", { "data-testid": "change-file-keep", title: "Keep this file's pending changes", onclick: () => resolve("keep", { uris: [f.uri] }) }, "Keep file") : undefined,
+      pending ? h("button", { "data-testid": "change-file-undo", title: "Undo this file's pending changes", onclick: () => resolve("undo", { uris: [f.uri] }) }, "Undo file") : undefined,
     ),
     ...(collapsed ? [] : f.hunks.map((hk) => hunkRow(ui, hk, resolve))),
   );
@@ -82,8 +82,8 @@ function hunkRow(ui: Ui, hk: HunkRow, resolve: Resolve): HTMLElement {
     h("span", { class: "add" }, `+${hk.additions}`),
     h("span", { class: "del" }, `−${hk.deletions}`),
     hk.status === "pending"
-      ? h("button", { "data-testid": "change-hunk-keep", title: "Keep this change", onclick: () => resolve("keep", { hunkIds: [hk.hunkId] }) }, "Keep")
+      ? h("button", { "data-testid": "change-hunk-keep", title: "Keep this change", "aria-label": `Keep the change at line ${hk.line ?? "?"}`, onclick: () => resolve("keep", { hunkIds: [hk.hunkId] }) }, "Keep")
       : h("span", { class: `badge ${hk.status}`, "data-testid": "change-hunk-status" }, hk.status),
-    hk.status === "pending" ? h("button", { "data-testid": "change-hunk-undo", title: "Undo this change", onclick: () => resolve("undo", { hunkIds: [hk.hunkId] }) }, "Undo") : undefined,
+    hk.status === "pending" ? h("button", { "data-testid": "change-hunk-undo", title: "Undo this change", "aria-label": `Undo the change at line ${hk.line ?? "?"}`, onclick: () => resolve("undo", { hunkIds: [hk.hunkId] }) }, "Undo") : undefined,
   );
 }

@@ -13,12 +13,13 @@ export interface Drafts {
   save(text: string): void;
 }
 
-export function createComposer(ui: Ui, drafts: Drafts, above: Part[]): Part {
+export function createComposer(ui: Ui, drafts: Drafts, above: Part[], onSend: () => void): Part {
   const input = h("textarea", { "data-testid": "prompt-input", rows: "3", placeholder: "Ask the agent… (Enter to send, Shift+Enter for a new line)", "aria-label": "Prompt" });
   const sendButton = h("button", { "data-testid": "send-button", class: "primary" }, "Send");
   const stopButton = h("button", { "data-testid": "stop-button" }, "Stop");
-  const undoButton = h("button", { "data-testid": "undo-button", title: "Undo the last prompt and its changes" }, "Undo");
-  const redoButton = h("button", { "data-testid": "redo-button", title: "Redo what Undo took back" }, "Redo");
+  // "Rewind", not "Undo": the Changes section's Undo buttons revert one change; this takes back a whole prompt
+  const undoButton = h("button", { "data-testid": "undo-button", title: "Take back the last prompt and the changes it made (Redo brings them back)" }, "Rewind last prompt");
+  const redoButton = h("button", { "data-testid": "redo-button", title: "Bring back what Rewind last prompt took back" }, "Redo");
   const chips = h("div", { class: "row input-chips", "data-testid": "input-chips" });
 
   /** The completions picked since the last send (their blocks go with the prompt while their text is in it). */
@@ -56,6 +57,7 @@ export function createComposer(ui: Ui, drafts: Drafts, above: Part[]): Part {
     if (!text) return;
     const mentions = picked.filter((p) => text.includes(p.text));
     ui.post({ type: "prompt", text, ...(mentions.length ? { mentions } : {}), ...(focusRemoved ? { noFocus: true } : {}) });
+    onSend();
     input.value = "";
     picked = [];
     focusRemoved = false;

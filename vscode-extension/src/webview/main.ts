@@ -12,7 +12,7 @@ import { createGauge, createUsageLine } from "./gauge";
 import { createPending } from "./pending";
 import { createConfigPicker, createSessionPicker } from "./pickers";
 import { createPlan } from "./plan";
-import { createServerBanner, createStateBadge } from "./status";
+import { createServerBanner, createStateBadge, createWorkingIndicator } from "./status";
 import { createTranscript } from "./transcript";
 import type { Part, Ui } from "./ui";
 
@@ -38,6 +38,7 @@ const badge = createStateBadge(ui);
 const banner = createServerBanner(ui);
 const plan = createPlan(ui);
 const transcript = createTranscript(ui);
+const working = createWorkingIndicator(ui);
 const changes = createChanges(ui);
 const pending = createPending(ui);
 const mode = createConfigPicker(ui, "mode");
@@ -47,11 +48,12 @@ const composer = createComposer(
   ui,
   { load: () => vscode.getState()?.draft ?? "", save: (draft) => vscode.setState({ draft }) },
   [pickers, createGauge(ui), createUsageLine(ui)],
+  () => transcript.follow(),
 );
 
 const app = document.getElementById("app")!;
-app.append(h("header", { class: "toolbar" }, sessions.el, newButton, searchButton, badge.el), banner.el, plan.el, transcript.el, changes.el, pending.el, composer.el);
-const parts: Part[] = [banner, sessions, badge, composer, plan, transcript, changes, pending];
+app.append(h("header", { class: "toolbar" }, sessions.el, newButton, searchButton, badge.el), banner.el, plan.el, transcript.el, working.el, changes.el, pending.el, composer.el);
+const parts: Part[] = [banner, sessions, badge, composer, plan, transcript, working, changes, pending];
 
 function render(): void {
   const t = transcript.el;

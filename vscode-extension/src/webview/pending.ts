@@ -3,9 +3,10 @@ import type { PendingPermission, PendingQuestion } from "../shared/reducer";
 import type { AskQuestionResult, PermissionOptionKind } from "../shared/protocol";
 import { h } from "./dom";
 import type { Part, Ui } from "./ui";
+import { permissionText } from "./view";
 
 export function createPending(ui: Ui): Part {
-  const el = h("section", { class: "pending", "data-testid": "pending" });
+  const el = h("section", { class: "pending", "data-testid": "pending", "aria-label": "Waiting for your answer" });
   const cards = new Map<string, HTMLElement>();
   const render = () => {
     const state = ui.state();
@@ -49,8 +50,10 @@ function permissionCard(ui: Ui, p: PendingPermission): HTMLElement {
   const answer = (optionId?: string, reason?: string) => ui.post({ type: "permission", key: p.key, optionId, reason });
   const option = (kind: PermissionOptionKind) => params.options.find((o) => o.kind === kind);
   const subject = params.subject;
+  const said = permissionText(params);
+  const titleId = `permission-${p.key.replace(/[^\w-]/g, "_")}`;
   const details: (Node | undefined)[] = [];
-  if (subject?.type === "command") details.push(h("pre", { class: "command" }, h("code", {}, `$ ${subject.command}`)));
+  if (said.command) details.push(h("pre", { class: "command", "data-testid": "permission-command" }, h("code", {}, `$ ${said.command}`)));
   if (subject?.type === "fetch") details.push(h("div", { class: "url" }, subject.url));
   if (subject?.type === "edit") {
     for (const f of subject.files) {
@@ -81,9 +84,9 @@ function permissionCard(ui: Ui, p: PendingPermission): HTMLElement {
   }
   return h(
     "div",
-    { class: "card permission", "data-testid": "permission-card", "data-key": p.key, "data-permission": params.permission, "data-tool-call-id": params.toolCallId },
-    h("div", { class: "card-title" }, `Allow ${params.permission}: ${params.title}`),
-    params.description ? h("div", { class: "desc" }, params.description) : undefined,
+    { class: "card permission", role: "region", "aria-labelledby": titleId, "data-testid": "permission-card", "data-key": p.key, "data-permission": params.permission, "data-tool-call-id": params.toolCallId },
+    h("div", { class: "card-title", id: titleId, "data-testid": "permission-title" }, said.heading),
+    said.description ? h("div", { class: "desc", "data-testid": "permission-description" }, said.description) : undefined,
     ...details,
     savedPatterns(params),
     h("div", { class: "row buttons" }, ...buttons),
@@ -119,7 +122,7 @@ function questionCard(ui: Ui, q: PendingQuestion): HTMLElement {
   const answer = (result: AskQuestionResult) => ui.post({ type: "question", key: q.key, result });
   return h(
     "div",
-    { class: "card question-card", "data-testid": "question-card", "data-key": q.key },
+    { class: "card question-card", role: "region", "aria-label": "A question from the agent", "data-testid": "question-card", "data-key": q.key },
     ...blocks,
     h(
       "div",

@@ -33,8 +33,13 @@ export function createConfigPicker(ui: Ui, configId: "mode" | "model"): Part<HTM
   const el = h("select", { "data-testid": `${configId}-select`, title: label, "aria-label": label });
   el.addEventListener("change", () => ui.post({ type: "setConfigOption", configId, value: el.value }));
   const render = () => {
-    const option: ConfigOption | undefined = ui.state().session?.configOptions.find((o) => o.configId === configId);
+    const state = ui.state();
+    // before the first session: the server's choices (the first prompt's session starts with them)
+    const options = state.session?.configOptions.length ? state.session.configOptions : state.configOptions ?? [];
+    const option: ConfigOption | undefined = options.find((o) => o.configId === configId);
     el.disabled = !option;
+    const current = option?.options.find((o) => o.value === option.currentValue);
+    el.title = current ? `${label}: ${current.name}` : label;
     const signature = option ? JSON.stringify([option.currentValue, option.options.map((o) => o.value)]) : "";
     if (el.dataset.signature === signature) return;
     el.dataset.signature = signature;

@@ -2,9 +2,10 @@
 import { stateLabel } from "../shared/reducer";
 import { h } from "./dom";
 import type { Part, Ui } from "./ui";
+import { workingLabel } from "./view";
 
 export function createStateBadge(ui: Ui): Part {
-  const el = h("span", { class: "state", "data-testid": "session-state" });
+  const el = h("span", { class: "state", "data-testid": "session-state", role: "status", "aria-label": "Session state" });
   const render = () => {
     const s = ui.state().session;
     el.textContent = stateLabel(s);
@@ -24,6 +25,22 @@ export function createServerBanner(ui: Ui): Part {
     text.textContent = server.status === "running" ? "" : server.message ?? (server.status === "starting" ? "Starting the LSP Agent server…" : `Server ${server.status}.`);
     el.dataset.status = server.status;
     showLog.hidden = server.status !== "failed" && server.status !== "stopped";
+  };
+  return { el, render };
+}
+
+/** "Working…" with a spinner while a turn runs (a status region: screen readers hear it change). */
+export function createWorkingIndicator(ui: Ui): Part {
+  const text = h("span", { class: "working-text", "data-testid": "working-text" });
+  const spinner = h("span", { class: "spinner", "aria-hidden": "true" });
+  const el = h("div", { class: "working", "data-testid": "working-indicator", role: "status", "aria-live": "polite" }, spinner, text);
+  const render = () => {
+    const s = ui.state().session;
+    const label = workingLabel(s) ?? "";
+    el.dataset.active = label ? "true" : "false";
+    el.dataset.state = s?.state ?? "none";
+    spinner.hidden = s?.state !== "running";
+    if (text.textContent !== label) text.textContent = label;
   };
   return { el, render };
 }

@@ -1,30 +1,44 @@
-/** A tool call's card in the transcript: its title, live status, command, locations and output. */
+/**
+ * A tool call's card in the transcript: the tool's own title for the call (the server sends it
+ * from `pending` on; else the tool's name), its live status (a refused call is "refused", not a
+ * red failure), the command when the title does not already say it, locations and output.
+ */
 import type { ToolItem } from "../shared/reducer";
+import { copyButtons } from "./codeBlocks";
 import { h } from "./dom";
 import { highlight } from "./markdown";
 import type { Ui } from "./ui";
-
-const KIND_LABEL: Record<string, string> = { read: "read", edit: "edit", delete: "delete", move: "move", search: "search", execute: "run", think: "think", fetch: "fetch", other: "tool" };
+import { toolBadge, toolRefused, toolTitle } from "./view";
 
 export function renderTool(ui: Ui, t: ToolItem): HTMLElement {
   const status = t.status ?? "pending";
+  const title = toolTitle(t);
   const input = t.rawInput as Record<string, unknown> | undefined;
-  const command = typeof input?.command === "string" ? input.command : undefined;
+  const command = typeof input?.command === "string" && !title.includes(input.command.trim()) ? input.command : undefined;
   const text = (t.content ?? []).map((c) => (c.type === "text" ? c.text : c.patch)).join("\n");
   const running = status === "in_progress" || status === "pending";
-  // a command that exited non-zero is "completed" (the model read its output): say how it ended
   const exited = status === "completed" && t.exitCode !== undefined;
-  const nonZero = exited && t.exitCode !== 0;
-  const badge = exited ? `exit ${t.exitCode}` : status.replace("_", " ");
+  const badge = toolBadge(t);
+  const refused = toolRefused(t);
   return h(
     "div",
-    { class: `tool status-${status}`, "data-testid": "tool-call", "data-tool-call-id": t.toolCallId, "data-status": status, "data-tool-name": t.toolName, "data-exit-code": exited ? String(t.exitCode) : undefined },
+    {
+      class: `tool status-${status}${refused ? " refused" : ""}`,
+      role: "article",
+      "aria-label": `${title}: ${badge.label}`,
+      "data-testid": "tool-call",
+      "data-tool-call-id": t.toolCallId,
+      "data-status": status,
+      "data-tool-name": t.toolName,
+      "data-kind": t.toolKind,
+      "data-refused": refused ? "true" : undefined,
+      "data-exit-code": exited ? String(t.exitCode) : undefined,
+    },
     h(
       "div",
       { class: "tool-head" },
-      h("span", { class: "kind" }, KIND_LABEL[t.toolKind ?? "other"] ?? "tool"),
-      h("span", { class: "tool-title", "data-testid": "tool-call-title" }, t.title || t.toolName || "tool"),
-      h("span", { class: `badge ${nonZero ? "failed" : status}`, "data-testid": "tool-call-status" }, badge),
+      h("span", { class: "tool-title", "data-testid": "tool-call-title" }, title),
+      h("span", { class: `badge tone-${badge.tone}`, "data-testid": "tool-call-status", "data-tone": badge.tone }, badge.label),
     ),
     command ? h("pre", { class: "command" }, h("code", {}, `$ ${command}`)) : undefined,
     ...(t.locations ?? []).map((loc) =>
@@ -41,12 +55,14 @@ export function renderTool(ui: Ui, t: ToolItem): HTMLElement {
           `permission ${t.permission.state}${t.permission.modified ? " with your edit" : ""}${t.permission.reason ? `: ${t.permission.reason}` : ""}`,
         )
       : undefined,
-    text ? outputBlock(text, running || nonZero || status === "failed" || status === "interrupted", (t.content ?? []).some((c) => c.type === "diff")) : undefined,
+    text ? outputBlock(text, running || badge.tone === "error", (t.content ?? []).some((c) => c.type === "diff")) : undefined,
   );
 }
 
 function outputBlock(text: string, open: boolean, isDiff: boolean): HTMLElement {
   const code = h("code", { class: "hljs" });
   code.innerHTML = highlight(text, isDiff ? "diff" : undefined);
-  return h("details", { class: "output", open }, h("summary", {}, "Output"), h("pre", { "data-testid": "tool-call-output" }, code));
+  const block = h("details", { class: "output", open }, h("summary", {}, "Output"), h("pre", { "data-testid": "tool-call-output" }, code));
+  copyButtons(block);
+  return block;
 }

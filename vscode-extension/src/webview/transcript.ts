@@ -4,16 +4,25 @@
  */
 import { canRetry, revertedFrom, type ChatItem } from "../shared/reducer";
 import type { ContentBlock, RevertScope } from "../shared/protocol";
+import { copyButtons } from "./codeBlocks";
 import { h } from "./dom";
 import { linkCodeRefs } from "./links";
 import { renderMarkdown } from "./markdown";
 import { renderTool } from "./toolCard";
 import type { Part, Ui } from "./ui";
+import { isQueued } from "./view";
 
-export function createTranscript(ui: Ui): Part {
-  const el = h("main", { class: "transcript", "data-testid": "transcript" });
+export interface Transcript extends Part {
+  /** A prompt was just sent: bring it into view when it shows up. */
+  follow(): void;
+}
+
+export function createTranscript(ui: Ui): Transcript {
+  const el = h("main", { class: "transcript", "data-testid": "transcript", role: "log", "aria-label": "Conversation", "aria-relevant": "additions", tabindex: "0" });
   const rendered = new Map<string, { item: ChatItem; el: HTMLElement }>();
+  let following = false;
   const render = () => {
+    let sent: HTMLElement | undefined;
     const session = ui.state().session;
     const items = session?.items ?? [];
     const seen = new Set<string>();
@@ -24,6 +33,7 @@ export function createTranscript(ui: Ui): Part {
       let entry = rendered.get(item.id);
       if (!entry || entry.item !== item) {
         const itemEl = renderItem(ui, item);
+        if (item.kind === "user" && !entry) sent = itemEl;
         if (entry) entry.el.replaceWith(itemEl);
         entry = { item, el: itemEl };
         rendered.set(item.id, entry);
@@ -48,13 +58,21 @@ export function createTranscript(ui: Ui): Part {
         rendered.delete(id);
       }
     }
-    if (!items.length && !el.querySelector(".empty")) {
-      el.append(h("div", { class: "empty" }, session ? "Ask something to start." : "Start a new session, or pick one above."));
-    } else if (items.length) {
-      el.querySelector(".empty")?.remove();
+    const empty = el.querySelector<HTMLElement>(".empty");
+    if (!items.length) {
+      const text = session ? "Ask something to start." : "Ask anything below: your first prompt starts a session. Past sessions are in the list above.";
+      if (!empty) el.append(h("div", { class: "empty", "data-testid": "empty-state" }, text));
+      else if (empty.textContent !== text) empty.textContent = text;
+    } else {
+      empty?.remove();
+    }
+    if (following && sent) {
+      following = false;
+      sent.scrollIntoView({ block: "nearest" });
+      el.scrollTop = el.scrollHeight;
     }
   };
-  return { el, render };
+  return { el, render, follow: () => void (following = true) };
 }
 
 function renderItem(ui: Ui, item: ChatItem): HTMLElement {
@@ -63,6 +81,7 @@ function renderItem(ui: Ui, item: ChatItem): HTMLElement {
       return h(
         "div",
         { class: "msg user", "data-testid": "message-user", "data-message-id": item.messageId, "data-state": item.state },
+        isQueued(item) ? h("span", { class: "queued", "data-testid": "message-queued", title: "Sent while the agent works: it reads this when the current step ends" }, "Queued") : undefined,
         ...item.content.map((b) => renderBlock(ui, b)),
         rewindMenu(ui, item.messageId),
       );
@@ -71,6 +90,7 @@ function renderItem(ui: Ui, item: ChatItem): HTMLElement {
       const el = h("div", { class: "msg assistant markdown", "data-testid": "message-assistant", "data-message-id": item.messageId, "data-status": status ?? "streaming" });
       el.innerHTML = renderMarkdown(item.text);
       linkCodeRefs(el, ui.openCodeRef);
+      copyButtons(el);
       return el;
     }
     case "reasoning": {
