@@ -20,6 +20,10 @@ export function register(context: vscode.ExtensionContext, { store, chat }: Deps
     pick.placeholder = 'Words from a prompt, an answer or a tool\'s output ("a phrase", prefix*)';
     pick.matchOnDescription = false;
     pick.matchOnDetail = false;
+    // the label is the snippet, where the typed words are highlighted; the server's order (best
+    // first) stays: VS Code would sort highlighted labels first (QuickPick.sortByLabel, which the
+    // extension host honours though its typing is still a proposal)
+    (pick as vscode.QuickPick<SearchItem> & { sortByLabel?: boolean }).sortByLabel = false;
     pick.buttons = [everywhere];
     const live = new LiveSearch((query) => store.search(query, { everywhere: all }), {
       busy: (on) => (pick.busy = on),
