@@ -24,7 +24,7 @@ export function activate(context: vscode.ExtensionContext) {
   const prompts = registerPrompts(context, deps);
   const review = registerReview(context, deps);
   const approvals = registerApprovals(context, deps);
-  const sessions = registerSessions(context, deps);
+  const sessions = registerSessions(context, deps, review);
   const search = registerSearch(context, deps);
   const routes: Routes = {
     prompt: (msg) => prompts.ask(msg.text, msg.mentions, msg.noFocus),
