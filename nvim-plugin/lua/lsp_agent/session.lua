@@ -192,7 +192,7 @@ function apply.state_update(s, u)
     s:add({ kind = "notice", text = note })
   end
   if u.state == "idle" and s.stop_reason == "error" and s.error then
-    -- in the conversation, with a retry (chat.lua renders it)
+    -- in the conversation, with a retry (chat/render.lua renders it)
     s:add({ kind = "error", text = tostring(s.error.message) })
   end
 end
