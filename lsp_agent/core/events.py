@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Final, Literal, NotRequired, TypedDict
+from typing import Any, ClassVar, Final, Literal, NotRequired, TypedDict, TypeVar
 
 import attrs
 
@@ -88,7 +88,7 @@ class TurnOwner(TypedDict):
     """The process that runs a turn (recovery checks whether it still lives)."""
 
     pid: int
-    startTicks: int
+    startTicks: int | None
 
 
 class ChangedFile(TypedDict):
@@ -324,7 +324,7 @@ class QuestionResolved:
     TYPE: ClassVar[Literal["question_resolved"]] = "question_resolved"
     tool_call_id: str
     state: Literal["answered", "declined", "cancelled"]
-    answers: list[Any] | None = None
+    answers: JsonObject | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -679,6 +679,20 @@ def _decoder(cls: type[Any]) -> Callable[[Mapping[str, Any]], Event]:
 _DECODERS: Final[Mapping[str, Callable[[Mapping[str, Any]], Event]]] = {
     type_: _decoder(cls) for type_, cls in EVENT_CLASSES.items()
 }
+
+
+E = TypeVar("E", bound=Event)
+
+
+def of_type(events: Iterable[StoredEvent], kind: type[E]) -> list[E]:
+    """The events of one type, decoded (the others are not: most of a log is streamed text)."""
+    found: list[E] = []
+    for stored in events:
+        if stored.type == kind.TYPE:
+            event = stored.event
+            if isinstance(event, kind):
+                found.append(event)
+    return found
 
 
 @attrs.frozen(kw_only=True)

@@ -33,7 +33,7 @@ from typing import Any, Literal, Self, TypeVar
 import aiosqlite
 import attrs
 
-from lsp_agent.core.events import NewEvent, StoredEvent
+from lsp_agent.core.events import NewEvent, StoredEvent, TurnOwner
 from lsp_agent.core.permission.rules import Rule
 from lsp_agent.core.transcript import (
     PartView,
@@ -403,9 +403,10 @@ class SqliteEventStore:
         )
         return revoked > 0
 
-    def owner(self) -> dict[str, Any]:
+    def owner(self) -> TurnOwner:
         """This process (``system.owner``): the owner a turn it runs records."""
-        return current_owner()
+        owner = current_owner()
+        return {"pid": owner["pid"], "startTicks": owner["startTicks"]}
 
     async def events(
         self, session_id: str, after_seq: int = 0, limit: int | None = None
