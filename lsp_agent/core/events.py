@@ -140,7 +140,7 @@ class SessionCreated:
     TYPE: ClassVar[Literal["session_created"]] = "session_created"
     session_id: str
     workspace_folder: str
-    title: str
+    title: str = ""
     model: str
     mode: str
     parent_session_id: str | None = None
@@ -174,8 +174,8 @@ class AssistantMessageStarted:
 
     TYPE: ClassVar[Literal["assistant_message_started"]] = "assistant_message_started"
     message_id: str
-    model: str
-    step: int
+    model: str | None = None
+    step: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
