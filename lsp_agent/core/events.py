@@ -684,6 +684,12 @@ _DECODERS: Final[Mapping[str, Callable[[Mapping[str, Any]], Event]]] = {
 E = TypeVar("E", bound=Event)
 
 
+def message_id_of(event: Event) -> str | None:
+    """The message an event belongs to, for the types that name one."""
+    message_id = getattr(event, "message_id", None)
+    return message_id if isinstance(message_id, str) else None
+
+
 def of_type(events: Iterable[StoredEvent], kind: type[E]) -> list[E]:
     """The events of one type, decoded (the others are not: most of a log is streamed text)."""
     found: list[E] = []
