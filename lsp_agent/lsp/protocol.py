@@ -223,6 +223,9 @@ class SessionSearchHit(Model):
     message_id: str
     snippet: str
     updated_at: str
+    """When the session was last updated."""
+    time: str
+    """When the matching message was written."""
     kind: Literal["user", "assistant", "reasoning", "tool_input", "tool_output"]
 
 
