@@ -12,6 +12,7 @@ from typing import Any
 
 from lsp_agent.core.attachments import PromptFocus
 from lsp_agent.core.errors import InvalidParams, SessionNotFound
+from lsp_agent.core.events import ChangedFile, CheckpointRecorded
 from lsp_agent.core.export import export_session
 from lsp_agent.core.modes import CLIENT_MODES
 from lsp_agent.core.session.config_options import ConfigChoices
@@ -231,13 +232,14 @@ async def checkpoint_list(host: AgentHost, params: p.SessionIdParams) -> p.Check
     return p.CheckpointListResult(
         checkpoints=[
             p.CheckpointModel(
-                checkpoint_id=str(e.data["checkpointId"]),
-                message_id=str(e.data["messageId"]),
+                checkpoint_id=recorded.checkpoint_id,
+                message_id=recorded.message_id,
                 created_at=e.time,
-                files=[_checkpoint_file(folder, f) for f in e.data.get("files", [])],
+                files=[_checkpoint_file(folder, f) for f in recorded.files],
             )
             for e in events
             if e.type == "checkpoint_recorded"
+            and isinstance(recorded := e.event, CheckpointRecorded)
         ]
     )
 
@@ -269,7 +271,7 @@ async def revert_commit(host: AgentHost, params: p.SessionIdParams) -> p.RevertC
     return p.RevertCommitResult(dropped=list(dropped))
 
 
-def _checkpoint_file(folder: str, entry: dict[str, Any]) -> p.CheckpointFile:
+def _checkpoint_file(folder: str, entry: ChangedFile) -> p.CheckpointFile:
     path = str(entry.get("path", ""))
     return p.CheckpointFile(
         uri=_uri_in(folder, path),
