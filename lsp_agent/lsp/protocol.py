@@ -18,7 +18,7 @@ import attrs
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from pydantic.alias_generators import to_camel
 
-from lsp_agent.tools.editor_queries import QueryKind
+from lsp_agent.search.editor_queries import QueryKind
 
 PROTOCOL_VERSION = 1
 
@@ -223,6 +223,9 @@ class SessionSearchHit(Model):
     message_id: str
     snippet: str
     updated_at: str
+    """When the session was last updated."""
+    time: str
+    """When the matching message was written."""
     kind: Literal["user", "assistant", "reasoning", "tool_input", "tool_output"]
 
 

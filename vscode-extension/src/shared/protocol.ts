@@ -152,7 +152,17 @@ export interface SessionListParams { workspaceFolder?: string; limit?: number; c
 export interface SessionListResult { sessions: SessionSummary[]; nextCursor?: string }
 export interface SessionSearchParams { query: string; workspaceFolder?: string; limit?: number }
 export type SearchHitKind = "user" | "assistant" | "reasoning" | "tool_input" | "tool_output";
-export interface SessionSearchHit { sessionId: string; title: string; messageId: string; snippet: string; updatedAt: string; kind: SearchHitKind }
+export interface SessionSearchHit {
+  sessionId: string;
+  title: string;
+  messageId: string;
+  snippet: string;
+  /** The session's last update. */
+  updatedAt: string;
+  /** When the matching message was written (absent from an older server). */
+  time?: string;
+  kind: SearchHitKind;
+}
 export interface SessionSearchResult { hits: SessionSearchHit[] }
 export type Replay = "none" | "full" | { fromSeq: number };
 export interface SessionLoadParams { sessionId: string; replay: Replay }
@@ -433,7 +443,7 @@ export const WIRE_KEYS = {
   SessionListParams: ["SessionListParams", keys<SessionListParams>()(["workspaceFolder", "limit", "cursor"])],
   SessionListResult: ["SessionListResult", keys<SessionListResult>()(["sessions", "nextCursor"])],
   SessionSearchParams: ["SessionSearchParams", keys<SessionSearchParams>()(["query", "workspaceFolder", "limit"])],
-  SessionSearchHit: ["SessionSearchHit", keys<SessionSearchHit>()(["sessionId", "title", "messageId", "snippet", "updatedAt", "kind"])],
+  SessionSearchHit: ["SessionSearchHit", keys<SessionSearchHit>()(["sessionId", "title", "messageId", "snippet", "updatedAt", "time", "kind"])],
   SessionSearchResult: ["SessionSearchResult", keys<SessionSearchResult>()(["hits"])],
   SessionSummary: ["SessionSummary", keys<SessionSummary>()(["sessionId", "title", "workspaceFolder", "createdAt", "updatedAt", "state", "usage"])],
   SessionLoadParams: ["SessionLoadParams", keys<SessionLoadParams>()(["sessionId", "replay"])],
