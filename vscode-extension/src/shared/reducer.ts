@@ -303,6 +303,8 @@ export interface ChatState {
   focus?: FocusChip;
   /** The host's answer to the last mention completion request. */
   completions?: { id: number; items: MentionItem[] };
+  /** The mode and model choices before there is a session (the server's), for the pickers; a session brings its own. */
+  configOptions?: ConfigOption[];
 }
 
 export function initialChatState(): ChatState {
