@@ -18,7 +18,7 @@ import attrs
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from pydantic.alias_generators import to_camel
 
-from lsp_agent.tools.editor_queries import QueryKind
+from lsp_agent.search.editor_queries import QueryKind
 
 PROTOCOL_VERSION = 1
 

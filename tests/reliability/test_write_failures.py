@@ -12,7 +12,7 @@ import pytest
 from lsp_agent.core.clock import SystemClock
 from lsp_agent.core.errors import LspAgentError
 from lsp_agent.core.events import NewEvent
-from lsp_agent.core.turn.recorder import Recorder
+from lsp_agent.core.recorder import Recorder
 
 
 class FlakyStore:

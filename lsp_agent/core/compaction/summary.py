@@ -20,8 +20,8 @@ from lsp_agent.core.history import fold
 from lsp_agent.core.interfaces import Clock, EventStore, Provider
 from lsp_agent.core.messages import Message, ModelRequest, SystemBlock, TextPart, ThinkingConfig
 from lsp_agent.core.models import ModelInfo
+from lsp_agent.core.recorder import Recorder
 from lsp_agent.core.stream_events import TextDelta
-from lsp_agent.core.turn.recorder import Recorder
 
 SUMMARY_MAX_TOKENS = 4096
 TOOL_OUTPUT_CHARS = 2000

@@ -25,6 +25,7 @@ import attrs
 
 from lsp_agent.core.checkpoints import BOM, SnapshotStore
 from lsp_agent.core.errors import LspAgentError, SessionNotFound
+from lsp_agent.core.event_writer import EventWriter
 from lsp_agent.core.interfaces import Editor, EventStore
 from lsp_agent.core.review.hunks import split_lines
 from lsp_agent.core.review.ledger import (
@@ -37,7 +38,6 @@ from lsp_agent.core.review.ledger import (
     fold,
 )
 from lsp_agent.core.review.locate import Span, locate_step
-from lsp_agent.core.session.event_writer import EventWriter
 from lsp_agent.core.uris import local_path
 
 _log = logging.getLogger(__name__)

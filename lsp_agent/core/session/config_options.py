@@ -17,10 +17,10 @@ from typing import Any
 import attrs
 
 from lsp_agent.core.errors import InvalidConfigValue
+from lsp_agent.core.event_writer import EventWriter
 from lsp_agent.core.messages import THOUGHT_LEVELS
 from lsp_agent.core.models import ModelCatalog, ModelChoice
 from lsp_agent.core.modes import CLIENT_MODES, MODES, check_client_mode
-from lsp_agent.core.session.event_writer import EventWriter
 from lsp_agent.core.transcript import SessionInfo
 
 CONFIG_IDS = ("mode", "model", "thought_level")

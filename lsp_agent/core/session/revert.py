@@ -31,8 +31,8 @@ from lsp_agent.core.checkpoints import (
     user_message_ids,
 )
 from lsp_agent.core.errors import RevertBlocked, SessionNotFound
+from lsp_agent.core.event_writer import EventWriter
 from lsp_agent.core.interfaces import Editor, EventStore
-from lsp_agent.core.session.event_writer import EventWriter
 from lsp_agent.core.uris import local_path
 
 _log = logging.getLogger(__name__)

@@ -18,23 +18,23 @@ from lsp_agent.core.compaction.policy import latest_compaction_point
 from lsp_agent.core.compaction.summary import Compactor
 from lsp_agent.core.context import ContextSources, SourcesSnapshot, current_epoch
 from lsp_agent.core.errors import SessionNotFound
+from lsp_agent.core.event_writer import EventWriter
 from lsp_agent.core.interfaces import Clock, Editor, EventStore, IdFactory, Provider, ToolExecutor
 from lsp_agent.core.models import ModelCatalog, SingleModel
 from lsp_agent.core.modes import SUBAGENTS, SubagentScope, check_client_mode, subagent_scope
 from lsp_agent.core.options import AgentOptions
-from lsp_agent.core.permission.gate import PermissionGate
+from lsp_agent.core.recorder import Recorder
 from lsp_agent.core.review.reviews import FileTexts, FileView, ResolveResult, ReviewAction, Reviews
 from lsp_agent.core.session.changes import prompt_changes
 from lsp_agent.core.session.config_options import ConfigChanges, ConfigChoices, check_model_ref
-from lsp_agent.core.session.event_writer import EventWriter
 from lsp_agent.core.session.revert import RevertResult, Reverts
 from lsp_agent.core.session.subtasks import run_subtask, subtask_model
 from lsp_agent.core.session.title import Titles
+from lsp_agent.core.session.turn_setup import LiveConfig, TurnSetup
 from lsp_agent.core.tooling import SubtaskResult
 from lsp_agent.core.transcript import SessionInfo
 from lsp_agent.core.turn.loop import Notices, TurnOutcome, TurnRunner, no_notices
-from lsp_agent.core.turn.recorder import Recorder
-from lsp_agent.core.turn.setup import LiveConfig, TurnSetup
+from lsp_agent.core.turn.permission_gate import PermissionGate
 from lsp_agent.core.uris import file_uri, local_path
 
 

@@ -14,8 +14,8 @@ from lsp_agent.core.errors import ProviderError
 from lsp_agent.core.interfaces import EventStore, Provider
 from lsp_agent.core.messages import Message, ModelRequest, SystemBlock, TextPart, ThinkingConfig
 from lsp_agent.core.models import SideModel
+from lsp_agent.core.recorder import Recorder
 from lsp_agent.core.stream_events import TextDelta
-from lsp_agent.core.turn.recorder import Recorder
 
 MAX_TITLE_CHARS = 80
 TITLE_MAX_TOKENS = 64

@@ -14,9 +14,9 @@ from typing import Any
 
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.question import Question, QuestionAsk, QuestionReply
+from lsp_agent.core.recorder import Recorder
 from lsp_agent.core.secrets.filter import SecretFilter
 from lsp_agent.core.tooling import SubtaskResult
-from lsp_agent.core.turn.recorder import Recorder
 
 SubtaskRunner = Callable[[str, str, str], Awaitable[SubtaskResult]]
 """(description, prompt, agent) → the child session's result."""

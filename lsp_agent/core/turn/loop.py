@@ -37,16 +37,16 @@ from lsp_agent.core.interfaces import (
 from lsp_agent.core.messages import Message, ModelRequest, TextPart, ThinkingConfig
 from lsp_agent.core.models import ModelInfo, SideModel
 from lsp_agent.core.modes import mode_rules
-from lsp_agent.core.permission.gate import PermissionGate
 from lsp_agent.core.permission.rules import Rule
+from lsp_agent.core.recorder import Recorder
+from lsp_agent.core.retry import RetryPolicy
 from lsp_agent.core.secrets.filter import NO_SECRETS, SecretFilter
 from lsp_agent.core.transcript import TranscriptMessage
 from lsp_agent.core.turn.call_events import SubtaskRunner
 from lsp_agent.core.turn.model_view import ModelView
-from lsp_agent.core.turn.recorder import Recorder
+from lsp_agent.core.turn.permission_gate import PermissionGate
 from lsp_agent.core.turn.records import TurnRecords
 from lsp_agent.core.turn.response_stream import IdleBoundedProvider, Response, ResponseStream
-from lsp_agent.core.turn.retry import RetryPolicy
 from lsp_agent.core.turn.snapshot_steps import SnapshotSteps
 from lsp_agent.core.turn.tool_calls import ToolCalls
 

@@ -35,10 +35,10 @@ from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.interfaces import Clock, EventStore, IdFactory, Provider
 from lsp_agent.core.messages import Message, SystemBlock, ThinkingConfig
 from lsp_agent.core.models import ModelInfo
+from lsp_agent.core.recorder import Recorder
 from lsp_agent.core.review.ledger import fold
 from lsp_agent.core.review.note import code_rewind_note, undo_note
 from lsp_agent.core.transcript import TranscriptMessage
-from lsp_agent.core.turn.recorder import Recorder
 
 
 class ModelView:

@@ -16,8 +16,8 @@ from typing import Any
 from lsp_agent.core.errors import LspAgentError
 from lsp_agent.core.messages import ToolKind, Usage
 from lsp_agent.core.models import ModelInfo
+from lsp_agent.core.recorder import Recorder
 from lsp_agent.core.transcript import SessionUsage
-from lsp_agent.core.turn.recorder import Recorder
 
 
 class TurnRecords:

@@ -19,6 +19,8 @@ from lsp_agent.core.clock import iso_time
 from lsp_agent.core.errors import ProviderError
 from lsp_agent.core.interfaces import Clock, IdFactory, Provider
 from lsp_agent.core.messages import ModelRequest, Usage
+from lsp_agent.core.recorder import Recorder
+from lsp_agent.core.retry import RetryPolicy
 from lsp_agent.core.stream_events import (
     Finished,
     FinishReason,
@@ -30,9 +32,7 @@ from lsp_agent.core.stream_events import (
     ToolCallStarted,
     UsageReported,
 )
-from lsp_agent.core.turn.recorder import Recorder
 from lsp_agent.core.turn.records import TurnRecords
-from lsp_agent.core.turn.retry import RetryPolicy
 
 
 @attrs.frozen(kw_only=True)

@@ -24,9 +24,9 @@ from typing import Any
 from lsp_agent.core.checkpoints import SnapshotChange, SnapshotStore, open_in
 from lsp_agent.core.errors import LspAgentError
 from lsp_agent.core.interfaces import Editor, EventStore, IdFactory
+from lsp_agent.core.recorder import Recorder
 from lsp_agent.core.review.ledger import Ledger
 from lsp_agent.core.review.record import step_hunks
-from lsp_agent.core.turn.recorder import Recorder
 
 _log = logging.getLogger(__name__)
 

@@ -11,7 +11,6 @@ from typing import Any, Protocol
 
 from lsp_agent.core.interfaces import Editor, ToolExecutor
 from lsp_agent.core.messages import ToolCallPart, ToolSpec
-from lsp_agent.core.permission.gate import PermissionGate
 from lsp_agent.core.permission.rules import (
     PermissionRequest,
     PermissionVerdict,
@@ -19,12 +18,13 @@ from lsp_agent.core.permission.rules import (
     hidden,
     permission_key,
 )
+from lsp_agent.core.recorder import Recorder
 from lsp_agent.core.secrets.filter import SecretFilter
 from lsp_agent.core.stream_events import ToolCallEnded
 from lsp_agent.core.tooling import ToolCallContext
 from lsp_agent.core.turn.breaker import BREAKER_LIMIT, ToolBreaker
 from lsp_agent.core.turn.call_events import CallEvents, SubtaskRunner
-from lsp_agent.core.turn.recorder import Recorder
+from lsp_agent.core.turn.permission_gate import PermissionGate
 from lsp_agent.core.turn.records import TurnRecords
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from lsp_agent.core.events import NewEvent, StoredEvent
-from lsp_agent.core.permission.gate import PermissionGate
 from lsp_agent.core.permission.rules import PermissionReply, PermissionRequest, Rule
-from lsp_agent.core.turn.recorder import Recorder
+from lsp_agent.core.recorder import Recorder
+from lsp_agent.core.turn.permission_gate import PermissionGate
 from lsp_agent.storage.event_log import SqliteEventStore, open_store
 from lsp_agent.testing.clock import FakeClock
 from lsp_agent.testing.editor import RecordingEditor

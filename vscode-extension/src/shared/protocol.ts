@@ -274,6 +274,8 @@ export interface ToolCallUpdate {
   locations?: Location[];
   /** A finished command's exit status (bash): non-zero is still `completed`. */
   exitCode?: number;
+  /** The person or a rule refused the call: its status stays `failed`, but it is no failure. */
+  refused?: boolean;
 }
 export interface PlanUpdate { sessionUpdate: "plan_update"; entries: PlanEntry[] }
 export interface StateUpdate {

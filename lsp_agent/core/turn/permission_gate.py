@@ -36,7 +36,7 @@ from lsp_agent.core.permission.rules import (
     options_for,
     rejected_with_reason,
 )
-from lsp_agent.core.turn.recorder import Recorder
+from lsp_agent.core.recorder import Recorder
 
 _log = logging.getLogger(__name__)
 _ALLOWS = ("allow_once", "allow_session", "allow_always")
