@@ -37,6 +37,15 @@ describe("VS Code (code-server): sessions, search and pending changes", { timeou
     await until("the server to run", async () => (await web().getByTestId("server-status").isHidden()) || undefined, 30000);
   });
 
+  step("before any session the mode and model pickers hold the server's choices", async () => {
+    assert.equal(await web().getByTestId("sessions-select").inputValue(), "", "no session yet");
+    const mode = web().getByTestId("mode-select");
+    await until("the modes", async () => (await mode.locator("option").allTextContents()).join(",") === "Build,Plan", 20000);
+    assert.equal(await mode.isEnabled(), true);
+    assert.equal(await mode.inputValue(), "build");
+    assert.equal(await web().getByTestId("model-select").inputValue(), "anthropic/claude-test");
+  });
+
   step("Search Sessions: the word is highlighted in each hit's snippet, not the title, and each hit shows its own time", async () => {
     await wb.fake.setScript({ turns: [{ text: "Noted once." }, { text: "Noted twice." }] });
     await send(`remember the ${WORD} number one`, "Noted once.");
@@ -81,6 +90,14 @@ describe("VS Code (code-server): sessions, search and pending changes", { timeou
     await rows().filter({ hasText: "LSP Agent: Rewind Last Prompt" }).first().waitFor();
     assert.equal(await rows().filter({ hasText: "Undo Last Prompt" }).count(), 0);
     await wb.page.keyboard.press("Escape");
+    // the panel: the footer's button takes back the prompt, the Changes rows undo a change or a file
+    assert.equal((await web().getByTestId("undo-button").textContent())?.trim(), "Rewind last prompt");
+    const names = [
+      (await web().getByTestId("undo-button").textContent())?.trim(),
+      (await web().getByTestId("change-file-undo").textContent())?.trim(),
+      (await lenses().first().locator("a", { hasText: "Undo" }).textContent())?.trim(),
+    ];
+    assert.equal(new Set(names).size, 3, `three undo buttons, three names: ${names.join(" | ")}`);
   });
 
   step("+ New asks while a change waits; Review Them Later starts one and Show Them brings the old session's marks back", async () => {
