@@ -149,6 +149,16 @@ async def session_set_config_option(
     return p.ConfigOptionsResult(config_options=_wire_options(choices))
 
 
+async def config_options(host: AgentHost, params: p.ConfigOptionsParams) -> p.ConfigOptionsResult:
+    """What a new session would start with, for the pickers before there is a session; none
+    while the agent is unavailable (no model configured)."""
+    if not host.agent_available:
+        return p.ConfigOptionsResult(config_options=[])
+    return p.ConfigOptionsResult(
+        config_options=_wire_options(host.app.sessions.new_session_options())
+    )
+
+
 async def session_compact(host: AgentHost, params: p.SessionIdParams) -> p.EmptyResult:
     await require_session(host, params.session_id)
     async with host.scheduler.exclusive(params.session_id, "compacting"):
@@ -395,6 +405,7 @@ HANDLERS: dict[str, Handler] = {
     "agent/session/export": session_export,
     "agent/session/delete": session_delete,
     "agent/session/setConfigOption": session_set_config_option,
+    "agent/config/options": config_options,
     "agent/session/compact": session_compact,
     "agent/session/prompt": session_prompt,
     "agent/session/cancel": session_cancel,
