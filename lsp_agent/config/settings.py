@@ -31,8 +31,8 @@ from lsp_agent.core.messages import REASONING_BUDGETS as CORE_REASONING_BUDGETS
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.modes import AGENT_NAMES as CORE_AGENT_NAMES
 from lsp_agent.core.modes import CLIENT_MODES, DEFAULT_MODE
-from lsp_agent.core.permission.kinds import PermissionKind
 from lsp_agent.core.permission.rules import wildcard_match
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.providers import ProviderType
 
 __all__ = [

@@ -12,7 +12,7 @@ from typing import Any, Final, Literal, get_args
 
 import attrs
 
-from lsp_agent.core.permission.kinds import PermissionKind
+from lsp_agent.core.permission_kinds import PermissionKind
 
 Role = Literal["user", "assistant"]
 

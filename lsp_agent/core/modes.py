@@ -23,8 +23,8 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from lsp_agent.core.errors import InvalidConfigValue
-from lsp_agent.core.permission.kinds import PermissionKind
 from lsp_agent.core.permission.rules import Action, Rule
+from lsp_agent.core.permission_kinds import PermissionKind
 
 
 @attrs.frozen(kw_only=True)

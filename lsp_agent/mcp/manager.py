@@ -17,8 +17,8 @@ import attrs
 
 from lsp_agent.config.settings import McpServerConfig
 from lsp_agent.core.messages import ToolSpec
-from lsp_agent.core.permission.kinds import PermissionKind
 from lsp_agent.core.permission.rules import PermissionRequest, literal
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
 from lsp_agent.mcp.connection import ServerConnection, Status
 from lsp_agent.mcp.naming import tool_name

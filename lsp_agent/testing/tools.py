@@ -7,7 +7,7 @@ from pathlib import Path
 
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.messages import ToolKind, ToolSpec
-from lsp_agent.core.permission.kinds import PermissionKind
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.tooling import AskPermission, ToolCallContext
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.permissions import workspace_only

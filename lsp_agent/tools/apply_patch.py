@@ -32,7 +32,7 @@ All or nothing, in five steps:
 
 When the user edited the proposal of some files before allowing it, their texts replace the
 patch's for those files (each must still be what the patch was verified against at the ask)
-and the result shows the model the difference (``tools/user_edits.py``).
+and the result shows the model the difference (``patch/user_edits.py``).
 
 Then the errors the editor's language servers report for the changed files are appended to
 the result, waiting for all of them together (``tools/diagnostics.py``).
@@ -53,8 +53,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from lsp_agent.core.documents import FilePreview
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.messages import ToolKind
-from lsp_agent.core.permission.kinds import PermissionKind
 from lsp_agent.core.permission.rules import PermissionRequest, PermissionVerdict
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.patch.apply import HunkError, apply_hunks
 from lsp_agent.patch.parse import (
@@ -65,6 +65,7 @@ from lsp_agent.patch.parse import (
     UpdateFile,
     parse_patch,
 )
+from lsp_agent.patch.user_edits import UserVersion, same_file, user_version, with_user_edits
 from lsp_agent.system import beneath
 from lsp_agent.tools.base import (
     ToolRunContext,
@@ -74,7 +75,6 @@ from lsp_agent.tools.base import (
     shown_path,
 )
 from lsp_agent.tools.diagnostics import WatchedFile, watch_diagnostics, with_report
-from lsp_agent.tools.user_edits import UserVersion, same_file, user_version, with_user_edits
 from lsp_agent.workspace.boundary import Resolved
 from lsp_agent.workspace.files import (
     FileDiff,

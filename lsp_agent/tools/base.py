@@ -22,8 +22,8 @@ from pydantic import BaseModel
 
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.messages import ToolKind
-from lsp_agent.core.permission.kinds import PermissionKind
 from lsp_agent.core.permission.rules import PermissionRequest, PermissionVerdict, literal
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
 from lsp_agent.workspace import protected
 from lsp_agent.workspace.boundary import Outside, Resolved, WorkspaceBoundary

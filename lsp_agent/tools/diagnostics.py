@@ -40,8 +40,8 @@ from lsp_agent.core.diagnostics import (
 )
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.messages import ToolKind
-from lsp_agent.core.permission.kinds import PermissionKind
 from lsp_agent.core.permission.rules import PermissionRequest
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal, shown_path
 from lsp_agent.workspace.boundary import Resolved, WorkspaceBoundary

@@ -14,7 +14,7 @@ from typing import TypeAlias
 from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.messages import ToolKind
-from lsp_agent.core.permission.kinds import PermissionKind
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.search.ripgrep import RgFailure, run_rg
 from lsp_agent.tools.base import ToolRunContext, load_description, resolve_search_root, shown_path

@@ -14,8 +14,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from lsp_agent.core.messages import ToolKind
-from lsp_agent.core.permission.kinds import PermissionKind
 from lsp_agent.core.permission.rules import PermissionRequest
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.question import Question, QuestionOption, QuestionReply
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.tools.base import ToolRunContext, load_description, one_line_title, refusal

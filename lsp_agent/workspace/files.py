@@ -37,8 +37,8 @@ import attrs
 
 from lsp_agent.core.documents import DocumentEditResult, FilePreview
 from lsp_agent.core.interfaces import Editor
-from lsp_agent.core.permission.kinds import PermissionKind
 from lsp_agent.core.permission.rules import PermissionRequest
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.system import beneath
 from lsp_agent.workspace.temp_files import create_temp_at
 

@@ -29,7 +29,6 @@ from lsp_agent.app import AgentInputs, load_agent
 from lsp_agent.core.messages import ToolCallPart, ToolSpec, Usage
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.options import AgentOptions
-from lsp_agent.core.permission.kinds import PermissionKind
 from lsp_agent.core.permission.protected import PROTECTED_OPTIONS
 from lsp_agent.core.permission.rules import (
     PermissionAsk,
@@ -37,6 +36,7 @@ from lsp_agent.core.permission.rules import (
     PermissionRequest,
     Rule,
 )
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.session.service import SessionService
 from lsp_agent.core.stream_events import (
     Finished,

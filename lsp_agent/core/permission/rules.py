@@ -36,7 +36,7 @@ from typing import Any, Literal
 import attrs
 
 from lsp_agent.core.documents import FilePreview
-from lsp_agent.core.permission.kinds import PermissionKind
+from lsp_agent.core.permission_kinds import PermissionKind
 
 Action = Literal["allow", "ask", "deny"]
 OptionKind = Literal["allow_once", "allow_session", "allow_always", "reject_once"]

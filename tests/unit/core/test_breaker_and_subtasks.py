@@ -9,7 +9,7 @@ import pytest
 from lsp_agent.core.messages import ToolCallPart, ToolSpec
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.options import AgentOptions
-from lsp_agent.core.permission.kinds import PermissionKind
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.session.service import SessionService
 from lsp_agent.core.stream_events import Finished, StreamEvent, TextDelta, ToolCallEnded
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome

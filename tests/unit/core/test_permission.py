@@ -6,7 +6,6 @@ import pytest
 
 from lsp_agent.core.documents import FilePreview
 from lsp_agent.core.modes import mode_rules
-from lsp_agent.core.permission.kinds import PermissionKind
 from lsp_agent.core.permission.rules import (
     Action,
     PermissionRequest,
@@ -16,6 +15,7 @@ from lsp_agent.core.permission.rules import (
     hidden,
     wildcard_match,
 )
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.testing.tools import tool_spec
 
 

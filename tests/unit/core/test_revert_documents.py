@@ -15,7 +15,7 @@ from lsp_agent.core.documents import DocumentEditResult
 from lsp_agent.core.messages import ToolCallPart, ToolSpec, Usage
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.options import AgentOptions
-from lsp_agent.core.permission.kinds import PermissionKind
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.session.service import SessionService
 from lsp_agent.core.stream_events import (
     Finished,

@@ -17,8 +17,8 @@ from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.messages import ThinkingConfig, ToolCallPart, ToolSpec, Usage
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.options import AgentOptions
-from lsp_agent.core.permission.kinds import PermissionKind
 from lsp_agent.core.permission.rules import PermissionReply, PermissionRequest, Rule
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.session.service import SessionService
 from lsp_agent.core.stream_events import (
     Finished,

@@ -27,7 +27,7 @@ from lsp_agent.core.messages import (
     ToolSpec,
     Usage,
 )
-from lsp_agent.core.permission.kinds import PermissionKind
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.stream_events import (
     Finished,
     FinishReason,

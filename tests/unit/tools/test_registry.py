@@ -11,7 +11,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.messages import ToolCallPart, ToolKind
-from lsp_agent.core.permission.kinds import PermissionKind
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.tools import call_context

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from lsp_agent.app import prune_spill_folder
 from lsp_agent.core.messages import ToolCallPart
-from lsp_agent.core.permission.kinds import PermissionKind
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.tools import call_context
