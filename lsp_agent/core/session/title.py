@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+from lsp_agent.core import events as ev
 from lsp_agent.core import prompts
 from lsp_agent.core.errors import ProviderError
 from lsp_agent.core.interfaces import EventStore, Provider
@@ -49,7 +50,7 @@ class Titles:
                 thinking=model.thinking,
             )
             if title:
-                await recorder.emit("title_set", {"title": title})
+                await recorder.emit(ev.TitleSet(title=title))
 
         def start() -> None:
             task = asyncio.create_task(make_title())
