@@ -18,6 +18,7 @@ import attrs
 import pytest
 
 from lsp_agent.core.permission.rules import ALLOWED, PermissionRequest, PermissionVerdict
+from lsp_agent.core.permission.subjects import CommandSubject
 from lsp_agent.core.tooling import SilentToolEvents, ToolOutcome
 from lsp_agent.shell.process import group_alive
 from lsp_agent.testing.permissions import RecordingAsk, allow_all, deny
@@ -234,7 +235,8 @@ async def test_one_bash_ask_holds_every_pattern_and_shows_the_command(ws: Path) 
     assert request.permission == "bash"
     assert request.patterns == ("git log --oneline", "head -5", "ls -la")
     assert request.always == ("git log *", "head *", "ls *")
-    assert request.subject == {"type": "command", "command": command, "cwd": str(ws)}
+    assert request.subject == CommandSubject(command=command, cwd=str(ws))
+    assert request.subject.to_json() == {"type": "command", "command": command, "cwd": str(ws)}
 
 
 async def test_a_refused_command_does_not_run(ws: Path) -> None:
