@@ -350,8 +350,8 @@ def _outcome(run: CommandRun, *, timeout_ms: int, title: str, workdir: str) -> T
         output=f"{body}\n\n{status}",
         is_error=run.timed_out or run.limit is not None,
         title=title,
+        exit_code=exit_code,
         metadata={
-            "exit_code": exit_code,
             "timed_out": run.timed_out,
             **({"limit": run.limit} if run.limit is not None else {}),
             **run.metadata,
