@@ -43,11 +43,11 @@ from lsp_agent.mentions import PromptExpansion
 from lsp_agent.providers import make_provider
 from lsp_agent.sandbox import CommandLimits, CommandSandbox
 from lsp_agent.search.editor_queries import EditorQueries
+from lsp_agent.shell.runner import CommandRunner
 from lsp_agent.skills.catalog import discover_skills
 from lsp_agent.snapshots import GitShadowSnapshots
 from lsp_agent.storage.event_log import SqliteEventStore, open_store
 from lsp_agent.storage.recovery import RecoveryReport, recover
-from lsp_agent.tools.bash_runner import CommandRunner
 from lsp_agent.tools.registry import ToolRegistry, default_registry
 from lsp_agent.workspace.boundary import data_folder_path
 from lsp_agent.workspace.disk_texts import DiskTexts

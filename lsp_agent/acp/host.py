@@ -36,12 +36,11 @@ from acp.schema import (
 from lsp_agent.acp.capabilities import ClientFeatures
 from lsp_agent.acp.content import PromptBlock, user_content
 from lsp_agent.acp.editor import PROMPTING, AcpEditor
-from lsp_agent.acp.errors import InvalidParams, SessionBusy
 from lsp_agent.acp.peer import AcpPeer, PeerTimeouts
 from lsp_agent.acp.session_mcp import ClientServer, InvalidServers, SessionServers
 from lsp_agent.acp.updates import UpdateMapper, config_options
 from lsp_agent.app import AgentInputs, App, load_agent
-from lsp_agent.core.errors import SessionNotFound
+from lsp_agent.core.errors import InvalidParams, SessionBusy, SessionNotFound
 from lsp_agent.core.events import (
     AssistantMessageEnded,
     PermissionResolved,
@@ -159,7 +158,7 @@ class AcpHost:
         app = await self._app_for(folder)
         running = self._open.get(session_id)
         if running is not None and running.turn is not None:
-            raise SessionBusy(f"session {session_id} is running a prompt")
+            raise SessionBusy(session_id, "running a prompt")
         self._open.pop(session_id, None)
         self.editor.forget(session_id)
         if replay:
@@ -258,7 +257,7 @@ class AcpHost:
         """Run one prompt to its end; the ACP stop reason."""
         session = self._require(session_id)
         if session.turn is not None:
-            raise SessionBusy(f"session {session_id} is already running a prompt")
+            raise SessionBusy(session_id, "already running a prompt")
         content = user_content(blocks)
         context = contextvars.copy_context()
         context.run(PROMPTING.set, session_id)

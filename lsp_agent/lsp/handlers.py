@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from lsp_agent.core.attachments import PromptFocus
-from lsp_agent.core.errors import SessionNotFound
+from lsp_agent.core.errors import InvalidParams, SessionNotFound
 from lsp_agent.core.events import ChangedFile, CheckpointRecorded
 from lsp_agent.core.export import export_session
 from lsp_agent.core.modes import CLIENT_MODES
@@ -19,7 +19,6 @@ from lsp_agent.core.session.config_options import ConfigChoices
 from lsp_agent.core.transcript import SessionInfo
 from lsp_agent.core.uris import file_uri, path_of_uri
 from lsp_agent.lsp import protocol as p
-from lsp_agent.lsp.errors import InvalidParams
 from lsp_agent.lsp.focus import context_blocks, prompt_focus
 from lsp_agent.lsp.host import AgentHost
 from lsp_agent.storage.search_index import DEFAULT_LIMIT, SearchQueryError
@@ -148,6 +147,16 @@ async def session_set_config_option(
     await require_session(host, params.session_id)
     choices = await host.app.sessions.set_config(params.session_id, params.config_id, params.value)
     return p.ConfigOptionsResult(config_options=_wire_options(choices))
+
+
+async def config_options(host: AgentHost, params: p.ConfigOptionsParams) -> p.ConfigOptionsResult:
+    """What a new session would start with, for the pickers before there is a session; none
+    while the agent is unavailable (no model configured)."""
+    if not host.agent_available:
+        return p.ConfigOptionsResult(config_options=[])
+    return p.ConfigOptionsResult(
+        config_options=_wire_options(host.app.sessions.new_session_options())
+    )
 
 
 async def session_compact(host: AgentHost, params: p.SessionIdParams) -> p.EmptyResult:
@@ -396,6 +405,7 @@ HANDLERS: dict[str, Handler] = {
     "agent/session/export": session_export,
     "agent/session/delete": session_delete,
     "agent/session/setConfigOption": session_set_config_option,
+    "agent/config/options": config_options,
     "agent/session/compact": session_compact,
     "agent/session/prompt": session_prompt,
     "agent/session/cancel": session_cancel,

@@ -189,6 +189,10 @@ class SessionNewResult(Model):
     config_options: list[ConfigOption]
 
 
+class ConfigOptionsParams(Model):
+    """``agent/config/options``: nothing to name; the server's configuration decides."""
+
+
 class SessionListParams(Model):
     workspace_folder: Uri | None = None
     limit: Annotated[StrictInt, Field(ge=1, le=1000)] | None = None
@@ -733,6 +737,7 @@ METHODS: dict[str, Method] = {
         _c2s("agent/session/export", SessionExportParams, SessionExportResult),
         _c2s("agent/session/delete", SessionIdParams, None),
         _c2s("agent/session/setConfigOption", SetConfigOptionParams, ConfigOptionsResult),
+        _c2s("agent/config/options", ConfigOptionsParams, ConfigOptionsResult),
         _c2s("agent/session/compact", SessionIdParams, EmptyResult),
         _c2s("agent/session/prompt", PromptParams, PromptResult),
         Method(

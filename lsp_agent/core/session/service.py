@@ -311,6 +311,12 @@ class SessionService:
 
     # -- configuration options (config_options.py) ---------------------------------------
 
+    def new_session_options(self) -> ConfigChoices:
+        """The mode and model a new session starts with, and the choices: what a client's
+        pickers show before it has a session (protocol.md ``agent/config/options``)."""
+        mode = self._options.mode
+        return self._config.choices(mode, self._options.model_for(mode))
+
     async def config_options(self, session_id: str) -> ConfigChoices:
         """The session's mode and model, and the choices (protocol.md §1 ``configOptions``)."""
         info = await self._require(session_id)

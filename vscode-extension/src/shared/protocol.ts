@@ -26,6 +26,7 @@ export const Methods = {
   sessionExport: m("agent/session/export", "client_to_server", "request"),
   sessionDelete: m("agent/session/delete", "client_to_server", "request"),
   sessionSetConfigOption: m("agent/session/setConfigOption", "client_to_server", "request"),
+  configOptions: m("agent/config/options", "client_to_server", "request"),
   sessionCompact: m("agent/session/compact", "client_to_server", "request"),
   sessionPrompt: m("agent/session/prompt", "client_to_server", "request"),
   sessionCancel: m("agent/session/cancel", "client_to_server", "notification"),

@@ -91,7 +91,7 @@ export function createComposer(ui: Ui, drafts: Drafts, above: Part[], onSend: ()
     chips,
     completions.el,
     input,
-    h("div", { class: "row buttons" }, sendButton, stopButton, h("span", { class: "spacer" }), undoButton, redoButton),
+    h("div", { class: "row buttons" }, sendButton, stopButton, h("span", { class: "history" }, undoButton, redoButton)),
   );
   const render = () => {
     const state = ui.state();
