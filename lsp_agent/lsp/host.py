@@ -33,7 +33,7 @@ from lsp_agent.lsp.protocol import AgentClientOptions
 from lsp_agent.lsp.queries import LspEditorQueries
 from lsp_agent.lsp.stream import UpdateStream
 from lsp_agent.lsp.timeouts import RequestTimeouts
-from lsp_agent.lsp.turns import TurnScheduler
+from lsp_agent.runtime.turns import TurnScheduler
 from lsp_agent.storage.event_log import SqliteEventStore
 
 _log = logging.getLogger(__name__)
