@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import attrs
 from pydantic import BaseModel, ValidationError
 
+from lsp_agent.core.errors import validation_text
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.messages import ToolCallPart, ToolSpec
 from lsp_agent.core.secrets.filter import NO_SECRETS, SecretFilter
@@ -234,8 +235,9 @@ class ToolRegistry:
         try:
             params = tool.Params.model_validate(call.input)
         except ValidationError as exc:
+            problems = validation_text(exc.errors(include_url=False))
             return _error(
-                f"The {tool.name} tool was called with invalid arguments: {_describe(exc)}. "
+                f"The {tool.name} tool was called with invalid arguments: {problems}. "
                 "Please rewrite the input so it satisfies the expected schema."
             )
         try:
@@ -253,14 +255,6 @@ class ToolRegistry:
 
 def _error(output: str) -> ToolOutcome:
     return ToolOutcome(output=output, is_error=True)
-
-
-def _describe(exc: ValidationError) -> str:
-    problems = []
-    for err in exc.errors(include_url=False):
-        where = ".".join(str(part) for part in err["loc"])
-        problems.append(f"{where}: {err['msg']}" if where else err["msg"])
-    return "; ".join(problems)
 
 
 # --- schemas ----------------------------------------------------------------------------
