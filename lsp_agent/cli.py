@@ -618,7 +618,7 @@ async def _search(sessions: Sessions, args: argparse.Namespace, out: TextIO, err
         return EXIT_OK
     for hit in hits:
         title = one_line(hit.title) or "(untitled)"
-        where = f"{hit.session_id}  {hit.message_id}  {hit.updated_at}"
+        where = f"{hit.session_id}  {hit.message_id}  {hit.time}"
         snippet = " ".join(hit.snippet.split())  # the lines of a tool's output, as one
         out.write(one_line(f"{where}  {title}  [{hit.kind}] {snippet}") + "\n")
     if not hits:

@@ -42,6 +42,12 @@ from lsp_agent.acp.session_mcp import ClientServer, InvalidServers, SessionServe
 from lsp_agent.acp.updates import UpdateMapper, config_options
 from lsp_agent.app import AgentInputs, App
 from lsp_agent.core.errors import InvalidParams, SessionNotFound
+from lsp_agent.core.events import (
+    AssistantMessageEnded,
+    PermissionResolved,
+    message_id_of,
+    of_type,
+)
 from lsp_agent.core.modes import CLIENT_MODES, MODES
 from lsp_agent.core.session.config_options import ConfigChoices
 from lsp_agent.core.uris import local_path
@@ -204,8 +210,8 @@ class AcpHost:
         visible = {m.message_id for m in await sessions.transcript(session_id)}
         mapper = UpdateMapper(cwd=folder, replay=True)
         for event in await sessions.events(session_id):
-            message_id = event.data.get("messageId")
-            if isinstance(message_id, str) and message_id not in visible:
+            message_id = message_id_of(event.event)
+            if message_id is not None and message_id not in visible:
                 continue  # reverted, or never promoted
             for update in mapper.updates(event):
                 await self.editor.send_update(session_id, update)
@@ -315,20 +321,14 @@ class AcpHost:
         """The turn ended because the user rejected a call without a reason (not because
         an ask was dismissed): ACP's ``cancelled`` is for ``session/cancel`` only, so that
         turn ends as a ``refusal``. The model reads the rejection at its next turn."""
-        resolved = [
-            e
-            for e in await self.runtime.sessions.events(session_id, after_seq=after_seq)
-            if e.type == "permission_resolved"
-        ]
-        return bool(resolved) and resolved[-1].data.get("state") == "rejected"
+        events = await self.runtime.sessions.events(session_id, after_seq=after_seq)
+        resolved = of_type(events, PermissionResolved)
+        return bool(resolved) and resolved[-1].state == "rejected"
 
     async def _hit_max_tokens(self, session_id: str, after_seq: int) -> bool:
-        ended = [
-            e
-            for e in await self.runtime.sessions.events(session_id, after_seq=after_seq)
-            if e.type == "assistant_message_ended"
-        ]
-        return bool(ended) and ended[-1].data.get("finishReason") == "max_tokens"
+        events = await self.runtime.sessions.events(session_id, after_seq=after_seq)
+        ended = of_type(events, AssistantMessageEnded)
+        return bool(ended) and ended[-1].finish_reason == "max_tokens"
 
     async def cancel(self, session_id: str) -> None:
         """``session/cancel``: stop the running prompt (nothing happens when idle)."""

@@ -12,6 +12,7 @@ from typing import Any
 
 from lsp_agent.core.attachments import PromptFocus
 from lsp_agent.core.errors import InvalidParams, SessionBusy, SessionNotFound
+from lsp_agent.core.events import ChangedFile, CheckpointRecorded
 from lsp_agent.core.session.config_options import ConfigChoices
 from lsp_agent.core.transcript import SessionInfo
 from lsp_agent.core.uris import file_uri, path_of_uri
@@ -116,6 +117,16 @@ async def session_set_config_option(
     return p.ConfigOptionsResult(config_options=_wire_options(choices))
 
 
+async def config_options(host: AgentHost, params: p.ConfigOptionsParams) -> p.ConfigOptionsResult:
+    """What a new session would start with, for the pickers before there is a session; none
+    while the agent is unavailable (no model configured)."""
+    if not host.agent_available:
+        return p.ConfigOptionsResult(config_options=[])
+    return p.ConfigOptionsResult(
+        config_options=_wire_options(host.app.sessions.new_session_options())
+    )
+
+
 async def session_compact(host: AgentHost, params: p.SessionIdParams) -> p.EmptyResult:
     await require_session(host, params.session_id)
     async with host.turns.exclusive(params.session_id, "compacting"):
@@ -188,13 +199,14 @@ async def checkpoint_list(host: AgentHost, params: p.SessionIdParams) -> p.Check
     return p.CheckpointListResult(
         checkpoints=[
             p.CheckpointModel(
-                checkpoint_id=str(e.data["checkpointId"]),
-                message_id=str(e.data["messageId"]),
+                checkpoint_id=recorded.checkpoint_id,
+                message_id=recorded.message_id,
                 created_at=e.time,
-                files=[_checkpoint_file(folder, f) for f in e.data.get("files", [])],
+                files=[_checkpoint_file(folder, f) for f in recorded.files],
             )
             for e in events
             if e.type == "checkpoint_recorded"
+            and isinstance(recorded := e.event, CheckpointRecorded)
         ]
     )
 
@@ -226,7 +238,7 @@ async def revert_commit(host: AgentHost, params: p.SessionIdParams) -> p.RevertC
     return p.RevertCommitResult(dropped=list(dropped))
 
 
-def _checkpoint_file(folder: str, entry: dict[str, Any]) -> p.CheckpointFile:
+def _checkpoint_file(folder: str, entry: ChangedFile) -> p.CheckpointFile:
     path = str(entry.get("path", ""))
     return p.CheckpointFile(
         uri=_uri_in(folder, path),
@@ -346,6 +358,7 @@ HANDLERS: dict[str, Handler] = {
     "agent/session/export": session_export,
     "agent/session/delete": session_delete,
     "agent/session/setConfigOption": session_set_config_option,
+    "agent/config/options": config_options,
     "agent/session/compact": session_compact,
     "agent/session/prompt": session_prompt,
     "agent/session/cancel": session_cancel,

@@ -16,7 +16,7 @@ from typing import Literal
 import attrs
 
 from lsp_agent.core.errors import InvalidParams, SessionNotFound
-from lsp_agent.core.events import StoredEvent
+from lsp_agent.core.events import Event, SessionCreated, StoredEvent
 from lsp_agent.core.export import export_session
 from lsp_agent.core.interfaces import EventStore
 from lsp_agent.core.transcript import SessionInfo, TranscriptMessage
@@ -92,7 +92,7 @@ class Sessions:
         child of a session that was updated after it anyway)."""
         for info in await self.all(folder):
             created = next(iter(await self._store.events(info.session_id, limit=1)), None)
-            if created is None or "parentSessionId" not in created.data:
+            if created is None or not _is_subagent(created.event):
                 return info.session_id
         return None
 
@@ -144,6 +144,10 @@ class Sessions:
         return await self._store.revoke_approval(
             scope=scope, scope_id=scope_id, permission=permission, pattern=pattern
         )
+
+
+def _is_subagent(created: Event) -> bool:
+    return isinstance(created, SessionCreated) and created.parent_session_id is not None
 
 
 def folder_uri(folder: str | None) -> str | None:

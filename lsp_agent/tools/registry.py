@@ -26,15 +26,15 @@ from lsp_agent.core.messages import ToolCallPart, ToolSpec
 from lsp_agent.core.secrets.filter import NO_SECRETS, SecretFilter
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
 from lsp_agent.sandbox import CommandSandbox
+from lsp_agent.search.editor_queries import EditorQueries
+from lsp_agent.shell.runner import CommandRunner
 from lsp_agent.skills.catalog import SkillCatalog
 from lsp_agent.tools.apply_patch import ApplyPatchTool
 from lsp_agent.tools.base import Tool, ToolRunContext
 from lsp_agent.tools.bash import BashTool
-from lsp_agent.tools.bash_runner import CommandRunner
 from lsp_agent.tools.code_nav import code_nav_tools
 from lsp_agent.tools.diagnostics import DiagnosticsTool
 from lsp_agent.tools.edit import EditTool
-from lsp_agent.tools.editor_queries import EditorQueries
 from lsp_agent.tools.glob import GlobTool
 from lsp_agent.tools.grep import GrepTool
 from lsp_agent.tools.list import ListTool

@@ -192,7 +192,7 @@ function apply.state_update(s, u)
     s:add({ kind = "notice", text = note })
   end
   if u.state == "idle" and s.stop_reason == "error" and s.error then
-    -- in the conversation, with a retry (chat.lua renders it)
+    -- in the conversation, with a retry (chat/render.lua renders it)
     s:add({ kind = "error", text = tostring(s.error.message) })
   end
 end
@@ -223,6 +223,9 @@ end
 
 function apply.revert_update(s, u)
   local scope = util.nn(u.scope) or (s.revert and s.revert.scope) or "both"
+  -- an undo or redo changes what waits for review without a `review_update` of its own:
+  -- the list is fetched again so the signs follow (issue 35)
+  s.review_stale = true
   if u.state == "staged" then
     s.revert = { message_id = util.nn(u.messageId), scope = scope }
   elseif u.state == "cleared" then
