@@ -122,3 +122,51 @@ def test_a_refused_call_reads_refused_not_failed(editor: Any) -> None:
     # a call that really failed still reads failed
     [line] = render_tool(editor, {"status": "failed", "title": "Run make"})
     assert line == "- ✗ bash Run make [failed]"
+
+
+SCREEN = """
+local rows = {}
+for row = 1, vim.o.lines do
+  local cells = {}
+  for col = 1, vim.o.columns do cells[col] = vim.fn.screenstring(row, col) end
+  rows[row] = table.concat(cells)
+end
+return rows
+"""
+
+
+def test_the_diff_tab_labels_and_winbars_name_the_file_at_80_and_160_columns(
+    editor: Any, workspace: Any
+) -> None:
+    """Issue 35: the diff tab's winbar and tab labels were cut off (the tab read
+    `2 l//d/c/p/s/p/module.py`, the proposal's winbar lost the file name at 80 columns)."""
+    path = workspace / "src" / "pkg" / "module.py"
+    path.parent.mkdir(parents=True)
+    path.write_text("value = 1\n")
+    edit = {"file_path": str(path), "old_string": "value = 1", "new_string": "value = 2"}
+    script = {"turns": [{"tool_calls": [{"name": "edit", "input": edit}]}, {"text": "Done."}]}
+    editor.fake_llm.set_script(script)
+    editor.command("set columns=80")
+    editor.command("LspAgent chat set value to 2")
+    editor.choose(editor.wait_select(1), "View diff")
+    editor.wait_lua("vim.t.lsp_agent_diff ~= nil", "the diff tab")
+
+    for columns in (80, 160):
+        editor.command(f"set columns={columns}")
+        editor.command("wincmd =")  # both sides share the width, as when the tab opens
+        editor.command("redraw!")
+        tabline, winbars = editor.lua(SCREEN)[:2]
+        assert "Δ module.py" in tabline, tabline
+        assert len(tabline.rstrip()) <= columns
+        half = columns // 2
+        current, proposed = winbars[:half], winbars[half:]
+        assert "current: src/pkg/module.py" in current, winbars
+        assert "proposed (editable): src/pkg/module.py" in proposed, winbars
+        if columns == 160:
+            assert "q: back to the permission prompt" in proposed, winbars
+
+    editor.type("q")  # back to the prompt; the tab line is Neovim's own again
+    editor.choose(editor.wait_select(2), "Allow once")
+    editor.wait_chat("Done.")
+    editor.wait_idle()
+    assert editor.lua("return vim.o.tabline") == ""
