@@ -3,7 +3,8 @@
 Writes ``docs/benchmarks.md`` (the table, the floors, the extras) and ``docs/benchmarks.png``
 (with the ``bench`` extra's matplotlib), and the raw samples as ``benchmarks.json`` beside
 them. ``--quick``: one run, no warm-up, ours only, the small repository — to check the
-harness, not to quote.
+harness, not to quote. ``--long``: long sessions instead (``bench/long.py``): the overhead per
+step along sessions of 10…1,000 steps in ``run`` and ``serve``, its own section and chart.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from bench import report
+from bench import long, long_report, report
 from bench.runner import Settings, run_bench
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,6 +33,11 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, Settings]:
     parser.add_argument("--out", type=Path, default=ROOT / "docs", help="where the report goes")
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "lsp-agent-bench"
     parser.add_argument("--cache", type=Path, default=cache, help="opencode's npm install")
+    parser.add_argument("--long", action="store_true", help="long sessions (bench/long.py)")
+    parser.add_argument("--steps", default="10,100,400,800,1000",
+                        help="--long: session sizes, comma-separated")  # fmt: skip
+    parser.add_argument("--provider", choices=sorted(long.MODELS), default="anthropic",
+                        help="--long: the provider the sessions use")  # fmt: skip
     args = parser.parse_args(argv)
     if args.runs < 1 or args.warmup < 0:
         parser.error("--runs must be at least 1 and --warmup at least 0")
@@ -50,12 +56,33 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, Settings]:
     return args, settings
 
 
+def command_line(argv: list[str]) -> str:
+    return shlex.join(["python -m bench", *argv]).replace("'python -m bench'", "python -m bench")
+
+
+def main_long(args: argparse.Namespace, argv: list[str]) -> int:
+    try:
+        steps = tuple(int(n) for n in ("10,40" if args.quick else args.steps).split(","))
+    except ValueError:
+        raise SystemExit("--steps takes sizes like 10,100,800") from None
+    if any(n < 1 for n in steps):
+        raise SystemExit("--steps: every size must be at least 1")
+    sessions = asyncio.run(long.run_long(long.Settings(steps=steps, provider=args.provider)))
+    doc = long_report.write(sessions, args.out, command_line(argv))
+    raw = {"sessions": [s.to_json() for s in sessions]}
+    (args.out / "benchmarks-long.json").write_text(json.dumps(raw, indent=1) + "\n")
+    print("\n".join(long_report.table(sessions)))
+    print(f"\nwritten: {doc}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args, settings = parse(argv)
+    if args.long:
+        return main_long(args, argv)
     results = asyncio.run(run_bench(settings))
-    command = shlex.join(["python -m bench", *argv]).replace("'python -m bench'", "python -m bench")
-    doc = report.write(results, args.out, command)
+    doc = report.write(results, args.out, command_line(argv))
     (args.out / "benchmarks.json").write_text(json.dumps(results.to_json(), indent=1) + "\n")
     print(doc.read_text().split(report.START, 1)[1].split(report.END, 1)[0].strip())
     print(f"\nwritten: {doc}")

@@ -21,6 +21,7 @@ from typing import Any, TextIO, cast
 from lsp_agent import __version__
 from lsp_agent.auth.command import add_auth_parser, run_auth
 from lsp_agent.core.errors import ConfigError, LspAgentError, SessionNotFound
+from lsp_agent.core.events import Event, SessionCreated
 from lsp_agent.core.modes import CLIENT_MODES
 from lsp_agent.display import block, one_line
 from lsp_agent.permissions_cli import add_permissions_parser, run_permissions
@@ -319,12 +320,16 @@ async def _run(
         await app.aclose()
 
 
+def _is_subagent(created: Event) -> bool:
+    return isinstance(created, SessionCreated) and created.parent_session_id is not None
+
+
 async def _latest_session(store: Any, workspace: Path) -> str | None:
     """``run --continue``: the session of this folder updated last, a subagent's excepted
     (it is the child of a session that was updated after it anyway)."""
     for info in await store.list_sessions(workspace_folder=workspace.as_uri()):
         created = next(iter(await store.events(info.session_id, limit=1)), None)
-        if created is None or "parentSessionId" not in created.data:
+        if created is None or not _is_subagent(created.event):
             return str(info.session_id)
     return None
 
@@ -624,7 +629,7 @@ async def _search(store: Any, args: argparse.Namespace, out: TextIO, err: TextIO
         return EXIT_OK
     for hit in hits:
         title = one_line(hit.title) or "(untitled)"
-        where = f"{hit.session_id}  {hit.message_id}  {hit.updated_at}"
+        where = f"{hit.session_id}  {hit.message_id}  {hit.time}"
         snippet = " ".join(hit.snippet.split())  # the lines of a tool's output, as one
         out.write(one_line(f"{where}  {title}  [{hit.kind}] {snippet}") + "\n")
     if not hits:

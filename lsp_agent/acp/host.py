@@ -36,12 +36,17 @@ from acp.schema import (
 from lsp_agent.acp.capabilities import ClientFeatures
 from lsp_agent.acp.content import PromptBlock, user_content
 from lsp_agent.acp.editor import PROMPTING, AcpEditor
-from lsp_agent.acp.errors import InvalidParams, SessionBusy
 from lsp_agent.acp.peer import AcpPeer, PeerTimeouts
 from lsp_agent.acp.session_mcp import ClientServer, InvalidServers, SessionServers
 from lsp_agent.acp.updates import UpdateMapper, config_options
 from lsp_agent.app import AgentInputs, App, load_agent
-from lsp_agent.core.errors import SessionNotFound
+from lsp_agent.core.errors import InvalidParams, SessionBusy, SessionNotFound
+from lsp_agent.core.events import (
+    AssistantMessageEnded,
+    PermissionResolved,
+    message_id_of,
+    of_type,
+)
 from lsp_agent.core.modes import CLIENT_MODES, MODES
 from lsp_agent.core.session.config_options import ConfigChoices
 from lsp_agent.core.transcript import SessionInfo
@@ -153,7 +158,7 @@ class AcpHost:
         app = await self._app_for(folder)
         running = self._open.get(session_id)
         if running is not None and running.turn is not None:
-            raise SessionBusy(f"session {session_id} is running a prompt")
+            raise SessionBusy(session_id, "running a prompt")
         self._open.pop(session_id, None)
         self.editor.forget(session_id)
         if replay:
@@ -186,8 +191,8 @@ class AcpHost:
         visible = {m.message_id for m in await self.store.transcript(session_id)}
         mapper = UpdateMapper(cwd=folder, replay=True)
         for event in await self.store.events(session_id):
-            message_id = event.data.get("messageId")
-            if isinstance(message_id, str) and message_id not in visible:
+            message_id = message_id_of(event.event)
+            if message_id is not None and message_id not in visible:
                 continue  # reverted, or never promoted
             for update in mapper.updates(event):
                 await self.editor.send_update(session_id, update)
@@ -252,7 +257,7 @@ class AcpHost:
         """Run one prompt to its end; the ACP stop reason."""
         session = self._require(session_id)
         if session.turn is not None:
-            raise SessionBusy(f"session {session_id} is already running a prompt")
+            raise SessionBusy(session_id, "already running a prompt")
         content = user_content(blocks)
         context = contextvars.copy_context()
         context.run(PROMPTING.set, session_id)
@@ -310,20 +315,14 @@ class AcpHost:
         """The turn ended because the user rejected a call without a reason (not because
         an ask was dismissed): ACP's ``cancelled`` is for ``session/cancel`` only, so that
         turn ends as a ``refusal``. The model reads the rejection at its next turn."""
-        resolved = [
-            e
-            for e in await self.store.events(session_id, after_seq=after_seq)
-            if e.type == "permission_resolved"
-        ]
-        return bool(resolved) and resolved[-1].data.get("state") == "rejected"
+        events = await self.store.events(session_id, after_seq=after_seq)
+        resolved = of_type(events, PermissionResolved)
+        return bool(resolved) and resolved[-1].state == "rejected"
 
     async def _hit_max_tokens(self, session_id: str, after_seq: int) -> bool:
-        ended = [
-            e
-            for e in await self.store.events(session_id, after_seq=after_seq)
-            if e.type == "assistant_message_ended"
-        ]
-        return bool(ended) and ended[-1].data.get("finishReason") == "max_tokens"
+        events = await self.store.events(session_id, after_seq=after_seq)
+        ended = of_type(events, AssistantMessageEnded)
+        return bool(ended) and ended[-1].finish_reason == "max_tokens"
 
     async def cancel(self, session_id: str) -> None:
         """``session/cancel``: stop the running prompt (nothing happens when idle)."""

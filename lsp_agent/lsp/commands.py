@@ -14,10 +14,10 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
+from lsp_agent.core.errors import InvalidParams
 from lsp_agent.core.uris import path_of_uri
 from lsp_agent.lsp import protocol as p
 from lsp_agent.lsp.documents import diagnostic_json, range_json
-from lsp_agent.lsp.errors import InvalidParams
 from lsp_agent.lsp.handlers import require_session, submit_prompt
 from lsp_agent.lsp.host import AgentHost
 from lsp_agent.workspace.boundary import display_path

@@ -11,14 +11,14 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from lsp_agent.core.attachments import PromptFocus
-from lsp_agent.core.errors import SessionNotFound
+from lsp_agent.core.errors import InvalidParams, SessionNotFound
+from lsp_agent.core.events import ChangedFile, CheckpointRecorded
 from lsp_agent.core.export import export_session
 from lsp_agent.core.modes import CLIENT_MODES
 from lsp_agent.core.session.config_options import ConfigChoices
 from lsp_agent.core.transcript import SessionInfo
 from lsp_agent.core.uris import file_uri, path_of_uri
 from lsp_agent.lsp import protocol as p
-from lsp_agent.lsp.errors import InvalidParams
 from lsp_agent.lsp.focus import context_blocks, prompt_focus
 from lsp_agent.lsp.host import AgentHost
 from lsp_agent.storage.search_index import DEFAULT_LIMIT, SearchQueryError
@@ -149,6 +149,16 @@ async def session_set_config_option(
     return p.ConfigOptionsResult(config_options=_wire_options(choices))
 
 
+async def config_options(host: AgentHost, params: p.ConfigOptionsParams) -> p.ConfigOptionsResult:
+    """What a new session would start with, for the pickers before there is a session; none
+    while the agent is unavailable (no model configured)."""
+    if not host.agent_available:
+        return p.ConfigOptionsResult(config_options=[])
+    return p.ConfigOptionsResult(
+        config_options=_wire_options(host.app.sessions.new_session_options())
+    )
+
+
 async def session_compact(host: AgentHost, params: p.SessionIdParams) -> p.EmptyResult:
     await require_session(host, params.session_id)
     async with host.scheduler.exclusive(params.session_id, "compacting"):
@@ -232,13 +242,14 @@ async def checkpoint_list(host: AgentHost, params: p.SessionIdParams) -> p.Check
     return p.CheckpointListResult(
         checkpoints=[
             p.CheckpointModel(
-                checkpoint_id=str(e.data["checkpointId"]),
-                message_id=str(e.data["messageId"]),
+                checkpoint_id=recorded.checkpoint_id,
+                message_id=recorded.message_id,
                 created_at=e.time,
-                files=[_checkpoint_file(folder, f) for f in e.data.get("files", [])],
+                files=[_checkpoint_file(folder, f) for f in recorded.files],
             )
             for e in events
             if e.type == "checkpoint_recorded"
+            and isinstance(recorded := e.event, CheckpointRecorded)
         ]
     )
 
@@ -270,7 +281,7 @@ async def revert_commit(host: AgentHost, params: p.SessionIdParams) -> p.RevertC
     return p.RevertCommitResult(dropped=list(dropped))
 
 
-def _checkpoint_file(folder: str, entry: dict[str, Any]) -> p.CheckpointFile:
+def _checkpoint_file(folder: str, entry: ChangedFile) -> p.CheckpointFile:
     path = str(entry.get("path", ""))
     return p.CheckpointFile(
         uri=_uri_in(folder, path),
@@ -394,6 +405,7 @@ HANDLERS: dict[str, Handler] = {
     "agent/session/export": session_export,
     "agent/session/delete": session_delete,
     "agent/session/setConfigOption": session_set_config_option,
+    "agent/config/options": config_options,
     "agent/session/compact": session_compact,
     "agent/session/prompt": session_prompt,
     "agent/session/cancel": session_cancel,

@@ -21,13 +21,12 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from lsp_agent.app import AgentInputs, App, data_dir, load_agent, open_data_store
-from lsp_agent.core.errors import ConfigError, LspAgentError
+from lsp_agent.core.errors import ConfigError, InvalidParams, LspAgentError
 from lsp_agent.core.export import export_session
 from lsp_agent.core.uris import path_of_uri
 from lsp_agent.lsp import protocol as p
 from lsp_agent.lsp.documents import OpenDocuments
 from lsp_agent.lsp.editor import ChangeSets, LspEditor
-from lsp_agent.lsp.errors import InvalidParams
 from lsp_agent.lsp.plain import PlainProgress
 from lsp_agent.lsp.protocol import AgentClientOptions
 from lsp_agent.lsp.queries import LspEditorQueries

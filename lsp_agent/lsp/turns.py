@@ -9,7 +9,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 
-from lsp_agent.lsp.errors import SessionBusy
+from lsp_agent.core.errors import SessionBusy
 
 _log = logging.getLogger(__name__)
 

@@ -32,7 +32,7 @@ All or nothing, in five steps:
 
 When the user edited the proposal of some files before allowing it, their texts replace the
 patch's for those files (each must still be what the patch was verified against at the ask)
-and the result shows the model the difference (``tools/user_edits.py``).
+and the result shows the model the difference (``patch/user_edits.py``).
 
 Then the errors the editor's language servers report for the changed files are appended to
 the result, waiting for all of them together (``tools/diagnostics.py``).
@@ -64,10 +64,10 @@ from lsp_agent.patch.parse import (
     UpdateFile,
     parse_patch,
 )
+from lsp_agent.patch.user_edits import UserVersion, same_file, user_version, with_user_edits
 from lsp_agent.system import beneath
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
 from lsp_agent.tools.diagnostics import WatchedFile, watch_diagnostics, with_report
-from lsp_agent.tools.user_edits import UserVersion, same_file, user_version, with_user_edits
 from lsp_agent.workspace.boundary import Resolved
 from lsp_agent.workspace.files import (
     FileDiff,

@@ -10,8 +10,8 @@ The command is started by :class:`~lsp_agent.sandbox.CommandSandbox`: inside bub
 (workspace read-write, the rest read-only, ``$HOME`` and the data folder hidden, no network
 unless ``network`` is set and ``bash_network`` allows it, its own PID namespace), or, where
 the sandbox is off, under a supervisor that ends whatever it leaves behind. That launch is
-hosted by a :class:`~lsp_agent.tools.bash_runner.CommandRunner`: by default
-:class:`~lsp_agent.tools.bash_runner.LocalRunner` (its own process group here, recorded for
+hosted by a :class:`~lsp_agent.shell.runner.CommandRunner`: by default
+:class:`~lsp_agent.shell.runner.LocalRunner` (its own process group here, recorded for
 recovery, output streamed, the whole group stopped on timeout or cancellation), or an ACP
 client's terminal (``lsp_agent.acp.terminal``). Either way the permission asks before and the
 outcome after are the same. The environment is the agent's, less the variables that hold its
@@ -33,8 +33,7 @@ from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.sandbox import CommandSandbox, Launch, SandboxUnavailable
 from lsp_agent.shell.plan import PermissionPlan, plan_permissions
 from lsp_agent.shell.process import shell_argv
-from lsp_agent.tools.base import ToolRunContext, load_description, refusal
-from lsp_agent.tools.bash_runner import (
+from lsp_agent.shell.runner import (
     MAX_KEPT_CHARS,
     CommandFailed,
     CommandRun,
@@ -43,6 +42,7 @@ from lsp_agent.tools.bash_runner import (
     LocalRunner,
     OutputTail,
 )
+from lsp_agent.tools.base import ToolRunContext, load_description, refusal
 
 __all__ = [
     "DEFAULT_TIMEOUT_MS",

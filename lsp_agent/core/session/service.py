@@ -12,29 +12,30 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from lsp_agent.core import events as ev
 from lsp_agent.core.attachments import AttachScope, PromptAttachments, PromptFocus
 from lsp_agent.core.checkpoints import RevertScope, SnapshotChange, SnapshotStore, staged_revert
 from lsp_agent.core.compaction.policy import latest_compaction_point
 from lsp_agent.core.compaction.summary import Compactor
 from lsp_agent.core.context import ContextSources, SourcesSnapshot, current_epoch
 from lsp_agent.core.errors import SessionNotFound
+from lsp_agent.core.event_writer import EventWriter
 from lsp_agent.core.interfaces import Clock, Editor, EventStore, IdFactory, Provider, ToolExecutor
 from lsp_agent.core.models import ModelCatalog, SingleModel
 from lsp_agent.core.modes import SUBAGENTS, SubagentScope, check_client_mode, subagent_scope
 from lsp_agent.core.options import AgentOptions
-from lsp_agent.core.permission.gate import PermissionGate
+from lsp_agent.core.recorder import Recorder
 from lsp_agent.core.review.reviews import FileTexts, FileView, ResolveResult, ReviewAction, Reviews
 from lsp_agent.core.session.changes import prompt_changes
 from lsp_agent.core.session.config_options import ConfigChanges, ConfigChoices, check_model_ref
-from lsp_agent.core.session.event_writer import EventWriter
 from lsp_agent.core.session.revert import RevertResult, Reverts
 from lsp_agent.core.session.subtasks import run_subtask, subtask_model
 from lsp_agent.core.session.title import Titles
+from lsp_agent.core.session.turn_setup import LiveConfig, TurnSetup
 from lsp_agent.core.tooling import SubtaskResult
 from lsp_agent.core.transcript import SessionInfo
 from lsp_agent.core.turn.loop import Notices, TurnOutcome, TurnRunner, no_notices
-from lsp_agent.core.turn.recorder import Recorder
-from lsp_agent.core.turn.setup import LiveConfig, TurnSetup
+from lsp_agent.core.turn.permission_gate import PermissionGate
 from lsp_agent.core.uris import file_uri, local_path
 
 
@@ -129,16 +130,15 @@ class SessionService:
             check_model_ref(model)
             self._catalog.resolve(model)
         session_id = self._ids.new("ses")
-        data = {
-            "sessionId": session_id,
-            "workspaceFolder": file_uri(workspace_folder),
-            "title": title,
-            "model": model or self._options.model_for(mode or self._options.mode),
-            "mode": mode or self._options.mode,
-        }
-        if parent_session_id is not None:
-            data["parentSessionId"] = parent_session_id
-        await self._events.emit(session_id, "session_created", data)
+        created = ev.SessionCreated(
+            session_id=session_id,
+            workspace_folder=file_uri(workspace_folder),
+            title=title,
+            model=model or self._options.model_for(mode or self._options.mode),
+            mode=mode or self._options.mode,
+            parent_session_id=parent_session_id,
+        )
+        await self._events.emit(session_id, created)
         return session_id
 
     async def admit(
@@ -162,18 +162,20 @@ class SessionService:
             if existing is not None:
                 return existing
         message_id = self._ids.new("msg")
-        data: dict[str, Any] = {"messageId": message_id, "content": content}
-        if client_message_id is not None:
-            data["clientMessageId"] = client_message_id
+        attached = None
         if self._attachments is not None:
             folder = local_path(info.workspace_folder)
             scope = AttachScope(
                 folder=folder, roots=self._setup.workspace_roots(folder), focus=focus
             )
-            attached = await self._attachments.expand(content, scope)
-            if attached:
-                data["attachments"] = attached
-        await self._events.emit(session_id, "user_message_admitted", data)
+            attached = await self._attachments.expand(content, scope) or None
+        admitted = ev.UserMessageAdmitted(
+            message_id=message_id,
+            content=content,
+            client_message_id=client_message_id,
+            attachments=attached,
+        )
+        await self._events.emit(session_id, admitted)
         return message_id
 
     async def run_turn(
@@ -308,6 +310,12 @@ class SessionService:
         return done is not None
 
     # -- configuration options (config_options.py) ---------------------------------------
+
+    def new_session_options(self) -> ConfigChoices:
+        """The mode and model a new session starts with, and the choices: what a client's
+        pickers show before it has a session (protocol.md ``agent/config/options``)."""
+        mode = self._options.mode
+        return self._config.choices(mode, self._options.model_for(mode))
 
     async def config_options(self, session_id: str) -> ConfigChoices:
         """The session's mode and model, and the choices (protocol.md §1 ``configOptions``)."""

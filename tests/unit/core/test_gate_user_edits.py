@@ -82,7 +82,7 @@ async def test_texts_for_files_outside_the_ask_or_deleted_by_it_are_ignored_and_
     store: SqliteEventStore, caplog: pytest.LogCaptureFixture
 ) -> None:
     texts = {"/ws/a.py": "x = 'user'\n", "/ws/other.py": "o\n", "/ws/gone.py": "back\n"}
-    with caplog.at_level(logging.WARNING, logger="lsp_agent.core.permission.gate"):
+    with caplog.at_level(logging.WARNING, logger="lsp_agent.core.turn.permission_gate"):
         g = await run(store, "write", allow(texts))
 
     assert isinstance(g.tools, ProposingTools)

@@ -19,6 +19,7 @@ from lsp_agent.core.messages import (
 )
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.options import AgentOptions
+from lsp_agent.core.retry import RetryPolicy
 from lsp_agent.core.session.service import SessionService
 from lsp_agent.core.stream_events import (
     Finished,
@@ -29,7 +30,6 @@ from lsp_agent.core.stream_events import (
     UsageReported,
 )
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
-from lsp_agent.core.turn.retry import RetryPolicy
 from lsp_agent.storage.event_log import SqliteEventStore
 from lsp_agent.testing.clock import FakeClock, SequentialIds
 from lsp_agent.testing.editor import RecordingEditor

@@ -11,12 +11,12 @@ from pydantic import TypeAdapter, ValidationError
 
 from lsp_agent.cli import build_parser
 from lsp_agent.config.settings import Mode as SettingsMode
+from lsp_agent.core.errors import InvalidParams
+from lsp_agent.core.event_writer import EventWriter
 from lsp_agent.core.modes import CLIENT_MODES, DEFAULT_MODE, MODES, SUBAGENTS, yes_approves
 from lsp_agent.core.session.config_options import ConfigChanges
-from lsp_agent.core.session.event_writer import EventWriter
 from lsp_agent.lsp import handlers
 from lsp_agent.lsp import protocol as p
-from lsp_agent.lsp.errors import InvalidParams
 from lsp_agent.testing.clock import FakeClock
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.models import FakeModels

@@ -22,12 +22,12 @@ from lsp_agent.core.permission.rules import ALLOWED
 from lsp_agent.core.secrets.filter import SecretFilter
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.sandbox import Availability, CommandSandbox
+from lsp_agent.shell.runner import CommandFailed, CommandRun, CommandSpec
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.permissions import RecordingAsk, allow_all, deny
 from lsp_agent.testing.tools import call_context, tool_context
 from lsp_agent.tools.base import ToolRunContext
 from lsp_agent.tools.bash import BashParams, BashTool
-from lsp_agent.tools.bash_runner import CommandFailed, CommandRun, CommandSpec
 from lsp_agent.tools.registry import default_registry
 from lsp_agent.workspace.truncation import OutputLimits
 
