@@ -106,9 +106,7 @@ def test_a_tool_line_shows_the_title_the_server_sent_and_never_guesses_one(edito
     )
     assert line == "- ○ bash Run python3 hello.py [pending]"
     # no title yet: the tool's name, not words guessed from its input
-    [line] = render_tool(
-        editor, {"status": "pending", "rawInput": {"command": "rm -rf build"}}
-    )
+    [line] = render_tool(editor, {"status": "pending", "rawInput": {"command": "rm -rf build"}})
     assert line == "- ○ bash [pending]"
 
 

@@ -136,9 +136,7 @@ def test_protocol_tables_match_directions_and_kinds(editor: Any) -> None:
     assert kinds == set(SCHEMA["$defs"]["PermissionOptionModel"]["properties"]["kind"]["enum"])
 
 
-def test_the_modes_are_the_servers_named_once_in_the_lua_code(
-    editor: Any, workspace: Path
-) -> None:
+def test_the_modes_are_the_servers_named_once_in_the_lua_code(editor: Any, workspace: Path) -> None:
     """Issue 34: one table of modes. The plugin checks `setup({mode})` against
     protocol.lua's copy of the server's table (checked here) and no other Lua file lists
     them; `:LspAgent mode` completes from the server's options before any session."""
