@@ -1,6 +1,7 @@
 --- The chat window's winbar (title, mode · model, usage, state: what gives way first when it
 --- is narrow) and the prompt area's (its keys).
 local config = require("lsp_agent.config")
+local spinner = require("lsp_agent.chat.spinner")
 local state = require("lsp_agent.chat.state")
 local util = require("lsp_agent.util")
 
@@ -97,12 +98,18 @@ function M.winbar_text(s, width)
   end
   local words = s.pending_permission and "? permission" or M.STATE_TEXT[s.state] or s.state
   local icon = s.pending_permission and "?" or STATE_ICON[s.state] or s.state
+  if spinner.working(s) then
+    -- the working indicator: it turns while the turn runs (spinner.lua)
+    icon = spinner.frame()
+    words = icon .. (s.compacting and " compacting…" or " working…")
+  end
   -- from the most to the least detailed; `true` is where the title goes
+  -- (no usage yet is "", not nil: a nil would end the level before the state)
   local levels = {
-    { "lsp-agent", true, settings(false), usage_text(s, "full"), words },
-    { true, settings(false), usage_text(s, "full"), words },
-    { true, settings(false), usage_text(s, "short"), words },
-    { true, settings(false), usage_text(s, "tiny"), words },
+    { "lsp-agent", true, settings(false), usage_text(s, "full") or "", words },
+    { true, settings(false), usage_text(s, "full") or "", words },
+    { true, settings(false), usage_text(s, "short") or "", words },
+    { true, settings(false), usage_text(s, "tiny") or "", words },
     { true, settings(false), words },
     { settings(false), words },
     { settings(true), words },
