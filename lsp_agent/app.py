@@ -35,19 +35,19 @@ from lsp_agent.core.messages import ThinkingConfig
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.options import AgentOptions, AgentSettings
 from lsp_agent.core.permission.rules import Rule
+from lsp_agent.core.retry import RetryPolicy
 from lsp_agent.core.secrets.filter import SecretFilter
 from lsp_agent.core.session.service import SessionService
 from lsp_agent.core.turn.loop import no_notices
-from lsp_agent.core.turn.retry import RetryPolicy
 from lsp_agent.mentions import PromptExpansion
 from lsp_agent.providers import make_provider
 from lsp_agent.sandbox import CommandLimits, CommandSandbox
+from lsp_agent.search.editor_queries import EditorQueries
+from lsp_agent.shell.runner import CommandRunner
 from lsp_agent.skills.catalog import discover_skills
 from lsp_agent.snapshots import GitShadowSnapshots
 from lsp_agent.storage.event_log import SqliteEventStore, open_store
 from lsp_agent.storage.recovery import RecoveryReport, recover
-from lsp_agent.tools.bash_runner import CommandRunner
-from lsp_agent.tools.editor_queries import EditorQueries
 from lsp_agent.tools.registry import ToolRegistry, default_registry
 from lsp_agent.workspace.boundary import data_folder_path
 from lsp_agent.workspace.disk_texts import DiskTexts

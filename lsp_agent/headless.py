@@ -22,11 +22,13 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
+from lsp_agent.core import events as ev
 from lsp_agent.core.diagnostics import DiagnosticsCache
 from lsp_agent.core.documents import NOT_OPEN, DocumentEditResult
 from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.modes import yes_approves
 from lsp_agent.core.permission.rules import OptionKind, PermissionAsk, PermissionReply
+from lsp_agent.core.permission.subjects import CommandSubject, EditSubject, FetchSubject
 from lsp_agent.core.question import Answer, Question, QuestionAsk, QuestionReply
 from lsp_agent.core.transcript import SessionInfo
 from lsp_agent.display import block, one_line
@@ -86,15 +88,18 @@ class TerminalEditor:
             self._out.write(json.dumps(to_update(event), ensure_ascii=False) + "\n")
             self._out.flush()
             return
-        if self._root is not None and event.session_id != self._root:
-            if event.type == "tool_call_updated":
-                self._on_tool_call_updated(event.data, indent="    ")
-            elif event.type == "permission_resolved":
-                self._on_permission_resolved(event.data)
-            return
-        handler = getattr(self, f"_on_{event.type}", None)
-        if handler is not None:
-            handler(event.data)
+        subagent = self._root is not None and event.session_id != self._root
+        match event.event:
+            case ev.ToolCallUpdated() as call:
+                self._on_tool_call_updated(call, indent="    " if subagent else "")
+            case ev.PermissionResolved() as resolved:
+                self._on_permission_resolved(resolved)
+            case ev.TextDelta(text=text) if not subagent:
+                self._on_text_delta(text)
+            case ev.AssistantMessageEnded(status=status) if not subagent:
+                self._on_assistant_message_ended(status)
+            case ev.StateChanged(error=error) if not subagent and error is not None:
+                self._on_state_error(error)
 
     async def open_document_text(self, path: str) -> str | None:
         return None  # a terminal has no unsaved buffers
@@ -204,25 +209,24 @@ class TerminalEditor:
             return Answer(selected=tuple(labels))
         return Answer(custom=raw) if question.custom else None
 
-    def _on_text_delta(self, data: dict[str, Any]) -> None:
-        text: str = data["text"]
+    def _on_text_delta(self, text: str) -> None:
         if not text:
             return
         self._out.write(block(text))
         self._out.flush()
         self._mid_line = not text.endswith("\n")
 
-    def _on_assistant_message_ended(self, data: dict[str, Any]) -> None:
+    def _on_assistant_message_ended(self, status: str) -> None:
         self._end_line()
-        if data.get("status") == "interrupted":
+        if status == "interrupted":
             self._say("[interrupted]")
 
-    def _on_tool_call_updated(self, data: dict[str, Any], indent: str = "") -> None:
-        status = data.get("status")
-        name = one_line(str(data.get("toolName", "?")))
-        call_id = str(data.get("toolCallId", ""))
-        if isinstance(data.get("input"), dict):
-            self._inputs[call_id] = data["input"]
+    def _on_tool_call_updated(self, call: ev.ToolCallUpdated, indent: str) -> None:
+        status = call.status
+        name = one_line(call.tool_name)
+        call_id = call.tool_call_id
+        if call.input is not None:
+            self._inputs[call_id] = call.input
         line = f"{name} {_summary(self._inputs.get(call_id, {}))}".rstrip()
         if status == "in_progress":
             if call_id not in self._started:  # later updates only carry streamed output
@@ -231,12 +235,11 @@ class TerminalEditor:
                 self._say(f"{indent}→ {line}")
             return
         if status == "completed":
-            if data.get("kind") in _SHOWS_OUTPUT and isinstance(data.get("output"), str):
-                self._show_output(data["output"], indent + "    ")
+            if call.kind in _SHOWS_OUTPUT and call.output is not None:
+                self._show_output(call.output, indent + "    ")
         elif status in ("failed", "cancelled", "interrupted"):
             refusal = self._refusals.pop(call_id, None)
-            error = data.get("error")
-            reason = refusal or str(error or "").strip().split("\n")[0] or str(status)
+            reason = refusal or (call.error or "").strip().split("\n")[0] or status
             self._end_line()
             self._say(f"{indent}✗ {line}: {one_line(reason)}")
         if status not in ("pending", "in_progress"):
@@ -254,18 +257,17 @@ class TerminalEditor:
                 text = text[:_LINE_CHARS] + "…"
             self._say(self._dim(f"{indent}{text}".rstrip()))
 
-    def _on_permission_resolved(self, data: dict[str, Any]) -> None:
+    def _on_permission_resolved(self, resolved: ev.PermissionResolved) -> None:
         """Kept for the call's ``✗`` line, so a refusal is printed once, where it ends."""
-        state = data.get("state")
-        if state == "allowed":
+        if resolved.state == "allowed":
             return
-        reason = data.get("reason") or f"{data.get('permission')} {state}"
-        self._refusals[str(data.get("toolCallId", ""))] = str(reason)
+        reason = resolved.reason or f"{resolved.permission} {resolved.state}"
+        self._refusals[resolved.tool_call_id] = reason
 
-    def _on_state_changed(self, data: dict[str, Any]) -> None:
-        error = data.get("error")
-        if error and error.get("retryAt"):
-            self._say(f"retrying at {error['retryAt']}: {one_line(str(error['message']))}")
+    def _on_state_error(self, error: ev.StateError) -> None:
+        retry_at = error.get("retryAt")
+        if retry_at:
+            self._say(f"retrying at {retry_at}: {one_line(str(error['message']))}")
 
     def _dim(self, text: str) -> str:
         return f"{_DIM}{text}{_RESET}" if self._color else text
@@ -288,12 +290,13 @@ def render_ask(ask: PermissionAsk) -> list[str]:
     lines = [f"\n? {title} [{one_line(request.permission)}]"]
     if request.description:
         lines.append(f"  {one_line(request.description)}")
-    subject = request.subject or {}
-    for key in ("command", "url"):
-        if key in subject:
-            lines.append(f"  {key}: {one_line(str(subject[key]))}")
-    if subject.get("patch"):
-        lines.append(block(str(subject["patch"]).rstrip()))
+    match request.subject:
+        case CommandSubject(command=command):
+            lines.append(f"  command: {one_line(command)}")
+        case FetchSubject(url=url):
+            lines.append(f"  url: {one_line(url)}")
+        case EditSubject(patch=patch) if patch:
+            lines.append(block(patch.rstrip()))
     saves = ", ".join(one_line(pattern) for pattern in request.saves)
     if request.protected:
         lines.append("  protected: it can make programs run later, so it is asked every time")

@@ -14,29 +14,20 @@ from pydantic import ValidationError
 from lsp_agent.core.errors import (
     ConfigError,
     InvalidConfigValue,
+    InvalidParams,
     LspAgentError,
     ProviderError,
+    SessionBusy,
     SessionNotFound,
+    validation_text,
 )
 
 SESSION_NOT_FOUND = -32002
 AUTH_REQUIRED = -32000
 
 
-class InvalidParams(LspAgentError):
-    """A request that validates but cannot be served as given (the message says why)."""
-
-
-class SessionBusy(LspAgentError):
-    """A prompt to a session whose turn is still running."""
-
-
 def describe(error: ValidationError) -> str:
-    problems = []
-    for detail in error.errors()[:5]:
-        where = ".".join(str(part) for part in detail["loc"]) or "params"
-        problems.append(f"{where}: {detail['msg']}")
-    return "Invalid params: " + "; ".join(problems)
+    return "Invalid params: " + validation_text(error.errors(), limit=5, root="params")
 
 
 def to_request_error(error: BaseException) -> RequestError:

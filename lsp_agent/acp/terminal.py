@@ -47,9 +47,14 @@ from pydantic import BaseModel
 
 from lsp_agent.acp.editor import PROMPTING
 from lsp_agent.acp.peer import AcpPeer, ClientError
+from lsp_agent.shell.runner import (
+    CommandFailed,
+    CommandRun,
+    CommandSpec,
+    RunContext,
+    uninterrupted,
+)
 from lsp_agent.system.programs import find_program, inside_any
-from lsp_agent.tools.base import ToolRunContext
-from lsp_agent.tools.bash_runner import CommandFailed, CommandRun, CommandSpec, uninterrupted
 
 __all__ = ["EXIT_SLACK_SECONDS", "Attached", "ClientTerminalRunner", "hosted_argv"]
 
@@ -100,7 +105,7 @@ class ClientTerminalRunner:
         self._peer = peer
         self._attached = attached
 
-    async def run(self, spec: CommandSpec, ctx: ToolRunContext) -> CommandRun | CommandFailed:
+    async def run(self, spec: CommandSpec, ctx: RunContext) -> CommandRun | CommandFailed:
         session = PROMPTING.get() or ctx.call.session_id
         argv = hosted_argv(
             spec.launch.argv, spec.hidden_env, spec.env, (*ctx.boundary.roots, spec.workdir)

@@ -6,7 +6,7 @@ it announced. Kinds and statuses map onto ACP's (``cancelled``/``interrupted`` â
 ``locations`` come from the call's input (the files it names); an edit's ``diff`` content
 (oldText/newText) from the texts the editor wrote or the permission ask previewed
 (:meth:`UpdateMapper.note_diff`); a bash call run in the client's terminal
-(``terminalId`` in the event) embeds that terminal, and its final output as text too (not
+(:meth:`UpdateMapper.note_terminal`) embeds that terminal, and its final output as text too (not
 every client renders terminals). A call whose input is still streaming is not announced
 until the input is complete: the first ``tool_call`` carries the input, title and kind.
 
@@ -22,6 +22,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from lsp_agent.core import events as ev
 from lsp_agent.core.events import StoredEvent
 
 _ACP_KINDS = frozenset(
@@ -68,48 +69,45 @@ class UpdateMapper:
         updates embed it instead of the output text."""
         self._terminals[tool_call_id] = terminal_id
 
-    def updates(self, event: StoredEvent) -> list[dict[str, Any]]:
-        data = event.data
-        kind = event.type
-        if kind == "text_delta" and data.get("text"):
-            return [_chunk("agent_message_chunk", data["text"])]
-        if kind == "reasoning_delta" and data.get("text"):
-            return [_chunk("agent_thought_chunk", data["text"])]
-        if kind == "user_message_admitted" and self._replay:
-            return [
-                {"sessionUpdate": "user_message_chunk", "content": block}
-                for block in user_blocks(data.get("content", []))
-            ]
-        if kind == "tool_call_updated":
-            body = self._tool_call(data)
-            return [body] if body is not None else []
-        if kind == "plan_updated":
-            return [plan_update(data.get("entries", []))]
-        if kind == "usage_updated":
-            return [usage_update(data)]
-        if kind == "title_set" or (kind == "session_created" and data.get("title")):
-            return [
-                {
-                    "sessionUpdate": "session_info_update",
-                    "title": str(data.get("title", "")),
-                    "updatedAt": event.time,
-                }
-            ]
-        if kind == "config_changed":
-            out = [config_update(data.get("configOptions", []))]
-            if data.get("configId") == "mode":
-                out.append({"sessionUpdate": "current_mode_update", "currentModeId": data["value"]})
-            return out
+    def updates(self, stored: StoredEvent) -> list[dict[str, Any]]:
+        match stored.event:
+            case ev.TextDelta(text=text) if text:
+                return [_chunk("agent_message_chunk", text)]
+            case ev.ReasoningDelta(text=text) if text:
+                return [_chunk("agent_thought_chunk", text)]
+            case ev.UserMessageAdmitted(content=content) if self._replay:
+                return [
+                    {"sessionUpdate": "user_message_chunk", "content": block}
+                    for block in user_blocks(content)
+                ]
+            case ev.ToolCallUpdated() as call:
+                body = self._tool_call(call)
+                return [body] if body is not None else []
+            case ev.PlanUpdated(entries=entries):
+                return [plan_update(entries)]
+            case ev.UsageUpdated() as usage:
+                return [usage_update(usage)]
+            case ev.TitleSet(title=title):
+                return [_session_info(title, stored.time)]
+            case ev.SessionCreated(title=title) if title:
+                return [_session_info(title, stored.time)]
+            case ev.ConfigChanged() as changed:
+                out = [config_update(changed.config_options)]
+                if changed.config_id == "mode":
+                    out.append(
+                        {"sessionUpdate": "current_mode_update", "currentModeId": changed.value}
+                    )
+                return out
         return []
 
-    def _tool_call(self, data: dict[str, Any]) -> dict[str, Any] | None:
-        call_id = str(data["toolCallId"])
-        raw_input = data.get("input")
-        if call_id not in self._announced and data.get("status") == "pending" and not raw_input:
+    def _tool_call(self, call: ev.ToolCallUpdated) -> dict[str, Any] | None:
+        call_id = call.tool_call_id
+        raw_input = call.input
+        if call_id not in self._announced and call.status == "pending" and not raw_input:
             # the model has begun a call whose input is still streaming: announced once,
             # with its input, title and kind, when the input is complete
             return None
-        if isinstance(raw_input, dict) and (raw_input or call_id not in self._paths):
+        if raw_input is not None and (raw_input or call_id not in self._paths):
             # a streamed call is announced with no input yet: its paths come with the input
             self._paths[call_id] = tuple(self._input_paths(raw_input))
         first = call_id not in self._announced
@@ -118,21 +116,21 @@ class UpdateMapper:
             "sessionUpdate": "tool_call" if first else "tool_call_update",
             "toolCallId": call_id,
         }
-        status = _STATUSES.get(str(data.get("status", "")))
+        status = _STATUSES.get(call.status)
         if status is not None:
             body["status"] = status
-        tool_kind = str(data.get("kind", "other"))
-        if first or "kind" in data:
+        if first or call.kind is not None:
+            tool_kind = call.kind or "other"
             body["kind"] = tool_kind if tool_kind in _ACP_KINDS else "other"
-        title = data.get("title") or (_title(data) if first or raw_input else None)
+        title = call.title or (_title(call) if first or raw_input else None)
         if title:
-            body["title"] = str(title)[:_TITLE_CHARS]
-        if isinstance(raw_input, dict):
+            body["title"] = title[:_TITLE_CHARS]
+        if raw_input is not None:
             body["rawInput"] = raw_input
         paths = self._paths.get(call_id, ())
-        if paths and (first or "input" in data):
+        if paths and (first or raw_input is not None):
             body["locations"] = [{"path": path} for path in paths]
-        content = self._content(call_id, data, status)
+        content = self._content(call, status)
         if content:
             body["content"] = content
         if status in ("completed", "failed"):
@@ -140,12 +138,11 @@ class UpdateMapper:
             self._terminals.pop(call_id, None)
         return body
 
-    def _content(
-        self, call_id: str, data: dict[str, Any], status: str | None
-    ) -> list[dict[str, Any]]:
+    def _content(self, call: ev.ToolCallUpdated, status: str | None) -> list[dict[str, Any]]:
+        call_id = call.tool_call_id
         content: list[dict[str, Any]] = []
-        terminal = data.get("terminalId") or self._terminals.get(call_id)
-        if isinstance(terminal, str) and terminal:
+        terminal = self._terminals.get(call_id)
+        if terminal:
             content.append({"type": "terminal", "terminalId": terminal})
         if status == "completed":
             diffs = dict(self._diffs.get(call_id, {}))
@@ -157,8 +154,8 @@ class UpdateMapper:
                 if old is not None:
                     diff["oldText"] = old
                 content.append(diff)
-        text = data.get("error") if data.get("error") is not None else data.get("output")
-        if isinstance(text, str) and text and (not terminal or status in ("completed", "failed")):
+        text = call.error if call.error is not None else call.output
+        if text and (not terminal or status in ("completed", "failed")):
             # the final output too when a terminal shows it: not every client renders one
             content.append({"type": "content", "content": {"type": "text", "text": text}})
         return content
@@ -183,10 +180,14 @@ def _chunk(kind: str, text: str) -> dict[str, Any]:
     return {"sessionUpdate": kind, "content": {"type": "text", "text": text}}
 
 
-def _title(data: dict[str, Any]) -> str:
-    name = str(data.get("toolName", "tool"))
-    raw_input = data.get("input")
-    if isinstance(raw_input, dict):
+def _session_info(title: str, time: str) -> dict[str, Any]:
+    return {"sessionUpdate": "session_info_update", "title": title, "updatedAt": time}
+
+
+def _title(call: ev.ToolCallUpdated) -> str:
+    name = call.tool_name
+    raw_input = call.input
+    if raw_input is not None:
         for key in _SUMMARY_KEYS:
             value = raw_input.get(key)
             if isinstance(value, str) and value:
@@ -233,14 +234,14 @@ def plan_update(entries: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def usage_update(data: dict[str, Any]) -> dict[str, Any]:
+def usage_update(usage: ev.UsageUpdated) -> dict[str, Any]:
     """The context gauge: tokens in the context now, the window's size, the cost so far."""
     update: dict[str, Any] = {
         "sessionUpdate": "usage_update",
-        "used": max(0, int(data.get("contextUsed") or 0)),
-        "size": max(0, int(data.get("contextSize") or 0)),
+        "used": max(0, int(usage.context_used or 0)),
+        "size": max(0, int(usage.context_size or 0)),
     }
-    cost = data.get("cost")
+    cost = usage.cost
     if isinstance(cost, (int, float)) and not isinstance(cost, bool):
         update["cost"] = {"amount": float(cost), "currency": "USD"}
     return update

@@ -22,6 +22,7 @@ from typing import Any, Literal, Protocol, get_args
 
 import attrs
 
+from lsp_agent.core import events as ev
 from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.transcript import TranscriptMessage
 
@@ -122,13 +123,12 @@ def in_buffer_form(text: str, buffer: str) -> str:
 def checkpoints(events: Sequence[StoredEvent]) -> list[Checkpoint]:
     return [
         Checkpoint(
-            message_id=str(e.data["messageId"]),
-            before=str(e.data["before"]),
-            after=str(e.data["after"]),
-            paths=tuple(f["path"] for f in e.data.get("files", [])),
+            message_id=recorded.message_id,
+            before=recorded.before,
+            after=recorded.after,
+            paths=tuple(f["path"] for f in recorded.files),
         )
-        for e in events
-        if e.type == "checkpoint_recorded"
+        for recorded in ev.of_type(events, ev.CheckpointRecorded)
     ]
 
 
@@ -136,15 +136,14 @@ def staged_revert(events: Sequence[StoredEvent]) -> StagedRevert | None:
     """The revert staged and neither cleared nor committed yet, if any."""
     staged: StagedRevert | None = None
     for event in events:
-        if event.type == "revert_staged":
-            data = event.data
+        if event.type == "revert_staged" and isinstance(data := event.event, ev.RevertStaged):
             staged = StagedRevert(
-                message_id=str(data["messageId"]),
-                restore_tree=str(data["restoreTree"]),
-                undo_tree=str(data["undoTree"]),
-                files=tuple(data.get("files", [])),
-                hidden=tuple(data.get("hidden", [])),
-                scope=revert_scope(data.get("scope")),
+                message_id=data.message_id,
+                restore_tree=data.restore_tree,
+                undo_tree=data.undo_tree,
+                files=tuple(data.files),
+                hidden=tuple(data.hidden),
+                scope=revert_scope(data.scope),
             )
         elif event.type in ("revert_cleared", "revert_committed"):
             staged = None
@@ -169,19 +168,21 @@ def unnoted_code_rewinds(events: Sequence[StoredEvent]) -> list[CodeRewind]:
     restored: dict[str, tuple[str, ...]] = {}
     rewinds: list[CodeRewind] = []
     noted: set[int] = set()
-    for event in events:
-        data = event.data
-        if event.type == "revert_staged":
-            conflicts = set(data.get("conflicts", []))
-            files = tuple(f for f in data.get("files", []) if f not in conflicts)
-            restored[str(data.get("messageId"))] = files
-        elif event.type == "revert_committed" and revert_scope(data.get("scope")) == "code":
-            message_id = str(data.get("messageId"))
-            files = restored.get(message_id, ())
-            if files:
-                rewinds.append(CodeRewind(seq=event.seq, message_id=message_id, files=files))
-        elif event.type == "context_noted":
-            noted.update(n for n in data.get("codeRewinds", []) if isinstance(n, int))
+    for stored in events:
+        if stored.type not in ("revert_staged", "revert_committed", "context_noted"):
+            continue
+        match stored.event:
+            case ev.RevertStaged() as staged:
+                conflicts = set(staged.conflicts)
+                files = tuple(f for f in staged.files if f not in conflicts)
+                restored[str(staged.message_id)] = files
+            case ev.RevertCommitted() as committed if revert_scope(committed.scope) == "code":
+                message_id = str(committed.message_id)
+                files = restored.get(message_id, ())
+                if files:
+                    rewinds.append(CodeRewind(seq=stored.seq, message_id=message_id, files=files))
+            case ev.ContextNoted(code_rewinds=seqs):
+                noted.update(n for n in seqs or () if isinstance(n, int))
     return [r for r in rewinds if r.seq not in noted]
 
 
@@ -192,9 +193,8 @@ def hidden_messages(events: Sequence[StoredEvent]) -> frozenset[str]:
     staged = staged_revert(events)
     if staged is not None and staged.hides_messages:
         hidden.update(staged.hidden)
-    for event in events:
-        if event.type == "revert_committed":
-            hidden.update(event.data.get("dropped", []))
+    for committed in ev.of_type(events, ev.RevertCommitted):
+        hidden.update(committed.dropped)
     return frozenset(hidden)
 
 
@@ -206,4 +206,4 @@ def messages_from(transcript: Sequence[TranscriptMessage], message_id: str) -> l
 
 def user_message_ids(events: Sequence[StoredEvent]) -> list[str]:
     """Promoted user messages, in order."""
-    return [str(e.data["messageId"]) for e in events if e.type == "user_message_promoted"]
+    return [promoted.message_id for promoted in ev.of_type(events, ev.UserMessagePromoted)]

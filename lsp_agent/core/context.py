@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol
 
 import attrs
 
+from lsp_agent.core import events as ev
 from lsp_agent.core.events import StoredEvent
 
 
@@ -60,14 +61,25 @@ class Epoch:
     instructions: Mapping[str, str]
     skills: str
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "epoch": self.number,
-            "baseline": self.baseline,
-            "date": self.date,
-            "instructions": dict(self.instructions),
-            "skills": self.skills,
-        }
+    def built(self) -> ev.ContextBuilt:
+        """The ``context_built`` event of this epoch."""
+        return ev.ContextBuilt(
+            epoch=self.number,
+            baseline=self.baseline,
+            date=self.date,
+            instructions=dict(self.instructions),
+            skills=self.skills,
+        )
+
+    def noted(self, message_id: str, text: str) -> ev.ContextNoted:
+        """A ``context_noted`` event: ``text``, and this epoch's snapshot."""
+        return ev.ContextNoted(
+            message_id=message_id,
+            text=text,
+            date=self.date,
+            instructions=dict(self.instructions),
+            skills=self.skills,
+        )
 
 
 def local_date(epoch_seconds: float) -> str:
@@ -133,27 +145,28 @@ def changes(epoch: Epoch, snapshot: SourcesSnapshot, date: str) -> tuple[str, Ep
 def current_epoch(events: Sequence[StoredEvent]) -> Epoch | None:
     """The epoch the log holds now: the last ``context_built`` with the notes after it."""
     epoch: Epoch | None = None
-    for event in events:
-        if event.type == "context_built":
-            epoch = _epoch_from(event.data)
-        elif event.type == "context_noted" and epoch is not None:
-            epoch = attrs.evolve(
-                epoch,
-                date=event.data.get("date", epoch.date),
-                instructions=event.data.get("instructions", epoch.instructions),
-                skills=event.data.get("skills", epoch.skills),
-            )
+    for stored in events:
+        if stored.type not in ("context_built", "context_noted"):
+            continue
+        match stored.event:
+            case ev.ContextBuilt() as built:
+                epoch = Epoch(
+                    number=built.epoch,
+                    baseline=built.baseline,
+                    date=built.date,
+                    instructions=dict(built.instructions),
+                    skills=built.skills,
+                )
+            case ev.ContextNoted() as noted if epoch is not None:
+                epoch = attrs.evolve(
+                    epoch,
+                    date=noted.date if noted.date is not None else epoch.date,
+                    instructions=(
+                        noted.instructions if noted.instructions is not None else epoch.instructions
+                    ),
+                    skills=noted.skills if noted.skills is not None else epoch.skills,
+                )
     return epoch
-
-
-def _epoch_from(data: Mapping[str, Any]) -> Epoch:
-    return Epoch(
-        number=int(data["epoch"]),
-        baseline=str(data["baseline"]),
-        date=str(data["date"]),
-        instructions=dict(data.get("instructions", {})),
-        skills=str(data.get("skills", "")),
-    )
 
 
 def _instructions_block(path: str, text: str) -> str:

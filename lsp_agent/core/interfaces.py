@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from lsp_agent.core.diagnostics import DiagnosticsCache
 from lsp_agent.core.documents import DocumentEditResult
-from lsp_agent.core.events import NewEvent, StoredEvent
+from lsp_agent.core.events import NewEvent, StoredEvent, TurnOwner
 from lsp_agent.core.messages import ModelRequest, ToolCallPart, ToolSpec
 from lsp_agent.core.permission.rules import PermissionAsk, PermissionReply, Rule
 from lsp_agent.core.question import QuestionAsk, QuestionReply
@@ -94,7 +94,7 @@ class EventStore(Protocol):
         """Saved "allow" answers that apply to this session: its own and its project's."""
         ...
 
-    def owner(self) -> dict[str, Any]:
+    def owner(self) -> TurnOwner:
         """The process writing through this store (``{pid, startTicks}``): a turn's first
         ``running`` event names it, so recovery elsewhere leaves the turn alone while it runs."""
         ...

@@ -11,8 +11,8 @@ from lsp_agent.core.messages import REASONING_BUDGETS, ThinkingConfig
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.modes import DEFAULT_MODE, MODES
 from lsp_agent.core.permission.rules import Rule
+from lsp_agent.core.retry import RetryPolicy
 from lsp_agent.core.secrets.filter import NO_SECRETS, SecretFilter
-from lsp_agent.core.turn.retry import RetryPolicy
 
 
 @attrs.frozen(kw_only=True)

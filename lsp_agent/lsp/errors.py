@@ -1,8 +1,9 @@
 """The one place where errors become JSON-RPC error codes (protocol.md "Errors").
 
-Handlers raise the core's errors (``SessionNotFound``, ``RevertBlocked``…) or the ones below;
-:func:`to_rpc_error` maps them. Anything unexpected is ``-32603`` with a short message and is
-logged with its traceback — the server itself keeps running.
+Handlers raise the core's errors (``SessionNotFound``, ``InvalidParams``, ``SessionBusy``,
+``RevertBlocked``…, all in ``core/errors.py``); :func:`to_rpc_error` maps them. Anything
+unexpected is ``-32603`` with a short message and is logged with its traceback — the server
+itself keeps running.
 """
 
 from __future__ import annotations
@@ -15,23 +16,16 @@ from pygls.exceptions import JsonRpcException
 from lsp_agent.core.errors import (
     ConfigError,
     InvalidConfigValue,
+    InvalidParams,
     LspAgentError,
     RevertBlocked,
+    SessionBusy,
     SessionNotFound,
+    validation_text,
 )
 from lsp_agent.lsp.protocol import ErrorCodes
 
 _log = logging.getLogger(__name__)
-
-
-class InvalidParams(LspAgentError):
-    """Params that do not fit the method (a wrong type, a value not offered, a bad uri)."""
-
-
-class SessionBusy(LspAgentError):
-    def __init__(self, session_id: str, doing: str) -> None:
-        super().__init__(f"session {session_id} is busy ({doing}); try again when it is idle")
-        self.session_id = session_id
 
 
 class RpcError(JsonRpcException):
@@ -40,11 +34,9 @@ class RpcError(JsonRpcException):
 
 def describe_validation_error(error: ValidationError) -> str:
     """``invalid params: sessionId: Field required; prompt.0.text: …`` — names every field."""
-    problems = []
-    for item in error.errors(include_url=False)[:5]:
-        location = ".".join(str(part) for part in item["loc"]) or "params"
-        problems.append(f"{location}: {item['msg']}")
-    return "invalid params: " + "; ".join(problems)
+    return "invalid params: " + validation_text(
+        error.errors(include_url=False), limit=5, root="params"
+    )
 
 
 def to_rpc_error(error: BaseException, method: str) -> RpcError:

@@ -18,7 +18,7 @@ import attrs
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from pydantic.alias_generators import to_camel
 
-from lsp_agent.tools.editor_queries import QueryKind
+from lsp_agent.search.editor_queries import QueryKind
 
 PROTOCOL_VERSION = 1
 
@@ -189,6 +189,10 @@ class SessionNewResult(Model):
     config_options: list[ConfigOption]
 
 
+class ConfigOptionsParams(Model):
+    """``agent/config/options``: nothing to name; the server's configuration decides."""
+
+
 class SessionListParams(Model):
     workspace_folder: Uri | None = None
     limit: Annotated[StrictInt, Field(ge=1, le=1000)] | None = None
@@ -223,6 +227,9 @@ class SessionSearchHit(Model):
     message_id: str
     snippet: str
     updated_at: str
+    """When the session was last updated."""
+    time: str
+    """When the matching message was written."""
     kind: Literal["user", "assistant", "reasoning", "tool_input", "tool_output"]
 
 
@@ -730,6 +737,7 @@ METHODS: dict[str, Method] = {
         _c2s("agent/session/export", SessionExportParams, SessionExportResult),
         _c2s("agent/session/delete", SessionIdParams, None),
         _c2s("agent/session/setConfigOption", SetConfigOptionParams, ConfigOptionsResult),
+        _c2s("agent/config/options", ConfigOptionsParams, ConfigOptionsResult),
         _c2s("agent/session/compact", SessionIdParams, EmptyResult),
         _c2s("agent/session/prompt", PromptParams, PromptResult),
         Method(

@@ -1,4 +1,4 @@
-"""The tools' :class:`~lsp_agent.tools.editor_queries.EditorQueries` port over LSP: the
+"""The tools' :class:`~lsp_agent.search.editor_queries.EditorQueries` port over LSP: the
 ``agent/editor/query`` request to the client (protocol.md "Editor queries").
 
 The client said at ``initialize`` which kinds it answers
@@ -20,7 +20,7 @@ from lsp_agent.core.uris import file_uri
 from lsp_agent.lsp import protocol as p
 from lsp_agent.lsp.editor import Client, plain_json
 from lsp_agent.lsp.timeouts import ClientTimeout
-from lsp_agent.tools.editor_queries import QUERY_KINDS, EditorQuery, QueryFailed
+from lsp_agent.search.editor_queries import QUERY_KINDS, EditorQuery, QueryFailed
 
 __all__ = ["QUERY_TIMEOUT", "LspEditorQueries"]
 

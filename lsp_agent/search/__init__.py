@@ -1,3 +1,5 @@
-"""Finding files: ripgrep, the bundled binary, as an async subprocess (``ripgrep``), glob
-matching (``globmatch``) and the order results are shown in (``order``).
+"""Finding files and code: ripgrep, the bundled binary, as an async subprocess
+(``ripgrep``), glob matching (``globmatch``), the order results are shown in (``order``), and
+what the editor's own language servers know: the ``EditorQueries`` port the code-navigation
+tools ask (``editor_queries``) and their answers read into small values (``code_shapes``).
 """

@@ -33,7 +33,20 @@ from typing import Any, Literal, Self, TypeVar
 import aiosqlite
 import attrs
 
-from lsp_agent.core.events import NewEvent, StoredEvent
+from lsp_agent.core.events import (
+    EventDataError,
+    NewEvent,
+    PermissionAsked,
+    PermissionResolved,
+    ProcessEnded,
+    ProcessStarted,
+    QuestionAsked,
+    QuestionResolved,
+    StateChanged,
+    StoredEvent,
+    TurnOwner,
+    decode,
+)
 from lsp_agent.core.permission.rules import Rule
 from lsp_agent.core.transcript import (
     PartView,
@@ -139,8 +152,8 @@ class OpenTurn:
     owner: dict[str, Any] | None
     tool_calls: tuple[OpenToolCall, ...] = ()
     streaming_messages: tuple[str, ...] = ()
-    permission_asks: tuple[dict[str, Any], ...] = ()
-    """The data of each ``permission_asked`` event that has no ``permission_resolved``."""
+    permission_asks: tuple[PermissionAsked, ...] = ()
+    """Each ``permission_asked`` event that has no ``permission_resolved``."""
     question_asks: tuple[str, ...] = ()
     """The tool call ids of ``question_asked`` events that have no ``question_resolved``."""
     processes: tuple[OpenProcess, ...] = ()
@@ -416,9 +429,10 @@ class SqliteEventStore:
         )
         return revoked > 0
 
-    def owner(self) -> dict[str, Any]:
+    def owner(self) -> TurnOwner:
         """This process (``system.owner``): the owner a turn it runs records."""
-        return current_owner()
+        owner = current_owner()
+        return {"pid": owner["pid"], "startTicks": owner["startTicks"]}
 
     async def events(
         self, session_id: str, after_seq: int = 0, limit: int | None = None
@@ -555,7 +569,7 @@ def _open_turn(conn: sqlite3.Connection, session_id: str, state: str) -> OpenTur
             (session_id,),
         )
     )
-    permissions: dict[str, dict[str, Any]] = {}
+    permissions: dict[str, PermissionAsked] = {}
     questions: dict[str, None] = {}
     processes: dict[tuple[str, int], OpenProcess] = {}
     marks = ", ".join("?" for _ in _ASK_EVENTS)
@@ -563,22 +577,25 @@ def _open_turn(conn: sqlite3.Connection, session_id: str, state: str) -> OpenTur
         f"SELECT type, data FROM events WHERE session_id = ? AND type IN ({marks}) ORDER BY seq",
         (session_id, *_ASK_EVENTS),
     ):
-        kind, data = row["type"], json.loads(row["data"])
-        call_id = str(data.get("toolCallId", ""))
-        if kind == "permission_asked":
-            permissions[call_id] = data
-        elif kind == "permission_resolved":
-            permissions.pop(call_id, None)
-        elif kind == "question_asked":
-            questions[call_id] = None
-        elif kind == "question_resolved":
-            questions.pop(call_id, None)
-        elif kind == "process_started":
-            process = _open_process(call_id, data)
-            if process is not None:
-                processes[(call_id, process.pgid)] = process
-        else:
-            processes.pop((call_id, _as_int(data.get("pgid")) or 0), None)
+        try:
+            event = decode(row["type"], json.loads(row["data"]))
+        except EventDataError:
+            continue  # recovery closes what it can read
+        match event:
+            case PermissionAsked(tool_call_id=call_id):
+                permissions[call_id] = event
+            case PermissionResolved(tool_call_id=call_id):
+                permissions.pop(call_id, None)
+            case QuestionAsked(tool_call_id=call_id):
+                questions[call_id] = None
+            case QuestionResolved(tool_call_id=call_id):
+                questions.pop(call_id, None)
+            case ProcessStarted(tool_call_id=call_id):
+                process = _open_process(event)
+                if process is not None:
+                    processes[(call_id, process.pgid)] = process
+            case ProcessEnded(tool_call_id=call_id, pgid=pgid):
+                processes.pop((call_id, _as_int(pgid) or 0), None)
     return OpenTurn(
         session_id=session_id,
         state=state,
@@ -600,23 +617,27 @@ def _turn_owner(conn: sqlite3.Connection, session_id: str) -> dict[str, Any] | N
     )
     try:
         for row in cursor:
-            owner = json.loads(row["data"]).get("owner")
+            try:
+                changed = decode("state_changed", json.loads(row["data"]))
+            except EventDataError:
+                continue
+            owner = changed.owner if isinstance(changed, StateChanged) else None
             if isinstance(owner, dict):
-                return owner
+                return dict(owner)
     finally:
         cursor.close()
     return None
 
 
-def _open_process(call_id: str, data: dict[str, Any]) -> OpenProcess | None:
-    pgid = _as_int(data.get("pgid"))
+def _open_process(started: ProcessStarted) -> OpenProcess | None:
+    pgid = _as_int(started.pgid)
     if pgid is None:
         return None
     return OpenProcess(
-        tool_call_id=call_id,
+        tool_call_id=started.tool_call_id,
         pgid=pgid,
-        start_ticks=_as_int(data.get("startTicks")) or 0,
-        owner_pid=_as_int(data.get("ownerPid")),
+        start_ticks=_as_int(started.start_ticks) or 0,
+        owner_pid=_as_int(started.owner_pid),
     )
 
 

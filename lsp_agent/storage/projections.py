@@ -5,8 +5,10 @@ never looks at the wall clock or makes up ids (times come from ``event.time``, t
 message parts from the message id). So the same events always give the same rows, and
 ``SqliteEventStore.rebuild_projections`` can delete every projection row and replay the log.
 
-An event the projections cannot apply (a missing or ill-typed field, an unknown message, a
-second promotion, …) raises ``ProjectionError``; the append it belongs to rolls back.
+Each projector reads its typed event (``core/events.py``); the codec does not check the JSON
+types of the fields, so the projectors do, as they store them. An event the projections
+cannot apply (a missing or ill-typed field, an unknown message, a second promotion, …)
+raises ``ProjectionError``; the append it belongs to rolls back.
 Event types with no projector here only bump the session's ``updated_at`` and ``last_seq``.
 """
 
@@ -16,9 +18,10 @@ import json
 import re
 import sqlite3
 from collections.abc import Callable, Collection, Mapping
-from typing import Any, Final, get_args
+from typing import Any, Final, TypeVar, get_args
 
-from lsp_agent.core.events import StoredEvent
+from lsp_agent.core import events as ev
+from lsp_agent.core.events import EventDataError, StoredEvent
 from lsp_agent.core.transcript import MessageStatus, SessionState, ToolStatus
 from lsp_agent.storage import search_index
 from lsp_agent.storage.db import StorageError
@@ -78,17 +81,18 @@ def clear_projections(conn: sqlite3.Connection) -> None:
 
 
 def _session_created(conn: sqlite3.Connection, event: StoredEvent) -> None:
-    if _str(event, "sessionId") != event.session_id:
+    created = _typed(event, ev.SessionCreated)
+    if _str(event, created.session_id, "sessionId") != event.session_id:
         raise _error(event, "data.sessionId is not the session the event is appended to")
     conn.execute(
         "INSERT INTO sessions (session_id, title, workspace_folder, model, mode, state,"
         " created_at, updated_at, last_seq) VALUES (?, ?, ?, ?, ?, 'idle', ?, ?, ?)",
         (
             event.session_id,
-            _opt_str(event, "title") or "",
-            _str(event, "workspaceFolder"),
-            _str(event, "model"),
-            _str(event, "mode"),
+            _opt_str(event, created.title, "title") or "",
+            _str(event, created.workspace_folder, "workspaceFolder"),
+            _str(event, created.model, "model"),
+            _str(event, created.mode, "mode"),
             event.time,
             event.time,
             event.seq,
@@ -97,7 +101,8 @@ def _session_created(conn: sqlite3.Connection, event: StoredEvent) -> None:
 
 
 def _usage_updated(conn: sqlite3.Connection, event: StoredEvent) -> None:
-    cost = event.data.get("cost")
+    usage = _typed(event, ev.UsageUpdated)
+    cost = usage.cost
     if cost is not None and (isinstance(cost, bool) or not isinstance(cost, int | float)):
         raise _error(event, "data.cost must be a number")
     conn.execute(
@@ -105,12 +110,12 @@ def _usage_updated(conn: sqlite3.Connection, event: StoredEvent) -> None:
         " cache_write_tokens = ?, context_used = ?, context_size = ?, cost = ?"
         " WHERE session_id = ?",
         (
-            _int(event, "inputTokens"),
-            _int(event, "outputTokens"),
-            _int(event, "cacheReadTokens"),
-            _int(event, "cacheWriteTokens"),
-            _int(event, "contextUsed"),
-            _int(event, "contextSize"),
+            _int(event, usage.input_tokens, "inputTokens"),
+            _int(event, usage.output_tokens, "outputTokens"),
+            _int(event, usage.cache_read_tokens, "cacheReadTokens"),
+            _int(event, usage.cache_write_tokens, "cacheWriteTokens"),
+            _int(event, usage.context_used, "contextUsed"),
+            _int(event, usage.context_size, "contextSize"),
             None if cost is None else float(cost),
             event.session_id,
         ),
@@ -118,30 +123,32 @@ def _usage_updated(conn: sqlite3.Connection, event: StoredEvent) -> None:
 
 
 def _state_changed(conn: sqlite3.Connection, event: StoredEvent) -> None:
-    error = event.data.get("error")
+    changed = _typed(event, ev.StateChanged)
     conn.execute(
         "UPDATE sessions SET state = ?, stop_reason = ?, error = ? WHERE session_id = ?",
         (
-            _choice(event, "state", _SESSION_STATES),
-            _opt_str(event, "stopReason"),
-            None if error is None else dumps(error),
+            _choice(event, changed.state, "state", _SESSION_STATES),
+            _opt_str(event, changed.stop_reason, "stopReason"),
+            None if changed.error is None else dumps(changed.error),
             event.session_id,
         ),
     )
 
 
 def _title_set(conn: sqlite3.Connection, event: StoredEvent) -> None:
+    title = _typed(event, ev.TitleSet).title
     conn.execute(
         "UPDATE sessions SET title = ? WHERE session_id = ?",
-        (_str(event, "title"), event.session_id),
+        (_str(event, title, "title"), event.session_id),
     )
 
 
 def _config_changed(conn: sqlite3.Connection, event: StoredEvent) -> None:
-    column = _choice(event, "configId", _CONFIG_COLUMNS)
+    changed = _typed(event, ev.ConfigChanged)
+    column = _choice(event, changed.config_id, "configId", _CONFIG_COLUMNS)
     conn.execute(
         f"UPDATE sessions SET {column} = ? WHERE session_id = ?",
-        (_str(event, "value"), event.session_id),
+        (_str(event, changed.value, "value"), event.session_id),
     )
 
 
@@ -149,12 +156,13 @@ def _config_changed(conn: sqlite3.Connection, event: StoredEvent) -> None:
 
 
 def _user_message_admitted(conn: sqlite3.Connection, event: StoredEvent) -> None:
-    content = event.data.get("content")
+    admitted = _typed(event, ev.UserMessageAdmitted)
+    content = admitted.content
     if not isinstance(content, list) or not all(
         isinstance(block, dict) and isinstance(block.get("type"), str) for block in content
     ):
         raise _error(event, "data.content must be a list of content blocks")
-    attachments = event.data.get("attachments", [])
+    attachments = admitted.attachments if admitted.attachments is not None else []
     if not isinstance(attachments, list) or not all(
         isinstance(item, dict) and isinstance(item.get("text"), str) for item in attachments
     ):
@@ -163,10 +171,10 @@ def _user_message_admitted(conn: sqlite3.Connection, event: StoredEvent) -> None
         "INSERT INTO inbox (message_id, session_id, content, client_message_id, admitted_seq,"
         " admitted_at, attachments) VALUES (?, ?, ?, ?, ?, ?, ?)",
         (
-            _str(event, "messageId"),
+            _str(event, admitted.message_id, "messageId"),
             event.session_id,
             dumps(content),
-            _opt_str(event, "clientMessageId"),
+            _opt_str(event, admitted.client_message_id, "clientMessageId"),
             event.seq,
             event.time,
             dumps(attachments),
@@ -175,7 +183,7 @@ def _user_message_admitted(conn: sqlite3.Connection, event: StoredEvent) -> None
 
 
 def _user_message_promoted(conn: sqlite3.Connection, event: StoredEvent) -> None:
-    message_id = _str(event, "messageId")
+    message_id = _str(event, _typed(event, ev.UserMessagePromoted).message_id, "messageId")
     row = _fetch_one(
         conn,
         "SELECT session_id, content, attachments, promoted_seq FROM inbox WHERE message_id = ?",
@@ -252,17 +260,18 @@ def _describe_range(value: Any) -> str:
 
 
 def _assistant_message_started(conn: sqlite3.Connection, event: StoredEvent) -> None:
-    step = event.data.get("step")
+    started = _typed(event, ev.AssistantMessageStarted)
+    step = started.step
     if step is not None and (isinstance(step, bool) or not isinstance(step, int)):
         raise _error(event, "data.step must be an integer")
     conn.execute(
         "INSERT INTO messages (message_id, session_id, seq, role, status, model, step,"
         " created_at) VALUES (?, ?, ?, 'assistant', 'streaming', ?, ?, ?)",
         (
-            _str(event, "messageId"),
+            _str(event, started.message_id, "messageId"),
             event.session_id,
             event.seq,
-            _opt_str(event, "model"),
+            _opt_str(event, started.model, "model"),
             step,
             event.time,
         ),
@@ -270,16 +279,16 @@ def _assistant_message_started(conn: sqlite3.Connection, event: StoredEvent) -> 
 
 
 def _assistant_message_ended(conn: sqlite3.Connection, event: StoredEvent) -> None:
-    message_id = _str(event, "messageId")
+    ended = _typed(event, ev.AssistantMessageEnded)
+    message_id = _str(event, ended.message_id, "messageId")
     _require_assistant_message(conn, event, message_id)
-    error = event.data.get("error")
     conn.execute(
         "UPDATE messages SET status = ?, finish_reason = ?, error = ?, ended_at = ?"
         " WHERE message_id = ?",
         (
-            _choice(event, "status", _END_STATUSES),
-            _opt_str(event, "finishReason"),
-            None if error is None else dumps(error),
+            _choice(event, ended.status, "status", _END_STATUSES),
+            _opt_str(event, ended.finish_reason, "finishReason"),
+            None if ended.error is None else dumps(ended.error),
             event.time,
             message_id,
         ),
@@ -288,15 +297,21 @@ def _assistant_message_ended(conn: sqlite3.Connection, event: StoredEvent) -> No
 
 
 def _text_delta(conn: sqlite3.Connection, event: StoredEvent) -> None:
-    _append_text(conn, event, "text")
+    _append_text(conn, event, _typed(event, ev.TextDelta), "text")
 
 
 def _reasoning_delta(conn: sqlite3.Connection, event: StoredEvent) -> None:
-    _append_text(conn, event, "reasoning")
+    _append_text(conn, event, _typed(event, ev.ReasoningDelta), "reasoning")
 
 
-def _append_text(conn: sqlite3.Connection, event: StoredEvent, part_type: str) -> None:
-    message_id, part_id, text = _str(event, "messageId"), _str(event, "partId"), _str(event, "text")
+def _append_text(
+    conn: sqlite3.Connection,
+    event: StoredEvent,
+    delta: ev.TextDelta | ev.ReasoningDelta,
+    part_type: str,
+) -> None:
+    message_id = _str(event, delta.message_id, "messageId")
+    part_id, text = _str(event, delta.part_id, "partId"), _str(event, delta.text, "text")
     data = _existing_part(conn, event, part_id, message_id, part_type)
     if data is None:
         _require_assistant_message(conn, event, message_id)
@@ -307,20 +322,20 @@ def _append_text(conn: sqlite3.Connection, event: StoredEvent, part_type: str) -
 
 
 def _reasoning_ended(conn: sqlite3.Connection, event: StoredEvent) -> None:
-    message_id, part_id = _str(event, "messageId"), _str(event, "partId")
+    ended = _typed(event, ev.ReasoningEnded)
+    message_id, part_id = (
+        _str(event, ended.message_id, "messageId"),
+        _str(event, ended.part_id, "partId"),
+    )
     data = _existing_part(conn, event, part_id, message_id, "reasoning")
     is_new = data is None
     if data is None:
         # Redacted thinking streams no text: its part first appears here.
         _require_assistant_message(conn, event, message_id)
         data = {"text": ""}
-    for key in ("signature", "redactedData"):
-        if key in event.data:
-            value = _opt_str(event, key)
-            if value is None:
-                data.pop(key, None)
-            else:
-                data[key] = value
+    for key, value in (("signature", ended.signature), ("redactedData", ended.redacted_data)):
+        if value is not None:
+            data[key] = _str(event, value, key)
     if is_new:
         _insert_part(conn, event, message_id, part_id, "reasoning", data)
     else:
@@ -329,25 +344,26 @@ def _reasoning_ended(conn: sqlite3.Connection, event: StoredEvent) -> None:
 
 # -- tool calls ------------------------------------------------------------------------------
 
-#: Optional fields of tool_call_updated → their column; absent fields keep the stored value.
-_TOOL_FIELDS: Final = {
-    "input": "input",
-    "output": "output",
-    "error": "error",
-    "title": "title",
-    "kind": "kind",
-}
-
 
 def _tool_call_updated(conn: sqlite3.Connection, event: StoredEvent) -> None:
-    tool_call_id, message_id = _str(event, "toolCallId"), _str(event, "messageId")
+    call = _typed(event, ev.ToolCallUpdated)
+    tool_call_id = _str(event, call.tool_call_id, "toolCallId")
+    message_id = _str(event, call.message_id, "messageId")
     values: dict[str, str | None] = {
-        "tool_name": _str(event, "toolName"),
-        "status": _choice(event, "status", _TOOL_STATUSES),
+        "tool_name": _str(event, call.tool_name, "toolName"),
+        "status": _choice(event, call.status, "status", _TOOL_STATUSES),
     }
-    for key, column in _TOOL_FIELDS.items():
-        if key in event.data:
-            values[column] = _tool_input(event) if key == "input" else _opt_str(event, key)
+    # The optional fields each have a column; an absent one keeps the stored value.
+    if call.input is not None:
+        values["input"] = _tool_input(event, call.input)
+    for column, value in (
+        ("output", call.output),
+        ("error", call.error),
+        ("title", call.title),
+        ("kind", call.kind),
+    ):
+        if value is not None:
+            values[column] = _str(event, value, column)
     row = _fetch_one(
         conn,
         "SELECT session_id, message_id FROM tool_calls WHERE tool_call_id = ?",
@@ -370,8 +386,7 @@ def _tool_call_updated(conn: sqlite3.Connection, event: StoredEvent) -> None:
         search_index.index_tool_call(conn, tool_call_id)
 
 
-def _tool_input(event: StoredEvent) -> str:
-    value = event.data.get("input")
+def _tool_input(event: StoredEvent, value: object) -> str:
     if not isinstance(value, dict):
         raise _error(event, "data.input must be an object")
     return dumps(value)
@@ -461,31 +476,38 @@ def _clean(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text)
 
 
-def _str(event: StoredEvent, key: str) -> str:
-    value = event.data.get(key)
+E = TypeVar("E", bound=ev.Event)
+
+
+def _typed(event: StoredEvent, kind: type[E]) -> E:
+    """The event, decoded: a projector's own type (a missing field is a ProjectionError)."""
+    try:
+        typed = event.event
+    except EventDataError as exc:
+        raise _error(event, str(exc)) from exc
+    if not isinstance(typed, kind):
+        raise _error(event, f"not a {kind.TYPE} event")
+    return typed
+
+
+def _str(event: StoredEvent, value: object, key: str) -> str:
+    """``value`` (the field stored under ``key``) checked to be a string."""
     if not isinstance(value, str):
         raise _error(event, f"data.{key} must be a string")
     return _clean(value)
 
 
-def _opt_str(event: StoredEvent, key: str) -> str | None:
-    value = event.data.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise _error(event, f"data.{key} must be a string")
-    return _clean(value)
+def _opt_str(event: StoredEvent, value: object, key: str) -> str | None:
+    return None if value is None else _str(event, value, key)
 
 
-def _int(event: StoredEvent, key: str) -> int:
-    value = event.data.get(key, 0)
+def _int(event: StoredEvent, value: object, key: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise _error(event, f"data.{key} must be an integer")
     return value
 
 
-def _choice(event: StoredEvent, key: str, allowed: Collection[str]) -> str:
-    value = event.data.get(key)
+def _choice(event: StoredEvent, value: object, key: str, allowed: Collection[str]) -> str:
     if value not in allowed:
         raise _error(event, f"data.{key} must be one of {', '.join(sorted(allowed))}")
     return str(value)
@@ -493,7 +515,8 @@ def _choice(event: StoredEvent, key: str, allowed: Collection[str]) -> str:
 
 def _context_noted(conn: sqlite3.Connection, event: StoredEvent) -> None:
     """A context note joins the conversation as a user-role message of its own."""
-    message_id = _str(event, "messageId")
+    noted = _typed(event, ev.ContextNoted)
+    message_id = _str(event, noted.message_id, "messageId")
     conn.execute(
         "INSERT INTO messages (message_id, session_id, seq, role, status, created_at, ended_at)"
         " VALUES (?, ?, ?, 'user', 'completed', ?, ?)",
@@ -502,18 +525,24 @@ def _context_noted(conn: sqlite3.Connection, event: StoredEvent) -> None:
     conn.execute(
         "INSERT INTO parts (part_id, message_id, session_id, position, type, data)"
         " VALUES (?, ?, ?, 0, 'text', ?)",
-        (f"{message_id}.0", message_id, event.session_id, dumps({"text": _str(event, "text")})),
+        (
+            f"{message_id}.0",
+            message_id,
+            event.session_id,
+            dumps({"text": _str(event, noted.text, "text")}),
+        ),
     )
 
 
 def _permission_resolved(conn: sqlite3.Connection, event: StoredEvent) -> None:
     """Remember "allow for this session" / "always allow" answers as saved approvals (a
     replay adds nothing that is there already, a revoked one included)."""
-    kind = event.data.get("optionKind")
+    resolved = _typed(event, ev.PermissionResolved)
+    kind = resolved.option_kind
     if kind not in ("allow_session", "allow_always"):
         return
-    permission = _str(event, "permission")
-    patterns = event.data.get("always")
+    permission = _str(event, resolved.permission, "permission")
+    patterns = resolved.always
     if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
         raise _error(event, "data.always must be a list of patterns")
     if kind == "allow_session":
@@ -537,7 +566,7 @@ def _permission_resolved(conn: sqlite3.Connection, event: StoredEvent) -> None:
 
 def _revert_committed(conn: sqlite3.Connection, event: StoredEvent) -> None:
     """The messages a committed revert dropped are gone for search too."""
-    dropped = event.data.get("dropped", [])
+    dropped = _typed(event, ev.RevertCommitted).dropped
     if not isinstance(dropped, list) or not all(isinstance(m, str) for m in dropped):
         raise _error(event, "data.dropped must be a list of message ids")
     search_index.forget_messages(conn, dropped)

@@ -41,8 +41,9 @@ from typing import Any, Final
 
 import attrs
 
+from lsp_agent.core import events as ev
 from lsp_agent.core.clock import SystemClock, iso_time
-from lsp_agent.core.events import EventType, NewEvent
+from lsp_agent.core.events import NewEvent
 from lsp_agent.core.interfaces import Clock
 from lsp_agent.storage.event_log import OpenProcess, OpenTurn, SqliteEventStore
 from lsp_agent.system import procfs
@@ -67,7 +68,6 @@ NOT_RUN_ERROR: Final = "cancelled: the process running this turn died before it 
 KILL_GRACE_SECONDS: Final = 2.0
 _POLL_SECONDS: Final = 0.05
 _KILL_WAIT_SECONDS: Final = 2.0
-_ASK_KEYS: Final = ("toolCallId", "messageId", "permission")
 _ATTEMPTS: Final = 5
 TEMP_JOURNAL_DIR: Final = "temp-files"
 
@@ -183,46 +183,43 @@ async def _recover_session(
 
 def _closing_events(turn: OpenTurn, now: str) -> list[NewEvent]:
     """What a cancel would have written, for a turn whose owner died."""
-    items: list[tuple[EventType, dict[str, Any]]] = []
+    items: list[ev.Event] = []
     for ask in turn.permission_asks:
-        resolved: dict[str, Any] = {key: ask[key] for key in _ASK_KEYS if key in ask}
-        items.append(("permission_resolved", {**resolved, "state": "cancelled"}))
+        items.append(
+            ev.PermissionResolved(
+                tool_call_id=ask.tool_call_id,
+                message_id=ask.message_id,
+                permission=ask.permission,
+                state="cancelled",
+            )
+        )
     for call_id in turn.question_asks:
-        items.append(("question_resolved", {"toolCallId": call_id, "state": "cancelled"}))
+        items.append(ev.QuestionResolved(tool_call_id=call_id, state="cancelled"))
     for process in turn.processes:
-        items.append(("process_ended", {"toolCallId": process.tool_call_id, "pgid": process.pgid}))
+        items.append(ev.ProcessEnded(tool_call_id=process.tool_call_id, pgid=process.pgid))
     for call in turn.tool_calls:
         ran = call.status == "in_progress"
         items.append(
-            (
-                "tool_call_updated",
-                {
-                    "toolCallId": call.tool_call_id,
-                    "messageId": call.message_id,
-                    "toolName": call.tool_name,
-                    "status": "interrupted" if ran else "cancelled",
-                    "error": TOOL_ERROR if ran else NOT_RUN_ERROR,
-                },
+            ev.ToolCallUpdated(
+                tool_call_id=call.tool_call_id,
+                message_id=call.message_id,
+                tool_name=call.tool_name,
+                status="interrupted" if ran else "cancelled",
+                error=TOOL_ERROR if ran else NOT_RUN_ERROR,
             )
         )
     for message_id in turn.streaming_messages:
         items.append(
-            (
-                "assistant_message_ended",
-                {"messageId": message_id, "status": "interrupted", "error": TURN_ERROR},
-            )
+            ev.AssistantMessageEnded(message_id=message_id, status="interrupted", error=TURN_ERROR)
         )
     items.append(
-        (
-            "state_changed",
-            {
-                "state": "idle",
-                "stopReason": "error",
-                "error": {"message": TURN_ERROR, "retryable": True},
-            },
+        ev.StateChanged(
+            state="idle",
+            stop_reason="error",
+            error={"message": TURN_ERROR, "retryable": True},
         )
     )
-    return [NewEvent(type=kind, data=data, time=now) for kind, data in items]
+    return [NewEvent.of(event, now) for event in items]
 
 
 # -- orphaned process groups -----------------------------------------------------------------

@@ -46,6 +46,9 @@ class SearchHit:
     snippet: str
     updated_at: str
     """When the session was last updated."""
+    time: str
+    """When the matching message was written (each hit its own; a session's hits share
+    ``updated_at``)."""
     kind: SearchKind
     """What matched: the user's words, the answer, reasoning, a tool's input or output."""
 
@@ -56,6 +59,7 @@ class SearchHit:
             "messageId": self.message_id,
             "snippet": self.snippet,
             "updatedAt": self.updated_at,
+            "time": self.time,
             "kind": self.kind,
         }
 
@@ -152,10 +156,12 @@ def fts_query(query: str) -> str:
 
 _SEARCH_SQL = f"""
 SELECT e.session_id, e.message_id, e.kind, s.title, s.updated_at,
+       COALESCE(m.created_at, s.updated_at) AS time,
        snippet(search_text, 0, '', '', '…', {_SNIPPET_TOKENS}) AS snippet
 FROM search_text
 JOIN search_entries AS e ON e.entry_id = search_text.rowid
 JOIN sessions AS s ON s.session_id = e.session_id
+LEFT JOIN messages AS m ON m.message_id = e.message_id
 WHERE search_text MATCH ? AND (? IS NULL OR s.workspace_folder = ?)
 ORDER BY bm25(search_text), s.updated_at DESC, e.entry_id
 """
@@ -184,6 +190,7 @@ def search(
                         message_id=row["message_id"],
                         snippet=row["snippet"],
                         updated_at=row["updated_at"],
+                        time=row["time"],
                         kind=row["kind"],
                     )
                 )

@@ -10,8 +10,8 @@ The command is started by :class:`~lsp_agent.sandbox.CommandSandbox`: inside bub
 (workspace read-write, the rest read-only, ``$HOME`` and the data folder hidden, no network
 unless ``network`` is set and ``bash_network`` allows it, its own PID namespace), or, where
 the sandbox is off, under a supervisor that ends whatever it leaves behind. That launch is
-hosted by a :class:`~lsp_agent.tools.bash_runner.CommandRunner`: by default
-:class:`~lsp_agent.tools.bash_runner.LocalRunner` (its own process group here, recorded for
+hosted by a :class:`~lsp_agent.shell.runner.CommandRunner`: by default
+:class:`~lsp_agent.shell.runner.LocalRunner` (its own process group here, recorded for
 recovery, output streamed, the whole group stopped on timeout or cancellation), or an ACP
 client's terminal (``lsp_agent.acp.terminal``). Either way the permission asks before and the
 outcome after are the same. The environment is the agent's, less the variables that hold its
@@ -29,12 +29,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission.rules import PermissionRequest, literal
+from lsp_agent.core.permission.subjects import CommandSubject
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.sandbox import CommandSandbox, Launch, SandboxUnavailable
 from lsp_agent.shell.plan import PermissionPlan, plan_permissions
 from lsp_agent.shell.process import shell_argv
-from lsp_agent.tools.base import ToolRunContext, load_description, refusal
-from lsp_agent.tools.bash_runner import (
+from lsp_agent.shell.runner import (
     MAX_KEPT_CHARS,
     CommandFailed,
     CommandRun,
@@ -43,6 +43,7 @@ from lsp_agent.tools.bash_runner import (
     LocalRunner,
     OutputTail,
 )
+from lsp_agent.tools.base import ToolRunContext, load_description, refusal
 
 __all__ = [
     "DEFAULT_TIMEOUT_MS",
@@ -228,7 +229,7 @@ async def _authorize(
     """Ask for what the command needs: outside folders and unjudgeable words first, then
     the commands. The plan when it may run, else the refusal the model reads."""
     plan = plan_permissions(command, workdir=workdir, boundary=ctx.boundary, home=home, env=env)
-    subject = {"type": "command", "command": command, "cwd": workdir}
+    subject = CommandSubject(command=command, cwd=workdir)
     if plan.hidden:
         return ToolOutcome(
             output=f"The command touches {', '.join(plan.hidden)}, in the agent's own data "
@@ -304,7 +305,7 @@ async def _authorize_network(
             always=plan.always,
             title=f"Let this command use the network: {_command_line(params.command)}",
             description=params.description,
-            subject={"type": "command", "command": params.command, "cwd": workdir},
+            subject=CommandSubject(command=params.command, cwd=workdir),
         )
     )
     if verdict.allowed:
@@ -349,8 +350,8 @@ def _outcome(run: CommandRun, *, timeout_ms: int, title: str, workdir: str) -> T
         output=f"{body}\n\n{status}",
         is_error=run.timed_out or run.limit is not None,
         title=title,
+        exit_code=exit_code,
         metadata={
-            "exit_code": exit_code,
             "timed_out": run.timed_out,
             **({"limit": run.limit} if run.limit is not None else {}),
             **run.metadata,

@@ -1,5 +1,5 @@
 """``definition``, ``references``, ``hover``, ``implementation`` and ``symbols``: the editor's
-language servers as tools, through the :class:`~lsp_agent.tools.editor_queries.EditorQueries`
+language servers as tools, through the :class:`~lsp_agent.search.editor_queries.EditorQueries`
 port.
 
 A position is given as the model reads files (``line``, ``character``, 1-based, as ``read``
@@ -23,8 +23,7 @@ from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission.rules import PermissionRequest
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.core.uris import file_uri, path_of_uri
-from lsp_agent.tools.base import Tool, ToolRunContext, load_description, refusal
-from lsp_agent.tools.code_shapes import (
+from lsp_agent.search.code_shapes import (
     Place,
     Symbol,
     column_of,
@@ -35,7 +34,8 @@ from lsp_agent.tools.code_shapes import (
     utf16_of,
     workspace_symbols,
 )
-from lsp_agent.tools.editor_queries import EditorQueries, EditorQuery, QueryFailed, QueryKind
+from lsp_agent.search.editor_queries import EditorQueries, EditorQuery, QueryFailed, QueryKind
+from lsp_agent.tools.base import Tool, ToolRunContext, load_description, refusal
 from lsp_agent.workspace.boundary import Resolved
 from lsp_agent.workspace.files import FileError, read_current
 from lsp_agent.workspace.path_shapes import meant_path

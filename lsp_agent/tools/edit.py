@@ -16,7 +16,7 @@ untouched lines keep their bytes, mixed endings included. The BOM is kept.
 
 When the user edited the proposal before allowing it, their text is what lands — only if the
 file is still what the proposal was made against — and the result shows the model the
-difference (``tools/user_edits.py``).
+difference (``patch/user_edits.py``).
 
 After the edit, the errors the editor's language servers then report for the file are
 appended to the result (``tools/diagnostics.py``).
@@ -33,9 +33,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.patch.edit_match import EditFailure, EditPlan, plan_edit
+from lsp_agent.patch.user_edits import UserVersion, same_file, user_version, with_user_edits
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
 from lsp_agent.tools.diagnostics import WatchedFile, watch_diagnostics, with_report
-from lsp_agent.tools.user_edits import UserVersion, same_file, user_version, with_user_edits
 from lsp_agent.workspace.boundary import Resolved
 from lsp_agent.workspace.files import (
     EditedFile,

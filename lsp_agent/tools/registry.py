@@ -20,20 +20,21 @@ from typing import Any, Protocol
 import attrs
 from pydantic import BaseModel, ValidationError
 
+from lsp_agent.core.errors import validation_text
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.messages import ToolCallPart, ToolSpec
 from lsp_agent.core.secrets.filter import NO_SECRETS, SecretFilter
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
 from lsp_agent.sandbox import CommandSandbox
+from lsp_agent.search.editor_queries import EditorQueries
+from lsp_agent.shell.runner import CommandRunner
 from lsp_agent.skills.catalog import SkillCatalog
 from lsp_agent.tools.apply_patch import ApplyPatchTool
 from lsp_agent.tools.base import Tool, ToolRunContext
 from lsp_agent.tools.bash import BashTool
-from lsp_agent.tools.bash_runner import CommandRunner
 from lsp_agent.tools.code_nav import code_nav_tools
 from lsp_agent.tools.diagnostics import DiagnosticsTool
 from lsp_agent.tools.edit import EditTool
-from lsp_agent.tools.editor_queries import EditorQueries
 from lsp_agent.tools.glob import GlobTool
 from lsp_agent.tools.grep import GrepTool
 from lsp_agent.tools.list import ListTool
@@ -234,8 +235,9 @@ class ToolRegistry:
         try:
             params = tool.Params.model_validate(call.input)
         except ValidationError as exc:
+            problems = validation_text(exc.errors(include_url=False))
             return _error(
-                f"The {tool.name} tool was called with invalid arguments: {_describe(exc)}. "
+                f"The {tool.name} tool was called with invalid arguments: {problems}. "
                 "Please rewrite the input so it satisfies the expected schema."
             )
         try:
@@ -253,14 +255,6 @@ class ToolRegistry:
 
 def _error(output: str) -> ToolOutcome:
     return ToolOutcome(output=output, is_error=True)
-
-
-def _describe(exc: ValidationError) -> str:
-    problems = []
-    for err in exc.errors(include_url=False):
-        where = ".".join(str(part) for part in err["loc"])
-        problems.append(f"{where}: {err['msg']}" if where else err["msg"])
-    return "; ".join(problems)
 
 
 # --- schemas ----------------------------------------------------------------------------

@@ -10,7 +10,7 @@ checked by the guard again (but not asked about again: the user approved the req
 The response may be at most 5 MB (the ``Content-Length`` and the streamed body are both
 checked). HTML is converted (``html_convert.py``); other text comes back as it is; images and
 other binary bodies are described, not shown. Output limits are the registry's business.
-The network half (``webfetch_http.py``, with httpx) is imported on the first fetch.
+The network half (``web/fetch.py``, with httpx) is imported on the first fetch.
 """
 
 from __future__ import annotations
@@ -18,14 +18,23 @@ from __future__ import annotations
 import asyncio
 import ssl
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission.rules import PermissionRequest, literal
+from lsp_agent.core.permission.subjects import FetchSubject
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
+from lsp_agent.web.limits import (
+    DEFAULT_TIMEOUT,
+    MAX_REDIRECTS,
+    MAX_RESPONSE_BYTES,
+    MAX_TIMEOUT,
+    USER_AGENT,
+    Format,
+)
 
 if TYPE_CHECKING:  # httpx, httpcore and the guard load on the first fetch, not at start-up
     import httpcore
@@ -42,19 +51,7 @@ __all__ = [
     "WebfetchTool",
 ]
 
-Format = Literal["markdown", "text", "html"]
-
-DEFAULT_TIMEOUT = 30.0
-MAX_TIMEOUT = 120.0
-MAX_RESPONSE_BYTES = 5 * 1024 * 1024
-MAX_REDIRECTS = 5
-TOO_LARGE = "Response too large (exceeds 5 MB limit)"
 SCHEME_ERROR = "URL must start with http:// or https://"
-
-USER_AGENT = (
-    "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
-    "Chrome/131.0.0.0 Safari/537.36"
-)
 
 
 class WebfetchParams(BaseModel):
@@ -105,7 +102,7 @@ class WebfetchTool:
         if not url.lower().startswith(("http://", "https://")):
             return _error(SCHEME_ERROR, url=url)
         timeout = min(params.timeout or DEFAULT_TIMEOUT, MAX_TIMEOUT)
-        from lsp_agent.tools import webfetch_http  # httpx: ~100 ms of every start-up
+        from lsp_agent.web import fetch as network  # httpx: ~100 ms of every start-up
         from lsp_agent.web.netguard import Blocked, NetworkGuard
 
         if self._guard is None:
@@ -123,14 +120,14 @@ class WebfetchTool:
                 patterns=(url,),
                 always=(f"{literal(target.origin)}/*",),
                 title=f"Fetch {url}",
-                subject={"type": "fetch", "url": url},
+                subject=FetchSubject(url=url),
             )
         )
         if not verdict.allowed:
             return refusal(verdict, title=url)
         if self._ssl_context is None:  # made once: loading the certificates is slow
-            self._ssl_context = webfetch_http.default_ssl_context()
-        fetch = webfetch_http.Fetch(
+            self._ssl_context = network.default_ssl_context()
+        fetch = network.Fetch(
             guard=self._guard,
             backend=self._backend,
             ssl_context=self._ssl_context,

@@ -15,7 +15,7 @@ has CRLF is written as given. (An open document's encoding is the editor's: a BO
 in ``content`` is not put into its buffer.)
 
 When the user edited the proposal before allowing it, their text is written instead of
-``content`` and the result shows the model the difference (``tools/user_edits.py``).
+``content`` and the result shows the model the difference (``patch/user_edits.py``).
 
 After the write, the errors the editor's language servers then report for the file are
 appended to the result (``tools/diagnostics.py``).
@@ -28,9 +28,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.tooling import ToolOutcome
+from lsp_agent.patch.user_edits import UserVersion, same_file, user_version, with_user_edits
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
 from lsp_agent.tools.diagnostics import WatchedFile, watch_diagnostics, with_report
-from lsp_agent.tools.user_edits import UserVersion, same_file, user_version, with_user_edits
 from lsp_agent.workspace.boundary import Resolved
 from lsp_agent.workspace.files import (
     BOM,

@@ -8,15 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from lsp_agent.core.events import StoredEvent
-
-_RENAMED = {
-    "text_delta": "agent_message_chunk",
-    "reasoning_delta": "agent_thought_chunk",
-    "assistant_message_ended": "agent_message_end",
-    "usage_updated": "usage_update",
-    "state_changed": "state_update",
-}
+from lsp_agent.core import events as ev
+from lsp_agent.core.events import StoredEvent, encode
 
 
 def to_update(event: StoredEvent) -> dict[str, Any]:
@@ -24,114 +17,109 @@ def to_update(event: StoredEvent) -> dict[str, Any]:
     return {"sessionId": event.session_id, "seq": event.seq, "update": _update_body(event)}
 
 
-def _update_body(event: StoredEvent) -> dict[str, Any]:
-    data = event.data
-    kind = event.type
-    if kind in ("text_delta", "reasoning_delta"):
-        return {
-            "sessionUpdate": _RENAMED[kind],
-            "messageId": data["messageId"],
-            "text": data["text"],
-        }
-    if kind == "assistant_message_ended":
-        return {
-            "sessionUpdate": "agent_message_end",
-            "messageId": data["messageId"],
-            "status": data["status"],
-        }
-    if kind in ("usage_updated", "state_changed"):
-        return {"sessionUpdate": _RENAMED[kind], **data}
-    if kind in ("user_message_admitted", "user_message_promoted"):
-        state = "admitted" if kind == "user_message_admitted" else "promoted"
-        return {
-            "sessionUpdate": "user_message",
-            "messageId": data["messageId"],
-            "content": data.get("content", []),
-            "state": state,
-        }
-    if kind == "tool_call_updated":
-        return _tool_call_update(data)
-    if kind in ("permission_asked", "permission_resolved"):
-        return _permission_update(data)
-    if kind in ("question_asked", "question_resolved"):
-        return {
-            "sessionUpdate": "question_update",
-            "toolCallId": data["toolCallId"],
-            "state": data.get("state", "asked"),
-        }
-    if kind in ("compaction_started", "compaction_ended"):
-        phase = "started" if kind == "compaction_started" else "ended"
-        return {
-            "sessionUpdate": "compaction_update",
-            "phase": phase,
-            "auto": data.get("auto", True),
-        }
-    if kind == "checkpoint_recorded":
-        return {
-            "sessionUpdate": "checkpoint_update",
-            "checkpointId": data["checkpointId"],
-            "messageId": data["messageId"],
-            "files": data["files"],
-            "patch": data.get("patch", ""),
-        }
-    if kind in ("revert_staged", "revert_cleared", "revert_committed"):
-        return {
-            "sessionUpdate": "revert_update",
-            "state": kind.removeprefix("revert_"),
-            "messageId": data.get("messageId"),
-            "files": data.get("files", []),
-            "scope": data.get("scope", "both"),
-        }
-    if kind in ("review_recorded", "review_resolved"):
-        return {"sessionUpdate": "review_update", "files": data.get("files", [])}
-    if kind == "config_changed":
-        return {
-            "sessionUpdate": "config_option_update",
-            "configOptions": data.get("configOptions", []),
-        }
-    if kind == "plan_updated":
-        return {"sessionUpdate": "plan_update", "entries": data["entries"]}
-    if kind == "title_set":
-        return {
-            "sessionUpdate": "session_info_update",
-            "title": data["title"],
-            "updatedAt": event.time,
-        }
-    if kind == "session_created":
-        return {
-            "sessionUpdate": "session_info_update",
-            "title": data.get("title", ""),
-            "updatedAt": event.time,
-        }
-    return {"sessionUpdate": "internal", "type": kind}
+def _update_body(stored: StoredEvent) -> dict[str, Any]:
+    match stored.event:
+        case ev.TextDelta(message_id=message_id, text=text):
+            return {"sessionUpdate": "agent_message_chunk", "messageId": message_id, "text": text}
+        case ev.ReasoningDelta(message_id=message_id, text=text):
+            return {"sessionUpdate": "agent_thought_chunk", "messageId": message_id, "text": text}
+        case ev.AssistantMessageEnded(message_id=message_id, status=status):
+            return {"sessionUpdate": "agent_message_end", "messageId": message_id, "status": status}
+        case ev.UsageUpdated() as usage:
+            return {"sessionUpdate": "usage_update", **encode(usage)}
+        case ev.StateChanged() as state:
+            return {"sessionUpdate": "state_update", **encode(state)}
+        case ev.UserMessageAdmitted(message_id=message_id, content=content):
+            return _user_message(message_id, content, "admitted")
+        case ev.UserMessagePromoted(message_id=message_id, content=content):
+            return _user_message(message_id, content or [], "promoted")
+        case ev.ToolCallUpdated() as call:
+            return _tool_call_update(call)
+        case ev.PermissionAsked(tool_call_id=call_id, permission=permission):
+            return _permission_update(call_id, permission, "asked")
+        case ev.PermissionResolved() as resolved:
+            update = _permission_update(resolved.tool_call_id, resolved.permission, resolved.state)
+            if resolved.option_kind is not None:
+                update["optionKind"] = resolved.option_kind
+            if resolved.reason is not None:
+                update["reason"] = resolved.reason
+            if resolved.modified is not None:
+                update["modified"] = resolved.modified
+            return update
+        case ev.QuestionAsked(tool_call_id=call_id):
+            return {"sessionUpdate": "question_update", "toolCallId": call_id, "state": "asked"}
+        case ev.QuestionResolved(tool_call_id=call_id, state=state):
+            return {"sessionUpdate": "question_update", "toolCallId": call_id, "state": state}
+        case ev.CompactionStarted(auto=auto):
+            return {"sessionUpdate": "compaction_update", "phase": "started", "auto": auto}
+        case ev.CompactionEnded(auto=auto):
+            return {"sessionUpdate": "compaction_update", "phase": "ended", "auto": auto}
+        case ev.CheckpointRecorded() as checkpoint:
+            return {
+                "sessionUpdate": "checkpoint_update",
+                "checkpointId": checkpoint.checkpoint_id,
+                "messageId": checkpoint.message_id,
+                "files": checkpoint.files,
+                "patch": checkpoint.patch,
+            }
+        case ev.RevertStaged() | ev.RevertCleared() | ev.RevertCommitted() as revert:
+            return {
+                "sessionUpdate": "revert_update",
+                "state": revert.TYPE.removeprefix("revert_"),
+                "messageId": revert.message_id,
+                "files": revert.files if not isinstance(revert, ev.RevertCommitted) else [],
+                "scope": revert.scope or "both",
+            }
+        case ev.ReviewRecorded(files=files) | ev.ReviewResolved(files=files):
+            return {"sessionUpdate": "review_update", "files": files}
+        case ev.ConfigChanged(config_options=options):
+            return {"sessionUpdate": "config_option_update", "configOptions": options}
+        case ev.PlanUpdated(entries=entries):
+            return {"sessionUpdate": "plan_update", "entries": entries}
+        case ev.TitleSet(title=title) | ev.SessionCreated(title=title):
+            return {
+                "sessionUpdate": "session_info_update",
+                "title": title,
+                "updatedAt": stored.time,
+            }
+    return {"sessionUpdate": "internal", "type": stored.type}
 
 
-def _tool_call_update(data: dict[str, Any]) -> dict[str, Any]:
+def _user_message(message_id: str, content: list[ev.JsonObject], state: str) -> dict[str, Any]:
+    return {
+        "sessionUpdate": "user_message",
+        "messageId": message_id,
+        "content": content,
+        "state": state,
+    }
+
+
+def _tool_call_update(call: ev.ToolCallUpdated) -> dict[str, Any]:
     update: dict[str, Any] = {
         "sessionUpdate": "tool_call_update",
-        "toolCallId": data["toolCallId"],
-        "messageId": data["messageId"],
-        "toolName": data["toolName"],
+        "toolCallId": call.tool_call_id,
+        "messageId": call.message_id,
+        "toolName": call.tool_name,
     }
-    for key in ("title", "kind", "status", "locations", "exitCode"):
-        if key in data:
-            update[key] = data[key]
-    if "input" in data:
-        update["rawInput"] = data["input"]
-    text = data.get("error") if data.get("error") is not None else data.get("output")
+    if call.title is not None:
+        update["title"] = call.title
+    if call.kind is not None:
+        update["kind"] = call.kind
+    update["status"] = call.status
+    if call.exit_code is not None:
+        update["exitCode"] = call.exit_code
+    if call.input is not None:
+        update["rawInput"] = call.input
+    text = call.error if call.error is not None else call.output
     if text is not None:
         update["content"] = [{"type": "text", "text": text}]
     return update
 
 
-def _permission_update(data: dict[str, Any]) -> dict[str, Any]:
-    update: dict[str, Any] = {
+def _permission_update(call_id: str, permission: str, state: str) -> dict[str, Any]:
+    return {
         "sessionUpdate": "permission_update",
-        "toolCallId": data["toolCallId"],
-        "permission": data["permission"],
-        "state": data.get("state", "asked"),
+        "toolCallId": call_id,
+        "permission": permission,
+        "state": state,
     }
-    for key in ("optionKind", "reason", "modified"):
-        if key in data:
-            update[key] = data[key]
-    return update

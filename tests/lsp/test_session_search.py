@@ -38,7 +38,15 @@ async def test_search_finds_a_tool_output_in_the_folder_and_forgets_a_deleted_se
         assert hit["sessionId"] == session
         assert hit["kind"] == "tool_output"
         assert "quetzalpine" in hit["snippet"]
-        assert set(hit) == {"sessionId", "title", "messageId", "snippet", "updatedAt", "kind"}
+        assert set(hit) == {
+            "sessionId",
+            "title",
+            "messageId",
+            "snippet",
+            "updatedAt",
+            "time",
+            "kind",
+        }
         elsewhere = {"query": "quetzalpine", "workspaceFolder": "file:///elsewhere"}
         assert (await client.request("agent/session/search", elsewhere))["hits"] == []
         never = await client.request("agent/session/search", {"query": "neverwordzz"})

@@ -268,3 +268,20 @@ def test_the_new_subcommands_complete(editor: Any) -> None:
     assert editor.lua(complete, "LspAgent rewind ") == ["both", "code", "conversation"]
     assert editor.lua(complete, "LspAgent undo-hunk ") == ["all", "file"]
     assert editor.lua(complete, "LspAgent allow s") == ["session"]
+
+
+def test_undo_takes_the_signs_away_and_redo_brings_them_back(editor: Any, workspace: Path) -> None:
+    """Issue 35: a sign stayed after `:LspAgent undo` until a redraw, and `redo` did not bring
+    it back: the signs follow the review list the server keeps across undo and redo."""
+    editor.setup(server_config=AUTO)
+    path = run_two_edits(editor, workspace)
+    editor.focus_buffer(path)
+    editor.wait(lambda: signs(editor, path) == [(2, "▎"), (18, "▎")], "two signs")
+
+    editor.command("LspAgent undo")
+    editor.wait(lambda: editor.buffer_text(path) + "\n" == SOURCE, "the file back as before")
+    editor.wait(lambda: signs(editor, path) == [], "no sign once the prompt is undone")
+
+    editor.command("LspAgent redo")
+    editor.wait(lambda: editor.buffer_text(path).split("\n")[1] == FIRST, "the edits redone")
+    editor.wait(lambda: signs(editor, path) == [(2, "▎"), (18, "▎")], "the signs back after redo")

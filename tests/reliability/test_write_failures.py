@@ -11,8 +11,8 @@ import pytest
 
 from lsp_agent.core.clock import SystemClock
 from lsp_agent.core.errors import LspAgentError
-from lsp_agent.core.events import NewEvent
-from lsp_agent.core.turn.recorder import Recorder
+from lsp_agent.core.events import NewEvent, StateChanged
+from lsp_agent.core.recorder import Recorder
 
 
 class FlakyStore:
@@ -49,8 +49,8 @@ async def test_a_failed_timed_flush_is_raised_to_the_next_caller() -> None:
     await asyncio.sleep(0.3)  # the timer's flush has failed by now
     store.failing = False
     with pytest.raises(LspAgentError, match="disk is full"):
-        await recorder.emit("state_changed", {"state": "idle"})
+        await recorder.emit(StateChanged(state="idle"))
     # Raised once: the store works again, so recording goes on.
-    await recorder.emit("state_changed", {"state": "idle"})
+    await recorder.emit(StateChanged(state="idle"))
     assert [e.type for e in store.appended] == ["text_delta", "state_changed"]
     await recorder.close()

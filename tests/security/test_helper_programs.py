@@ -25,10 +25,10 @@ from acp import text_block
 from lsp_agent.acp.terminal import hosted_argv
 from lsp_agent.sandbox.availability import check_availability
 from lsp_agent.shell.process import shell_argv
+from lsp_agent.shell.runner import CommandFailed
 from lsp_agent.system.programs import find_program, find_rg, trusted_search_path
 from lsp_agent.testing.cli import run_cli
 from lsp_agent.testing.fake_llm import FakeLLMServer, running_fake_llm
-from lsp_agent.tools.bash_runner import CommandFailed
 from tests.support.acp_client import TIMEOUT, RecordingClient, capabilities, spawn_agent
 from tests.support.acp_terminal_client import SpawningTerminals
 from tests.support.hostile_repo import (

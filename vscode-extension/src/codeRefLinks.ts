@@ -3,6 +3,7 @@
  * line. A relative path is looked up in each workspace folder in turn (the first that has the
  * file wins; a path that starts with a folder's own name is tried inside that folder too), an
  * absolute one is taken as it is. A file that is nowhere gets a message, not an empty editor.
+ * A location with a uri and range (`openLocation`) opens as it is.
  */
 import * as path from "node:path";
 import * as vscode from "vscode";
@@ -44,4 +45,11 @@ async function locate(written: string): Promise<vscode.Uri | undefined> {
     }
   }
   return undefined;
+}
+
+/** A location the panel links to (a tool's file, a diagnostic), with its range selected. */
+export async function openLocation(uri: string, range?: { start: { line: number; character: number }; end: { line: number; character: number } }): Promise<void> {
+  const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(uri));
+  const selection = range ? new vscode.Range(range.start.line, range.start.character, range.end.line, range.end.character) : undefined;
+  await vscode.window.showTextDocument(doc, { selection, preview: true });
 }

@@ -126,3 +126,19 @@ export function conflictMessage(action: ReviewAction, result: ReviewResolveResul
   const reasons = result.conflicts.map((c) => c.reason).filter((r, i, all) => all.indexOf(r) === i);
   return `${n} change${n === 1 ? "" : "s"} could not be ${action === "undo" ? "undone" : "kept"}: ${reasons.join("; ")}`;
 }
+
+/** What is left to review in a session (the Changes section and the editor show only the active one's). */
+export interface Waiting { hunks: number; files: number }
+
+/** `sessionId`'s pending hunks in `review` (undefined: none, or the list is another session's). */
+export function waitingReview(review: ReviewSnapshot | undefined, sessionId: string | undefined): Waiting | undefined {
+  if (!review || !sessionId || review.sessionId !== sessionId) return undefined;
+  const files = review.files.filter((f) => f.hunks.some((h) => h.status === "pending"));
+  const hunks = files.reduce((n, f) => n + f.hunks.filter((h) => h.status === "pending").length, 0);
+  return hunks ? { hunks, files: files.length } : undefined;
+}
+
+/** "2 changes in 1 file" */
+export function waitingText(w: Waiting): string {
+  return `${w.hunks} change${w.hunks === 1 ? "" : "s"} in ${w.files} file${w.files === 1 ? "" : "s"}`;
+}

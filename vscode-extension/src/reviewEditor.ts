@@ -1,5 +1,5 @@
 /**
- * The review in the editor: a CodeLens "Keep | Undo" above every pending hunk of the active
+ * The review in the editor: a CodeLens "Keep change | Undo change" above every pending hunk of the active
  * session, and a gutter mark (a bar on added or changed lines, a wedge where lines were deleted)
  * on its lines, both from the review list (`ReviewStore`). They follow the list; a change of a
  * reviewed document asks for the list again (its ranges are in the document's current text).
@@ -102,8 +102,8 @@ export class ReviewEditor implements vscode.CodeLensProvider, vscode.Disposable 
     return pendingMarks(this.file(document.uri)).flatMap((m) => {
       const line = new vscode.Range(Math.min(m.line, last), 0, Math.min(m.line, last), 0);
       return [
-        new vscode.CodeLens(line, { title: "Keep", tooltip: "Keep this change of the agent", command: this.commands.keep, arguments: [m.hunkId] }),
-        new vscode.CodeLens(line, { title: "Undo", tooltip: "Undo this change of the agent (Ctrl+Z undoes the undo)", command: this.commands.undo, arguments: [m.hunkId] }),
+        new vscode.CodeLens(line, { title: "Keep change", tooltip: "Keep this change of the agent", command: this.commands.keep, arguments: [m.hunkId] }),
+        new vscode.CodeLens(line, { title: "Undo change", tooltip: "Undo this change of the agent (Ctrl+Z undoes the undo)", command: this.commands.undo, arguments: [m.hunkId] }),
       ];
     });
   }

@@ -23,13 +23,18 @@ const KIND_LABELS: Record<SearchHitKind, string> = {
   tool_output: "a tool printed",
 };
 
-/** One hit as a quick-pick row: the session's title, what matched and when, the snippet. */
+/**
+ * One hit as a quick-pick row: the snippet first (the label is where the quick pick highlights the
+ * words typed, so they light up in the matching text, not in the title), then what matched and
+ * when that message was written, then the session's title.
+ */
 export function searchItem(hit: SessionSearchHit): SearchItem {
-  const when = new Date(hit.updatedAt);
+  const written = hit.time ?? hit.updatedAt;
+  const when = new Date(written);
   return {
-    label: hit.title || "(untitled)",
-    description: `${KIND_LABELS[hit.kind] ?? hit.kind} · ${Number.isNaN(when.getTime()) ? hit.updatedAt : when.toLocaleString()}`,
-    detail: hit.snippet.replace(/\s+/g, " ").trim(),
+    label: hit.snippet.replace(/\s+/g, " ").trim(),
+    description: `${KIND_LABELS[hit.kind] ?? hit.kind} · ${Number.isNaN(when.getTime()) ? written : when.toLocaleString()}`,
+    detail: hit.title || "(untitled)",
     alwaysShow: true,
     sessionId: hit.sessionId,
     messageId: hit.messageId,

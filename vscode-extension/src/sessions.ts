@@ -19,6 +19,7 @@ import {
   type RevertStageResult,
   type SessionListResult,
   type SessionLoadResult,
+  type SessionNewParams,
   type SessionNewResult,
   type SessionSearchHit,
   type SessionSearchParams,
@@ -67,6 +68,10 @@ export class SessionStore {
   private sessions: SessionSummary[] = [];
   private nextKey = 1;
   private focus?: FocusChip;
+  /** What a new session starts with (`agent/config/options`), with the user's picks before it. */
+  private newSessionOptions: ConfigOption[] = [];
+  /** The mode or model the user picked before a session: the next new session starts with them. */
+  private picked: { mode?: string; model?: string } = {};
   activeId?: string;
   /** Starts the server when a request waits on a stopped one (the client sets it). */
   startServer: () => void = () => undefined;
@@ -91,6 +96,7 @@ export class SessionStore {
       permissions: [...this.permissions.values()].map((p) => p.entry),
       questions: [...this.questions.values()].map((q) => q.entry),
       focus: this.focus,
+      configOptions: this.newSessionOptions,
     };
   }
 
@@ -118,6 +124,7 @@ export class SessionStore {
     this.gate.ready(connection);
     this.setServer(status);
     await this.refreshSessions().catch(() => undefined);
+    await this.refreshNewSessionOptions();
     const active = this.active();
     if (active) await this.resync(active.sessionId, active.lastSeq + 1).catch(() => undefined);
   }
@@ -210,6 +217,24 @@ export class SessionStore {
     return this.sessions;
   }
 
+  /**
+   * The pickers' choices before a session (`agent/config/options`): the server's modes and models
+   * and what a new session starts with; a choice the user made meanwhile stays (an older server
+   * without the method: none).
+   */
+  private async refreshNewSessionOptions(): Promise<void> {
+    try {
+      const result = await (await this.connected()).request<ConfigOptionsResult>(Methods.configOptions.name, {});
+      this.newSessionOptions = result.configOptions.map((o) => {
+        const value = o.configId === "mode" || o.configId === "model" ? this.picked[o.configId] : undefined;
+        return value !== undefined && o.options.some((c) => c.value === value) ? { ...o, currentValue: value } : o;
+      });
+    } catch {
+      this.newSessionOptions = [];
+    }
+    this.emitState();
+  }
+
   /** `agent/session/search`: messages matching `query`, best first; this folder's unless `everywhere`. */
   async search(query: string, options: { everywhere?: boolean; limit?: number } = {}): Promise<SessionSearchHit[]> {
     const params: SessionSearchParams = { query };
@@ -229,12 +254,15 @@ export class SessionStore {
     this.emit({ type: "sessions", sessions });
   }
 
+  /** A new session, in the mode and model the user picked before it, else the server's defaults. */
   async newSession(): Promise<string> {
     const folder = this.folder();
-    const result = await (await this.connected()).request<SessionNewResult>(Methods.sessionNew.name, folder ? { workspaceFolder: folder } : {});
+    const params: SessionNewParams = { ...(folder ? { workspaceFolder: folder } : {}), ...this.picked };
+    const result = await (await this.connected()).request<SessionNewResult>(Methods.sessionNew.name, params);
     const view = this.views.get(result.sessionId) ?? emptySession(result.sessionId);
     this.views.set(result.sessionId, { ...view, configOptions: result.configOptions });
     this.activeId = result.sessionId;
+    this.picked = {};
     this.emitState();
     void this.refreshSessions().catch(() => undefined);
     return result.sessionId;
@@ -289,9 +317,17 @@ export class SessionStore {
     if (sessionId) this.connection?.notify(Methods.sessionCancel.name, { sessionId });
   }
 
+  /** The session's mode or model; before a session, the one the next new session starts with. */
   async setConfigOption(configId: "mode" | "model", value: string): Promise<ConfigOption[]> {
     const sessionId = this.activeId;
-    if (!sessionId) throw new Error("no session");
+    if (!sessionId) {
+      const option = this.newSessionOptions.find((o) => o.configId === configId);
+      if (!option?.options.some((c) => c.value === value)) throw new Error(`no ${configId} ${value} to start a session with`);
+      this.picked[configId] = value;
+      this.newSessionOptions = this.newSessionOptions.map((o) => (o === option ? { ...o, currentValue: value } : o));
+      this.emitState();
+      return this.newSessionOptions;
+    }
     const result = await (await this.connected()).request<ConfigOptionsResult>(Methods.sessionSetConfigOption.name, { sessionId, configId, value });
     const view = this.views.get(sessionId);
     if (view) this.views.set(sessionId, { ...view, configOptions: result.configOptions });

@@ -19,6 +19,7 @@ from typing import Any
 
 import attrs
 
+from lsp_agent.core import events as ev
 from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.history import fold
 from lsp_agent.core.messages import (
@@ -59,12 +60,15 @@ class CompactionPoint:
 
 def latest_compaction_point(events: Sequence[StoredEvent]) -> CompactionPoint | None:
     point = None
-    for event in events:
-        if event.type == "compaction_ended" and event.data.get("summary"):
+    for stored in events:
+        if stored.type != "compaction_ended":
+            continue
+        ended = stored.event
+        if isinstance(ended, ev.CompactionEnded) and ended.summary:
             point = CompactionPoint(
-                summary=str(event.data["summary"]),
-                first_kept=event.data.get("firstKeptMessageId"),
-                compacted_seq=event.seq,
+                summary=ended.summary,
+                first_kept=ended.first_kept_message_id,
+                compacted_seq=stored.seq,
             )
     return point
 

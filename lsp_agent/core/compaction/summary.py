@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import attrs
 
+from lsp_agent.core import events as ev
 from lsp_agent.core import prompts
 from lsp_agent.core.compaction.policy import (
     CompactionPoint,
@@ -20,8 +21,8 @@ from lsp_agent.core.history import fold
 from lsp_agent.core.interfaces import Clock, EventStore, Provider
 from lsp_agent.core.messages import Message, ModelRequest, SystemBlock, TextPart, ThinkingConfig
 from lsp_agent.core.models import ModelInfo
+from lsp_agent.core.recorder import Recorder
 from lsp_agent.core.stream_events import TextDelta
-from lsp_agent.core.turn.recorder import Recorder
 
 SUMMARY_MAX_TOKENS = 4096
 TOOL_OUTPUT_CHARS = 2000
@@ -81,7 +82,7 @@ class Compactor:
     ) -> Compacted | None:
         """Summarize what is older than the newest ``keep_recent_tokens``; None if nothing
         could be compacted (too little history, or the summary request failed)."""
-        await self._rec.emit("compaction_started", {"auto": auto, "reason": reason})
+        await self._rec.emit(ev.CompactionStarted(auto=auto, reason=reason))
         view = current_view(await self._store.transcript(self._session_id), point)
         head, tail = split_for_compaction(view, self._keep)
         if not head:
@@ -98,8 +99,7 @@ class Compactor:
             return None
         first_kept = tail[0].message_id if tail else None
         stored = await self._rec.emit(
-            "compaction_ended",
-            {"auto": auto, "summary": summary, "firstKeptMessageId": first_kept},
+            ev.CompactionEnded(auto=auto, summary=summary, first_kept_message_id=first_kept)
         )
         compacted = CompactionPoint(
             summary=summary, first_kept=first_kept, compacted_seq=stored.seq
@@ -127,11 +127,11 @@ class Compactor:
         if snapshot.unreadable():
             return None
         epoch = build_baseline(snapshot, local_date(self._clock.now()), number)
-        await self._rec.emit("context_built", epoch.to_json())
+        await self._rec.emit(epoch.built())
         return epoch
 
     async def _ended(self, auto: bool, *, error: str) -> None:
-        await self._rec.emit("compaction_ended", {"auto": auto, "error": error})
+        await self._rec.emit(ev.CompactionEnded(auto=auto, error=error))
 
 
 def summary_prompt(head: Sequence[Message], previous: str | None) -> str:

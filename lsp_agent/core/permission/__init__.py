@@ -1,3 +1,4 @@
-"""Permission: rules and their matching, as data (``rules``), and the gate that decides
-every tool's request, asking the user when the rules say ``ask`` (``gate``).
+"""Permission rules as data: their matching and the verdict they give (``rules``), and the
+files no rule can open without asking (``protected``). The gate that applies them to a
+turn's tool calls, asking the user when the rules say ``ask``, is ``core/turn/permission_gate.py``.
 """

@@ -16,13 +16,27 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Literal
 
 import attrs
 
+from lsp_agent.core import events as ev
 from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.review.hunks import HunkKind
 from lsp_agent.core.uris import file_uri
+
+_FOLDED = frozenset(
+    {
+        "user_message_promoted",
+        "review_recorded",
+        "review_resolved",
+        "context_noted",
+        "revert_staged",
+        "revert_cleared",
+        "revert_committed",
+    }
+)
+"""The event types the fold reads."""
 
 HunkStatus = Literal["pending", "kept", "undone"]
 FileStatus = Literal["pending", "kept", "undone", "mixed"]
@@ -48,20 +62,20 @@ class Hunk:
     new_text: str
 
 
-def hunk_from(data: dict[str, Any], event: dict[str, Any], seq: int) -> Hunk:
-    """One hunk of a ``review_recorded`` event's ``data`` (``event``)."""
+def hunk_from(record: ev.HunkRecord, event: ev.ReviewRecorded, seq: int) -> Hunk:
+    """One hunk of a ``review_recorded`` event."""
     return Hunk(
-        hunk_id=str(data["hunkId"]),
-        path=str(data["path"]),
-        kind=data.get("kind", "modified"),
-        message_id=str(event.get("messageId", "")),
-        step=str(event.get("checkpointId", "")),
-        after=str(event.get("after", "")),
+        hunk_id=record["hunkId"],
+        path=record["path"],
+        kind=record.get("kind", "modified"),
+        message_id=event.message_id,
+        step=event.checkpoint_id,
+        after=event.after,
         recorded_seq=seq,
-        old_start=int(data.get("oldStart", 0)),
-        new_start=int(data.get("newStart", 0)),
-        old_text=str(data.get("oldText", "")),
-        new_text=str(data.get("newText", "")),
+        old_start=record.get("oldStart", 0),
+        new_start=record.get("newStart", 0),
+        old_text=record.get("oldText", ""),
+        new_text=record.get("newText", ""),
     )
 
 
@@ -82,42 +96,43 @@ class Ledger:
             self.apply(event)
         return self
 
-    def apply(self, event: StoredEvent) -> None:
-        if event.seq <= self.seen:
+    def apply(self, stored: StoredEvent) -> None:
+        if stored.seq <= self.seen:
             return
-        self.seen = event.seq
-        data = event.data
-        kind = event.type
-        if kind == "user_message_promoted":
-            self._promoted[str(data["messageId"])] = event.seq
-        elif kind == "review_recorded":
-            for entry in data.get("hunks", []):
-                hunk = hunk_from(entry, data, event.seq)
-                self._hunks.setdefault(hunk.hunk_id, hunk)
-                self._status.setdefault(hunk.hunk_id, "pending")
-        elif kind == "review_resolved":
-            status: HunkStatus = "undone" if data.get("action") == "undo" else "kept"
-            for hunk_id in data.get("resolved", []):
-                if hunk_id in self._hunks:
-                    self._status[hunk_id] = status
-            self._undone_at.update({str(k): int(v) for k, v in data.get("lines", {}).items()})
-        elif kind == "context_noted":
-            self._noted.update(data.get("reviewHunks", []))
-        elif kind == "revert_staged":
-            self._staged = self._taken_back(data)
-        elif kind == "revert_cleared":
-            self._staged = set()
-        elif kind == "revert_committed":
-            self._dropped |= self._staged
-            self._staged = set()
+        self.seen = stored.seq
+        if stored.type not in _FOLDED:
+            return  # not decoded: most of a log is streamed text
+        match stored.event:
+            case ev.UserMessagePromoted(message_id=message_id):
+                self._promoted[message_id] = stored.seq
+            case ev.ReviewRecorded() as recorded:
+                for record in recorded.hunks:
+                    hunk = hunk_from(record, recorded, stored.seq)
+                    self._hunks.setdefault(hunk.hunk_id, hunk)
+                    self._status.setdefault(hunk.hunk_id, "pending")
+            case ev.ReviewResolved() as resolved:
+                status: HunkStatus = "undone" if resolved.action == "undo" else "kept"
+                for hunk_id in resolved.resolved:
+                    if hunk_id in self._hunks:
+                        self._status[hunk_id] = status
+                self._undone_at.update({k: int(v) for k, v in (resolved.lines or {}).items()})
+            case ev.ContextNoted(review_hunks=noted):
+                self._noted.update(noted or ())
+            case ev.RevertStaged() as staged:
+                self._staged = self._taken_back(staged)
+            case ev.RevertCleared():
+                self._staged = set()
+            case ev.RevertCommitted():
+                self._dropped |= self._staged
+                self._staged = set()
 
-    def _taken_back(self, data: dict[str, Any]) -> set[str]:
-        if data.get("scope", "both") == "conversation" or not data.get("files"):
+    def _taken_back(self, staged: ev.RevertStaged) -> set[str]:
+        if staged.scope == "conversation" or not staged.files:
             return set()
-        since = self._promoted.get(str(data.get("messageId")))
+        since = self._promoted.get(staged.message_id)
         if since is None:
             return set()
-        left = set(data.get("conflicts", []))
+        left = set(staged.conflicts)
         return {
             h.hunk_id for h in self._hunks.values() if h.recorded_seq > since and h.path not in left
         }
@@ -154,7 +169,7 @@ class Ledger:
         *,
         adding: Sequence[str] = (),
         resolved: Mapping[str, HunkStatus] | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[ev.ReviewFile]:
         """Every listed file with its counts (``review_update`` ``files``), as it is once
         ``adding`` (the paths of new pending hunks, one entry per hunk) and ``resolved`` (hunk
         id → its new status) are folded in too."""

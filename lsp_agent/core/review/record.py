@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
+from lsp_agent.core import events as ev
 from lsp_agent.core.checkpoints import BOM, SnapshotChange, SnapshotStore
 from lsp_agent.core.interfaces import IdFactory
 from lsp_agent.core.review.hunks import diff_hunks, reviewable
@@ -24,10 +24,9 @@ async def step_hunks(
     after: str,
     changes: Sequence[SnapshotChange],
     ids: IdFactory,
-) -> list[dict[str, Any]]:
-    """The hunks of every reviewable changed file, each with a new ``hnk_`` id, as JSON:
-    ``{hunkId, path, kind, oldStart, newStart, oldText, newText}``."""
-    out: list[dict[str, Any]] = []
+) -> list[ev.HunkRecord]:
+    """The hunks of every reviewable changed file, each with a new ``hnk_`` id."""
+    out: list[ev.HunkRecord] = []
     for change in changes:
         old = await snapshots.read(root, before, change.path)
         new = await snapshots.read(root, after, change.path)

@@ -19,12 +19,14 @@ import logging
 import posixpath
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 import attrs
 
+from lsp_agent.core import events as ev
 from lsp_agent.core.checkpoints import BOM, SnapshotStore
 from lsp_agent.core.errors import LspAgentError, SessionNotFound
+from lsp_agent.core.event_writer import EventWriter
 from lsp_agent.core.interfaces import Editor, EventStore
 from lsp_agent.core.review.hunks import split_lines
 from lsp_agent.core.review.ledger import (
@@ -37,7 +39,6 @@ from lsp_agent.core.review.ledger import (
     fold,
 )
 from lsp_agent.core.review.locate import Span, locate_step
-from lsp_agent.core.session.event_writer import EventWriter
 from lsp_agent.core.uris import local_path
 
 _log = logging.getLogger(__name__)
@@ -176,15 +177,14 @@ class Reviews:
             resolved, conflicts, lines = await self._undo(Path(root), ledger, chosen)
         if resolved:
             status: HunkStatus = "kept" if action == "keep" else "undone"
-            data: dict[str, Any] = {
-                "action": action,
-                "resolved": resolved,
-                "conflicts": [{"hunkId": c.hunk_id, "reason": c.reason} for c in conflicts],
-                "files": ledger.summary(root, resolved=dict.fromkeys(resolved, status)),
-            }
-            if lines:
-                data["lines"] = lines
-            await self._events.emit(session_id, "review_resolved", data)
+            event = ev.ReviewResolved(
+                action=action,
+                resolved=resolved,
+                conflicts=[{"hunkId": c.hunk_id, "reason": c.reason} for c in conflicts],
+                files=ledger.summary(root, resolved=dict.fromkeys(resolved, status)),
+                lines=lines or None,
+            )
+            await self._events.emit(session_id, event)
         return ResolveResult(resolved=tuple(resolved), conflicts=tuple(conflicts))
 
     # -- undo ------------------------------------------------------------------------------

@@ -16,11 +16,12 @@ from typing import Any
 
 import attrs
 
+from lsp_agent.core import events as ev
 from lsp_agent.core.errors import InvalidConfigValue
+from lsp_agent.core.event_writer import EventWriter
 from lsp_agent.core.messages import THOUGHT_LEVELS
 from lsp_agent.core.models import ModelCatalog, ModelChoice
 from lsp_agent.core.modes import CLIENT_MODES, MODES, check_client_mode
-from lsp_agent.core.session.event_writer import EventWriter
 from lsp_agent.core.transcript import SessionInfo
 
 CONFIG_IDS = ("mode", "model", "thought_level")
@@ -172,8 +173,10 @@ class ConfigChanges:
         )
         changed = [(key, new) for key, new, old in options if new != old]
         for key, new in changed:
-            data = {"configId": key, "value": new, "configOptions": choices.to_json()}
-            await self._events.emit(info.session_id, "config_changed", data)
+            changed_event = ev.ConfigChanged(
+                config_id=key, value=new, config_options=choices.to_json()
+            )
+            await self._events.emit(info.session_id, changed_event)
         if changed:
             self._counts[info.session_id] = self.count(info.session_id) + 1
         return choices

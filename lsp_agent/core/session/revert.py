@@ -18,6 +18,7 @@ from typing import Any
 
 import attrs
 
+from lsp_agent.core import events as ev
 from lsp_agent.core.checkpoints import (
     REVERT_SCOPES,
     RevertScope,
@@ -31,8 +32,8 @@ from lsp_agent.core.checkpoints import (
     user_message_ids,
 )
 from lsp_agent.core.errors import RevertBlocked, SessionNotFound
+from lsp_agent.core.event_writer import EventWriter
 from lsp_agent.core.interfaces import Editor, EventStore
-from lsp_agent.core.session.event_writer import EventWriter
 from lsp_agent.core.uris import local_path
 
 _log = logging.getLogger(__name__)
@@ -109,16 +110,15 @@ class Reverts:
         conflicts = [p for p in files if p in reasons]
         await self._events.emit(
             session_id,
-            "revert_staged",
-            {
-                "messageId": message_id,
-                "restoreTree": restore_tree,
-                "undoTree": undo_tree,
-                "files": files,
-                "conflicts": conflicts,
-                "hidden": later if scope != "code" else [],
-                "scope": scope,
-            },
+            ev.RevertStaged(
+                message_id=message_id,
+                restore_tree=restore_tree,
+                undo_tree=undo_tree,
+                files=files,
+                conflicts=conflicts,
+                hidden=later if scope != "code" else [],
+                scope=scope,
+            ),
         )
         return RevertResult(files=tuple(files), conflicts=tuple(conflicts), reasons=reasons)
 
@@ -142,8 +142,9 @@ class Reverts:
                 _log.warning("revert cleared; %s left as it is: %s", path, why)
         await self._events.emit(
             session_id,
-            "revert_cleared",
-            {"messageId": staged.message_id, "files": list(staged.files), "scope": staged.scope},
+            ev.RevertCleared(
+                message_id=staged.message_id, files=list(staged.files), scope=staged.scope
+            ),
         )
         conflicts = tuple(p for p in staged.files if p in reasons)
         return RevertResult(files=staged.files, conflicts=conflicts, reasons=reasons)
@@ -157,8 +158,9 @@ class Reverts:
         dropped = staged.hidden if staged.hides_messages else ()
         await self._events.emit(
             session_id,
-            "revert_committed",
-            {"messageId": staged.message_id, "dropped": list(dropped), "scope": staged.scope},
+            ev.RevertCommitted(
+                message_id=staged.message_id, dropped=list(dropped), scope=staged.scope
+            ),
         )
         return dropped
 

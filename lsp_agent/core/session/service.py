@@ -12,29 +12,30 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from lsp_agent.core import events as ev
 from lsp_agent.core.attachments import AttachScope, PromptAttachments, PromptFocus
 from lsp_agent.core.checkpoints import RevertScope, SnapshotChange, SnapshotStore, staged_revert
 from lsp_agent.core.compaction.policy import latest_compaction_point
 from lsp_agent.core.compaction.summary import Compactor
 from lsp_agent.core.context import ContextSources, SourcesSnapshot, current_epoch
 from lsp_agent.core.errors import SessionNotFound
+from lsp_agent.core.event_writer import EventWriter
 from lsp_agent.core.interfaces import Clock, Editor, EventStore, IdFactory, Provider, ToolExecutor
 from lsp_agent.core.models import ModelCatalog, SingleModel
 from lsp_agent.core.modes import SUBAGENTS, SubagentScope, check_client_mode, subagent_scope
 from lsp_agent.core.options import AgentOptions
-from lsp_agent.core.permission.gate import PermissionGate
+from lsp_agent.core.recorder import Recorder
 from lsp_agent.core.review.reviews import FileTexts, FileView, ResolveResult, ReviewAction, Reviews
 from lsp_agent.core.session.changes import prompt_changes
 from lsp_agent.core.session.config_options import ConfigChanges, ConfigChoices, check_model_ref
-from lsp_agent.core.session.event_writer import EventWriter
 from lsp_agent.core.session.revert import RevertResult, Reverts
 from lsp_agent.core.session.subtasks import run_subtask, subtask_model
 from lsp_agent.core.session.title import Titles
+from lsp_agent.core.session.turn_setup import LiveConfig, TurnSetup
 from lsp_agent.core.tooling import SubtaskResult
 from lsp_agent.core.transcript import SessionInfo
 from lsp_agent.core.turn.loop import Notices, TurnOutcome, TurnRunner, no_notices
-from lsp_agent.core.turn.recorder import Recorder
-from lsp_agent.core.turn.setup import LiveConfig, TurnSetup
+from lsp_agent.core.turn.permission_gate import PermissionGate
 from lsp_agent.core.uris import file_uri, local_path
 
 
@@ -121,24 +122,24 @@ class SessionService:
 
         ``mode`` (build or plan) and ``model`` (a ``provider/model`` the catalog resolves)
         default to the configured ones (the model: ``agents.<mode>.model``, else ``model``);
-        anything else raises ``InvalidConfigValue``.
+        anything else raises ``InvalidConfigValue`` (a subagent's mode only for a child
+        session, ``parent_session_id``). The one check of a client's mode.
         """
-        if mode is not None and mode not in SUBAGENTS:
+        if mode is not None and not (parent_session_id is not None and mode in SUBAGENTS):
             check_client_mode(mode)
         if model is not None:
             check_model_ref(model)
             self._catalog.resolve(model)
         session_id = self._ids.new("ses")
-        data = {
-            "sessionId": session_id,
-            "workspaceFolder": file_uri(workspace_folder),
-            "title": title,
-            "model": model or self._options.model_for(mode or self._options.mode),
-            "mode": mode or self._options.mode,
-        }
-        if parent_session_id is not None:
-            data["parentSessionId"] = parent_session_id
-        await self._events.emit(session_id, "session_created", data)
+        created = ev.SessionCreated(
+            session_id=session_id,
+            workspace_folder=file_uri(workspace_folder),
+            title=title,
+            model=model or self._options.model_for(mode or self._options.mode),
+            mode=mode or self._options.mode,
+            parent_session_id=parent_session_id,
+        )
+        await self._events.emit(session_id, created)
         return session_id
 
     async def admit(
@@ -148,32 +149,33 @@ class SessionService:
         *,
         client_message_id: str | None = None,
         focus: PromptFocus | None = None,
+        info: SessionInfo | None = None,
     ) -> str:
-        """Make the input durable and return its message id (idempotent per client id).
+        """Make the input durable and return its message id.
 
         A staged revert is committed first: a new prompt makes it final. What the
         content's links and mentions name is attached now, with the input (``focus``: the
-        editor context it came with)."""
-        info = await self._require(session_id)
+        editor context it came with). ``client_message_id`` is recorded; the runtime
+        de-duplicates by it before admitting (``runtime/prompts.py``). ``info``: the
+        session's row, when the caller has just read it."""
+        info = info or await self._require(session_id)
         if staged_revert(await self._store.events(session_id)) is not None:
             await self._reverts.commit(session_id)
-        if client_message_id is not None:
-            existing = await self._store.find_admitted(session_id, client_message_id)
-            if existing is not None:
-                return existing
         message_id = self._ids.new("msg")
-        data: dict[str, Any] = {"messageId": message_id, "content": content}
-        if client_message_id is not None:
-            data["clientMessageId"] = client_message_id
+        attached = None
         if self._attachments is not None:
             folder = local_path(info.workspace_folder)
             scope = AttachScope(
                 folder=folder, roots=self._setup.workspace_roots(folder), focus=focus
             )
-            attached = await self._attachments.expand(content, scope)
-            if attached:
-                data["attachments"] = attached
-        await self._events.emit(session_id, "user_message_admitted", data)
+            attached = await self._attachments.expand(content, scope) or None
+        admitted = ev.UserMessageAdmitted(
+            message_id=message_id,
+            content=content,
+            client_message_id=client_message_id,
+            attachments=attached,
+        )
+        await self._events.emit(session_id, admitted)
         return message_id
 
     async def run_turn(
@@ -205,7 +207,8 @@ class SessionService:
         model: str | None = None,
         scope: SubagentScope | None = None,
     ) -> TurnOutcome:
-        info = await self._require(session_id)
+        seen_changes = self._config.count(session_id)  # before the read: a change during it
+        info = await self._require(session_id)  # the turn's one read of the row
         if model is not None:
             self._catalog.resolve(model)
         recorder = Recorder(
@@ -223,7 +226,7 @@ class SessionService:
             model_override=model,
             scope=scope,
         )
-        config, provider = live.apply(info)
+        config, provider = live.start(info, seen_changes)
         start_title = None
         if self._options.titles and not info.title:
             titler = self._setup.side_model("title", provider, config.model)
@@ -267,6 +270,7 @@ class SessionService:
             subtasks=subtask,
             on_first_answer=start_title,
             refresh=live.refresh,
+            session=info,
         )
         try:
             return await runner.run()
@@ -308,6 +312,12 @@ class SessionService:
         return done is not None
 
     # -- configuration options (config_options.py) ---------------------------------------
+
+    def new_session_options(self) -> ConfigChoices:
+        """The mode and model a new session starts with, and the choices: what a client's
+        pickers show before it has a session (protocol.md ``agent/config/options``)."""
+        mode = self._options.mode
+        return self._config.choices(mode, self._options.model_for(mode))
 
     async def config_options(self, session_id: str) -> ConfigChoices:
         """The session's mode and model, and the choices (protocol.md §1 ``configOptions``)."""

@@ -9,13 +9,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+from lsp_agent.core import events as ev
 from lsp_agent.core import prompts
 from lsp_agent.core.errors import ProviderError
 from lsp_agent.core.interfaces import EventStore, Provider
 from lsp_agent.core.messages import Message, ModelRequest, SystemBlock, TextPart, ThinkingConfig
 from lsp_agent.core.models import SideModel
+from lsp_agent.core.recorder import Recorder
 from lsp_agent.core.stream_events import TextDelta
-from lsp_agent.core.turn.recorder import Recorder
 
 MAX_TITLE_CHARS = 80
 TITLE_MAX_TOKENS = 64
@@ -49,7 +50,7 @@ class Titles:
                 thinking=model.thinking,
             )
             if title:
-                await recorder.emit("title_set", {"title": title})
+                await recorder.emit(ev.TitleSet(title=title))
 
         def start() -> None:
             task = asyncio.create_task(make_title())

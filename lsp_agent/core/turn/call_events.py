@@ -8,15 +8,17 @@ be the start of a secret still arriving.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from lsp_agent.core import events as ev
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.question import Question, QuestionAsk, QuestionReply
+from lsp_agent.core.recorder import Recorder
 from lsp_agent.core.secrets.filter import SecretFilter
 from lsp_agent.core.tooling import SubtaskResult
-from lsp_agent.core.turn.recorder import Recorder
 
 SubtaskRunner = Callable[[str, str, str], Awaitable[SubtaskResult]]
 """(description, prompt, agent) → the child session's result."""
@@ -30,14 +32,14 @@ class CallEvents:
         self,
         *,
         session_id: str,
-        base: dict[str, Any],
+        base: ev.ToolCallUpdated,
         recorder: Recorder,
         editor: Editor,
         secrets: SecretFilter,
         subtasks: SubtaskRunner | None = None,
         interval: float = OUTPUT_INTERVAL,
     ) -> None:
-        """``base`` is the call's identity: ``{toolCallId, messageId, toolName, kind}``."""
+        """``base`` is the call's identity (and kind), running."""
         self._session_id = session_id
         self._base = base
         self._rec = recorder
@@ -62,32 +64,26 @@ class CallEvents:
 
     async def process_started(self, pgid: int, start_ticks: int) -> None:
         await self._rec.emit(
-            "process_started",
-            {
-                "toolCallId": self._base["toolCallId"],
-                "pgid": pgid,
-                "startTicks": start_ticks,
-                "ownerPid": os.getpid(),
-            },
+            ev.ProcessStarted(
+                tool_call_id=self._base.tool_call_id,
+                pgid=pgid,
+                start_ticks=start_ticks,
+                owner_pid=os.getpid(),
+            )
         )
 
     async def process_ended(self, pgid: int) -> None:
-        await self._rec.emit(
-            "process_ended", {"toolCallId": self._base["toolCallId"], "pgid": pgid}
-        )
+        await self._rec.emit(ev.ProcessEnded(tool_call_id=self._base.tool_call_id, pgid=pgid))
 
     async def plan_updated(self, entries: list[dict[str, Any]]) -> None:
-        await self._rec.emit(
-            "plan_updated", {"toolCallId": self._base["toolCallId"], "entries": entries}
-        )
+        await self._rec.emit(ev.PlanUpdated(tool_call_id=self._base.tool_call_id, entries=entries))
 
     async def ask_question(self, questions: Sequence[Question]) -> QuestionReply:
-        call_id = self._base["toolCallId"]
+        call_id = self._base.tool_call_id
         await self._rec.emit(
-            "question_asked",
-            {"toolCallId": call_id, "questions": [q.to_json() for q in questions]},
+            ev.QuestionAsked(tool_call_id=call_id, questions=[q.to_json() for q in questions])
         )
-        await self._rec.emit("state_changed", {"state": "requires_action"})
+        await self._rec.emit(ev.StateChanged(state="requires_action"))
         ask = QuestionAsk(
             session_id=self._session_id, tool_call_id=call_id, questions=tuple(questions)
         )
@@ -95,14 +91,14 @@ class CallEvents:
             reply = await self._editor.ask_question(ask)
         except asyncio.CancelledError:
             await asyncio.shield(
-                self._rec.emit("question_resolved", {"toolCallId": call_id, "state": "cancelled"})
+                self._rec.emit(ev.QuestionResolved(tool_call_id=call_id, state="cancelled"))
             )
             raise
-        resolved: dict[str, Any] = {"toolCallId": call_id, "state": reply.outcome}
-        if reply.outcome == "answered":
-            resolved["answers"] = reply.answers_json()
-        await self._rec.emit("question_resolved", resolved)
-        await self._rec.emit("state_changed", {"state": "running"})
+        answers = reply.answers_json() if reply.outcome == "answered" else None
+        await self._rec.emit(
+            ev.QuestionResolved(tool_call_id=call_id, state=reply.outcome, answers=answers)
+        )
+        await self._rec.emit(ev.StateChanged(state="running"))
         return reply
 
     async def run_subtask(self, description: str, prompt: str, agent: str) -> SubtaskResult:
@@ -127,6 +123,4 @@ class CallEvents:
         text = text[-MAX_LIVE_OUTPUT:]
         if text and text != self._shown:
             self._shown = text
-            await self._rec.emit(
-                "tool_call_updated", {**self._base, "status": "in_progress", "output": text}
-            )
+            await self._rec.emit(dataclasses.replace(self._base, output=text))

@@ -12,10 +12,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Literal
+from typing import Literal
 
 import attrs
 
+from lsp_agent.core import events as ev
 from lsp_agent.core import prompts
 from lsp_agent.core.checkpoints import SnapshotStore, user_message_ids
 from lsp_agent.core.compaction.policy import CompactionPolicy, needs_compaction
@@ -37,16 +38,16 @@ from lsp_agent.core.interfaces import (
 from lsp_agent.core.messages import Message, ModelRequest, TextPart, ThinkingConfig
 from lsp_agent.core.models import ModelInfo, SideModel
 from lsp_agent.core.modes import mode_rules
-from lsp_agent.core.permission.gate import PermissionGate
 from lsp_agent.core.permission.rules import Rule
+from lsp_agent.core.recorder import Recorder
+from lsp_agent.core.retry import RetryPolicy
 from lsp_agent.core.secrets.filter import NO_SECRETS, SecretFilter
-from lsp_agent.core.transcript import TranscriptMessage
+from lsp_agent.core.transcript import SessionInfo, TranscriptMessage
 from lsp_agent.core.turn.call_events import SubtaskRunner
 from lsp_agent.core.turn.model_view import ModelView
-from lsp_agent.core.turn.recorder import Recorder
+from lsp_agent.core.turn.permission_gate import PermissionGate
 from lsp_agent.core.turn.records import TurnRecords
 from lsp_agent.core.turn.response_stream import IdleBoundedProvider, Response, ResponseStream
-from lsp_agent.core.turn.retry import RetryPolicy
 from lsp_agent.core.turn.snapshot_steps import SnapshotSteps
 from lsp_agent.core.turn.tool_calls import ToolCalls
 
@@ -121,8 +122,11 @@ class TurnRunner:
         on_first_answer: Callable[[], None] | None = None,
         refresh: SessionConfig | None = None,
         notices: Notices = no_notices,
+        session: SessionInfo | None = None,
     ) -> None:
-        """``on_first_answer`` runs once the model has answered (side work such as a title
+        """``session``: the row the caller has just read (else it is read at the start).
+
+        ``on_first_answer`` runs once the model has answered (side work such as a title
         waits for it, so a bad key or an outage costs one request, not two).
 
         ``refresh`` is called at the start of every step: a mode or model the session was
@@ -133,6 +137,7 @@ class TurnRunner:
         server that could not start); a turn's first state update carries the new ones.
         """
         self._session_id = session_id
+        self._session = session
         self._notices = notices
         self._config = config
         self._provider = provider
@@ -168,7 +173,7 @@ class TurnRunner:
         )
 
     async def run(self) -> TurnOutcome:
-        info = await self._store.session(self._session_id)
+        info = self._session or await self._store.session(self._session_id)
         if info is not None:
             self._records.usage = info.usage
         step = 0
@@ -180,18 +185,17 @@ class TurnRunner:
                 stop = await self._step(step, last=step >= self._config.max_steps)
                 if stop is not None:
                     await self._snapshots.settle()
-                    await self._rec.emit("state_changed", {"state": "idle", "stopReason": stop})
+                    await self._rec.emit(ev.StateChanged(state="idle", stop_reason=stop))
                     return TurnOutcome(stop_reason=stop, steps=step)
         except (ProviderError, ContextUnavailable) as error:
             retryable = isinstance(error, ProviderError) and error.retryable
             await self._snapshots.settle()
             await self._rec.emit(
-                "state_changed",
-                {
-                    "state": "idle",
-                    "stopReason": "error",
-                    "error": {"message": str(error), "retryable": retryable},
-                },
+                ev.StateChanged(
+                    state="idle",
+                    stop_reason="error",
+                    error={"message": str(error), "retryable": retryable},
+                )
             )
             return TurnOutcome(stop_reason="error", steps=step, error=error)
         except LspAgentError as error:
@@ -213,12 +217,16 @@ class TurnRunner:
         turn here, before the input is promoted: it stays queued), the pending input, then
         the first snapshot, taken while the first request is in flight."""
         events = await self._store.events(self._session_id)
-        running: dict[str, Any] = {"state": "running", "owner": self._store.owner()}
-        told = {n for e in events if e.type == "state_changed" for n in e.data.get("notes", ())}
+        told = {
+            note
+            for e in events
+            if isinstance(state := e.event, ev.StateChanged)
+            for note in state.notes or ()
+        }
         notes = [note for note in self._notices() if note not in told]
-        if notes:
-            running["notes"] = notes
-        await self._rec.emit("state_changed", running)
+        await self._rec.emit(
+            ev.StateChanged(state="running", owner=self._store.owner(), notes=notes or None)
+        )
         await self._view.open(events, self._config.workspace_roots)
         visible = [m for m in user_message_ids(events) if m not in self._view.hidden]
         self._snapshots.turn_message = visible[-1] if visible else None
@@ -230,9 +238,7 @@ class TurnRunner:
         for message_id in await self._store.pending_inputs(self._session_id):
             pending.append((message_id, await self._store.inbox_content(message_id)))
         for message_id, content in pending:
-            await self._rec.emit(
-                "user_message_promoted", {"messageId": message_id, "content": content}
-            )
+            await self._rec.emit(ev.UserMessagePromoted(message_id=message_id, content=content))
             self._snapshots.turn_message = message_id
 
     async def _reconfigure(self) -> None:
@@ -250,7 +256,7 @@ class TurnRunner:
             self._on_first_answer = None
         await self._records.add_usage(response.usage, self._config.model)
         await self._records.message_ended(
-            response.message_id, status="completed", finishReason=response.finish
+            response.message_id, status="completed", finish_reason=response.finish
         )
         if response.calls:
             await self._snapshots.before_tools()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from lsp_agent.core import events as ev
 from lsp_agent.core.checkpoints import hidden_messages, unnoted_code_rewinds
 from lsp_agent.core.compaction.policy import (
     CompactionPoint,
@@ -36,11 +37,11 @@ from lsp_agent.core.history import FoldCache
 from lsp_agent.core.interfaces import Clock, EventStore, IdFactory, Provider
 from lsp_agent.core.messages import Message, SystemBlock, ThinkingConfig
 from lsp_agent.core.models import ModelInfo
+from lsp_agent.core.recorder import Recorder
 from lsp_agent.core.review.ledger import fold
 from lsp_agent.core.review.note import code_rewind_note, undo_note
 from lsp_agent.core.transcript import TranscriptMessage
 from lsp_agent.core.turn.live_transcript import LiveTranscript
-from lsp_agent.core.turn.recorder import Recorder
 
 
 class ModelView:
@@ -98,7 +99,7 @@ class ModelView:
                 "and is sent once they can be read"
             )
         self._epoch = build_baseline(snapshot, local_date(self._clock.now()))
-        await self._rec.emit("context_built", self._epoch.to_json())
+        await self._rec.emit(self._epoch.built())
         self._fresh_epoch = True
 
     async def _note_undone(self, events: Sequence[StoredEvent]) -> None:
@@ -109,12 +110,11 @@ class ModelView:
             return
         text = undo_note(undone, {h.hunk_id: ledger.undone_at(h.hunk_id) for h in undone})
         await self._rec.emit(
-            "context_noted",
-            {
-                "messageId": self._ids.new("msg"),
-                "text": text,
-                "reviewHunks": [h.hunk_id for h in undone],
-            },
+            ev.ContextNoted(
+                message_id=self._ids.new("msg"),
+                text=text,
+                review_hunks=[h.hunk_id for h in undone],
+            )
         )
 
     async def _note_code_rewinds(self, events: Sequence[StoredEvent]) -> None:
@@ -124,12 +124,11 @@ class ModelView:
             return
         files = sorted({f for r in rewinds for f in r.files})
         await self._rec.emit(
-            "context_noted",
-            {
-                "messageId": self._ids.new("msg"),
-                "text": code_rewind_note(files),
-                "codeRewinds": [r.seq for r in rewinds],
-            },
+            ev.ContextNoted(
+                message_id=self._ids.new("msg"),
+                text=code_rewind_note(files),
+                code_rewinds=[r.seq for r in rewinds],
+            )
         )
 
     async def note_changes(self, roots: tuple[str, ...]) -> None:
@@ -142,11 +141,7 @@ class ModelView:
         if found is None:
             return
         note, self._epoch = found
-        data = self._epoch.to_json()
-        del data["baseline"], data["epoch"]
-        await self._rec.emit(
-            "context_noted", {"messageId": self._ids.new("msg"), "text": note, **data}
-        )
+        await self._rec.emit(self._epoch.noted(self._ids.new("msg"), note))
 
     def system(self, prompt: str) -> tuple[SystemBlock, ...]:
         """The mode's ``prompt``, then the epoch's baseline: the same bytes all epoch long."""

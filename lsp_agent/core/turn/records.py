@@ -10,14 +10,15 @@ looks as if it were still running.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection, Mapping
-from typing import Any
 
+from lsp_agent.core import events as ev
 from lsp_agent.core.errors import LspAgentError
 from lsp_agent.core.messages import ToolKind, Usage
 from lsp_agent.core.models import ModelInfo
+from lsp_agent.core.recorder import Recorder
 from lsp_agent.core.transcript import SessionUsage
-from lsp_agent.core.turn.recorder import Recorder
 
 
 class TurnRecords:
@@ -27,7 +28,7 @@ class TurnRecords:
         self._rec = recorder
         self._kinds = kinds
         self._open_message: str | None = None
-        self._open_tools: dict[str, dict[str, Any]] = {}  # call id → its latest update
+        self._open_tools: dict[str, ev.ToolCallUpdated] = {}  # call id → its latest update
         self.usage = SessionUsage()
         """The session's usage so far (the turn starts from the stored one)."""
 
@@ -37,33 +38,61 @@ class TurnRecords:
     async def message_started(self, message_id: str, *, model: str, step: int) -> None:
         self._open_message = message_id
         await self._rec.record(
-            "assistant_message_started", {"messageId": message_id, "model": model, "step": step}
+            ev.AssistantMessageStarted(message_id=message_id, model=model, step=step)
         )
 
-    async def message_ended(self, message_id: str, *, status: str, **fields: Any) -> None:
+    async def message_ended(
+        self,
+        message_id: str,
+        *,
+        status: ev.MessageStatus,
+        finish_reason: str | None = None,
+        error: str | None = None,
+    ) -> None:
         await self._rec.record(
-            "assistant_message_ended", {"messageId": message_id, "status": status, **fields}
+            ev.AssistantMessageEnded(
+                message_id=message_id, status=status, finish_reason=finish_reason, error=error
+            )
         )
         self._open_message = None
 
     async def tool_update(
-        self, message_id: str, call_id: str, name: str, *, status: str, **fields: Any
+        self,
+        message_id: str,
+        call_id: str,
+        name: str,
+        *,
+        status: ev.ToolCallStatus,
+        title: str | None = None,
+        input: ev.JsonObject | None = None,
+        output: str | None = None,
+        error: str | None = None,
+        exit_code: int | None = None,
     ) -> None:
-        data = {"toolCallId": call_id, "messageId": message_id, "toolName": name, "status": status}
-        data["kind"] = self.kind(name)
-        data.update(fields)
+        call = ev.ToolCallUpdated(
+            tool_call_id=call_id,
+            message_id=message_id,
+            tool_name=name,
+            status=status,
+            kind=self.kind(name),
+            title=title,
+            input=input,
+            output=output,
+            error=error,
+            exit_code=exit_code,
+        )
         if status in ("pending", "in_progress"):
-            self._open_tools[call_id] = data
+            self._open_tools[call_id] = call
         else:
             self._open_tools.pop(call_id, None)
-        await self._rec.record("tool_call_updated", data)
+        await self._rec.record(call)
 
     def open_calls(self, message_id: str) -> list[tuple[str, str]]:
         """(call id, tool name) of each call of ``message_id`` that has not ended."""
         return [
-            (call_id, data["toolName"])
-            for call_id, data in self._open_tools.items()
-            if data["messageId"] == message_id
+            (call_id, call.tool_name)
+            for call_id, call in self._open_tools.items()
+            if call.message_id == message_id
         ]
 
     async def add_usage(self, usage: Usage, model: ModelInfo) -> None:
@@ -82,27 +111,24 @@ class TurnRecords:
             context_size=model.context_window,
             cost=cost,
         )
-        await self._rec.record("usage_updated", self.usage.to_json())
+        await self._rec.record(_usage_event(self.usage))
 
     async def failed(self, error: LspAgentError) -> None:
         """Like a cancel, but the turn failed: nothing is left open in the log."""
         await self._rec.close()
         if self._open_message is not None:
             await self.message_ended(self._open_message, status="failed", error=str(error))
-        for data in list(self._open_tools.values()):
-            was_running = data["status"] == "in_progress"
-            status = "interrupted" if was_running else "cancelled"
-            await self._rec.emit(
-                "tool_call_updated", {**data, "status": status, "error": str(error)}
-            )
+        for call in list(self._open_tools.values()):
+            was_running = call.status == "in_progress"
+            status: ev.ToolCallStatus = "interrupted" if was_running else "cancelled"
+            await self._rec.emit(dataclasses.replace(call, status=status, error=str(error)))
         self._open_tools.clear()
         await self._rec.emit(
-            "state_changed",
-            {
-                "state": "idle",
-                "stopReason": "error",
-                "error": {"message": str(error), "retryable": False},
-            },
+            ev.StateChanged(
+                state="idle",
+                stop_reason="error",
+                error={"message": str(error), "retryable": False},
+            )
         )
 
     async def cancelled(self, asking: Collection[str]) -> None:
@@ -111,13 +137,24 @@ class TurnRecords:
         await self._rec.close()
         if self._open_message is not None:
             await self._rec.emit(
-                "assistant_message_ended",
-                {"messageId": self._open_message, "status": "interrupted"},
+                ev.AssistantMessageEnded(message_id=self._open_message, status="interrupted")
             )
-        for data in list(self._open_tools.values()):
-            was_running = data["status"] == "in_progress" and data["toolCallId"] not in asking
-            status = "interrupted" if was_running else "cancelled"
+        for call in list(self._open_tools.values()):
+            was_running = call.status == "in_progress" and call.tool_call_id not in asking
+            status: ev.ToolCallStatus = "interrupted" if was_running else "cancelled"
             note = "interrupted by the user" if was_running else "cancelled before it ran"
-            await self._rec.emit("tool_call_updated", {**data, "status": status, "error": note})
+            await self._rec.emit(dataclasses.replace(call, status=status, error=note))
         self._open_tools.clear()
-        await self._rec.emit("state_changed", {"state": "idle", "stopReason": "cancelled"})
+        await self._rec.emit(ev.StateChanged(state="idle", stop_reason="cancelled"))
+
+
+def _usage_event(usage: SessionUsage) -> ev.UsageUpdated:
+    return ev.UsageUpdated(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cache_read_tokens=usage.cache_read_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
+        context_used=usage.context_used,
+        context_size=usage.context_size,
+        cost=usage.cost,
+    )

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import Any, Literal
+from typing import Literal
 
 import attrs
 
+from lsp_agent.core import events as ev
 from lsp_agent.core.clock import iso_time
 from lsp_agent.core.errors import ProviderError
 from lsp_agent.core.interfaces import Clock, IdFactory, Provider
 from lsp_agent.core.messages import ModelRequest, Usage
+from lsp_agent.core.recorder import Recorder
+from lsp_agent.core.retry import RetryPolicy
 from lsp_agent.core.stream_events import (
     Finished,
     FinishReason,
@@ -30,9 +33,7 @@ from lsp_agent.core.stream_events import (
     ToolCallStarted,
     UsageReported,
 )
-from lsp_agent.core.turn.recorder import Recorder
 from lsp_agent.core.turn.records import TurnRecords
-from lsp_agent.core.turn.retry import RetryPolicy
 
 
 @attrs.frozen(kw_only=True)
@@ -155,8 +156,9 @@ class ResponseStream:
             await self._records.tool_update(
                 state.message_id, call_id, name, status="cancelled", error=note
             )
-        status = "interrupted" if retrying else "failed"
-        await self._records.message_ended(state.message_id, status=status, error=str(error))
+        await self._records.message_ended(
+            state.message_id, status="interrupted" if retrying else "failed", error=str(error)
+        )
 
     async def _with_retry(
         self, request: ModelRequest, provider: Provider, policy: RetryPolicy
@@ -183,11 +185,10 @@ class ResponseStream:
                 attempt += 1
                 retry_at = iso_time(self._clock.now() + delay)
                 await self._rec.emit(
-                    "state_changed",
-                    {
-                        "state": "running",
-                        "error": {"message": str(error), "retryable": True, "retryAt": retry_at},
-                    },
+                    ev.StateChanged(
+                        state="running",
+                        error={"message": str(error), "retryable": True, "retryAt": retry_at},
+                    )
                 )
                 await self._clock.sleep(delay)
 
@@ -204,12 +205,14 @@ class ResponseStream:
             if part_id is None:
                 part_id = self._ids.new("prt")
                 await self._rec.delta("reasoning_delta", state.message_id, part_id, "")
-            data: dict[str, Any] = {"messageId": state.message_id, "partId": part_id}
-            if event.signature is not None:
-                data["signature"] = event.signature
-            if event.redacted_data is not None:
-                data["redactedData"] = event.redacted_data
-            await self._rec.emit("reasoning_ended", data)
+            await self._rec.emit(
+                ev.ReasoningEnded(
+                    message_id=state.message_id,
+                    part_id=part_id,
+                    signature=event.signature,
+                    redacted_data=event.redacted_data,
+                )
+            )
             state.part_id, state.part_type = None, None
         elif isinstance(event, ToolCallStarted):
             state.part_id, state.part_type = None, None

@@ -19,14 +19,14 @@ import asyncio
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
+from lsp_agent.core import events as ev
 from lsp_agent.core.checkpoints import SnapshotChange, SnapshotStore, open_in
 from lsp_agent.core.errors import LspAgentError
 from lsp_agent.core.interfaces import Editor, EventStore, IdFactory
+from lsp_agent.core.recorder import Recorder
 from lsp_agent.core.review.ledger import Ledger
 from lsp_agent.core.review.record import step_hunks
-from lsp_agent.core.turn.recorder import Recorder
 
 _log = logging.getLogger(__name__)
 
@@ -104,24 +104,23 @@ class SnapshotSteps:
         except (LspAgentError, OSError):
             _log.warning("could not diff the step's snapshots", exc_info=True)
             return
-        checkpoint = {
-            "checkpointId": self._ids.new("chk"),
-            "messageId": self.turn_message or step_message_id,
-            "stepMessageId": step_message_id,
-            "before": before,
-            "after": after,
-        }
-        stored = await self._rec.emit(
-            "checkpoint_recorded",
-            {**checkpoint, "files": _files_json(changed), "patch": patch[:MAX_PATCH_CHARS]},
+        checkpoint = ev.CheckpointRecorded(
+            checkpoint_id=self._ids.new("chk"),
+            message_id=self.turn_message or step_message_id,
+            step_message_id=step_message_id,
+            before=before,
+            after=after,
+            files=_changed_files(changed),
+            patch=patch[:MAX_PATCH_CHARS],
         )
+        stored = await self._rec.emit(checkpoint)
         await self._record_hunks(stored.session_id, root, checkpoint, changed)
 
     async def _record_hunks(
         self,
         session_id: str,
         root: Path,
-        checkpoint: dict[str, Any],
+        checkpoint: ev.CheckpointRecorded,
         changed: Sequence[SnapshotChange],
     ) -> None:
         """The step's hunks (``review_recorded``), with the review list's counts after them."""
@@ -131,8 +130,8 @@ class SnapshotSteps:
             hunks = await step_hunks(
                 self._snapshots,
                 root,
-                checkpoint["before"],
-                checkpoint["after"],
+                checkpoint.before,
+                checkpoint.after,
                 changed,
                 self._ids,
             )
@@ -145,7 +144,17 @@ class SnapshotSteps:
         ledger.apply_all(await self._store.events(session_id, after_seq=ledger.seen))
         self._ledger = ledger
         files = ledger.summary(str(root), adding=[h["path"] for h in hunks])
-        await self._rec.emit("review_recorded", {**checkpoint, "hunks": hunks, "files": files})
+        await self._rec.emit(
+            ev.ReviewRecorded(
+                checkpoint_id=checkpoint.checkpoint_id,
+                message_id=checkpoint.message_id,
+                step_message_id=checkpoint.step_message_id,
+                before=checkpoint.before,
+                after=checkpoint.after,
+                hunks=hunks,
+                files=files,
+            )
+        )
 
     async def _overlay(self, roots: tuple[str, ...]) -> dict[str, str] | None:
         """The open documents inside the first workspace folder, as their buffers hold them
@@ -171,7 +180,7 @@ class SnapshotSteps:
             return None
 
 
-def _files_json(changes: Sequence[SnapshotChange]) -> list[dict[str, Any]]:
+def _changed_files(changes: Sequence[SnapshotChange]) -> list[ev.ChangedFile]:
     return [
         {"path": c.path, "status": c.status, "additions": c.additions, "deletions": c.deletions}
         for c in changes

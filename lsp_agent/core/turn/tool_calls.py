@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
+from lsp_agent.core import events as ev
 from lsp_agent.core.interfaces import Editor, ToolExecutor
 from lsp_agent.core.messages import ToolCallPart, ToolSpec
-from lsp_agent.core.permission.gate import PermissionGate
 from lsp_agent.core.permission.rules import (
     PermissionRequest,
     PermissionVerdict,
@@ -19,12 +19,13 @@ from lsp_agent.core.permission.rules import (
     hidden,
     permission_key,
 )
+from lsp_agent.core.recorder import Recorder
 from lsp_agent.core.secrets.filter import SecretFilter
 from lsp_agent.core.stream_events import ToolCallEnded
 from lsp_agent.core.tooling import ToolCallContext
 from lsp_agent.core.turn.breaker import BREAKER_LIMIT, ToolBreaker
 from lsp_agent.core.turn.call_events import CallEvents, SubtaskRunner
-from lsp_agent.core.turn.recorder import Recorder
+from lsp_agent.core.turn.permission_gate import PermissionGate
 from lsp_agent.core.turn.records import TurnRecords
 
 
@@ -141,12 +142,13 @@ class ToolCalls:
                 request, rules=rules, tool_call_id=call_id, message_id=message_id
             )
 
-        base = {
-            "toolCallId": call_id,
-            "messageId": message_id,
-            "toolName": name,
-            "kind": self._records.kind(name),
-        }
+        base = ev.ToolCallUpdated(
+            tool_call_id=call_id,
+            message_id=message_id,
+            tool_name=name,
+            status="in_progress",
+            kind=self._records.kind(name),
+        )
         events = CallEvents(
             session_id=self._session_id,
             base=base,
@@ -173,15 +175,18 @@ class ToolCalls:
             output += await self._count_failure(name, outcome.output)
         else:
             self._breaker.succeeded(name)
-        fields: dict[str, Any] = {"title": outcome.title} if outcome.title else {}
-        fields["error" if outcome.is_error else "output"] = output
-        exit_code = outcome.metadata.get("exit_code")
-        if isinstance(exit_code, int) and not isinstance(exit_code, bool):
-            fields["exitCode"] = exit_code  # a command's status, for the editors to show
-        status = "failed" if outcome.is_error else "completed"
         # A finished result is recorded even if a cancel arrives meanwhile: never lost.
         await asyncio.shield(
-            self._records.tool_update(message_id, call_id, name, status=status, **fields)
+            self._records.tool_update(
+                message_id,
+                call_id,
+                name,
+                status="failed" if outcome.is_error else "completed",
+                title=outcome.title or None,
+                output=None if outcome.is_error else output,
+                error=output if outcome.is_error else None,
+                exit_code=outcome.exit_code,
+            )
         )
         return outcome.stop_turn
 
@@ -191,9 +196,7 @@ class ToolCalls:
         count = self._breaker.failed(name, error)
         if count is None:
             return ""
-        await self._rec.emit(
-            "tool_withheld", {"toolName": name, "error": error[:500], "failures": count}
-        )
+        await self._rec.emit(ev.ToolWithheld(tool_name=name, error=error[:500], failures=count))
         return (
             f"\n\n[The {name} tool failed {count} times in a row with the same error; "
             "it is withheld for the rest of this turn. Do not retry it: change approach or "

@@ -10,7 +10,7 @@ from lsp_agent.core.context import (
     changes,
     current_epoch,
 )
-from lsp_agent.core.events import StoredEvent
+from lsp_agent.core.events import StoredEvent, encode
 
 AGENTS = "/ws/AGENTS.md"
 
@@ -85,17 +85,19 @@ def test_the_current_epoch_is_folded_from_the_log() -> None:
     found = changes(epoch, snap("v2"), "2026-12-01")
     assert found is not None
     note, after = found
-    noted = after.to_json()
-    del noted["baseline"], noted["epoch"]
     events = [
         StoredEvent(
-            session_id="s", seq=1, type="context_built", data=epoch.to_json(), time=iso_time(0)
+            session_id="s",
+            seq=1,
+            type="context_built",
+            data=encode(epoch.built()),
+            time=iso_time(0),
         ),
         StoredEvent(
             session_id="s",
             seq=2,
             type="context_noted",
-            data={"text": note, **noted},
+            data=encode(after.noted("msg_1", note)),
             time=iso_time(0),
         ),
     ]

@@ -12,6 +12,7 @@ import pytest
 from lsp_agent.core.documents import FilePreview
 from lsp_agent.core.messages import ToolCallPart
 from lsp_agent.core.permission.rules import PermissionReply, PermissionRequest
+from lsp_agent.core.permission.subjects import EditSubject
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
 from lsp_agent.storage.event_log import SqliteEventStore
 from lsp_agent.wire.updates import to_update
@@ -37,7 +38,7 @@ class ProposingTools(AskingTools):
                 permission="edit",
                 patterns=("a.py", "gone.py"),
                 title="Patch",
-                subject={"type": "edit", "files": [], "patch": ""},
+                subject=EditSubject(),
                 previews=(
                     FilePreview(path="/ws/a.py", base_text="x = 1\n", proposed_text=PROPOSED),
                     FilePreview(path="/ws/gone.py", base_text="g = 1\n", proposed_text=None),
@@ -82,7 +83,7 @@ async def test_texts_for_files_outside_the_ask_or_deleted_by_it_are_ignored_and_
     store: SqliteEventStore, caplog: pytest.LogCaptureFixture
 ) -> None:
     texts = {"/ws/a.py": "x = 'user'\n", "/ws/other.py": "o\n", "/ws/gone.py": "back\n"}
-    with caplog.at_level(logging.WARNING, logger="lsp_agent.core.permission.gate"):
+    with caplog.at_level(logging.WARNING, logger="lsp_agent.core.turn.permission_gate"):
         g = await run(store, "write", allow(texts))
 
     assert isinstance(g.tools, ProposingTools)

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from lsp_agent.core import events as ev
 from lsp_agent.core.errors import ProviderError
 from lsp_agent.core.messages import (
     ModelRequest,
@@ -19,6 +20,7 @@ from lsp_agent.core.messages import (
 )
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.options import AgentOptions
+from lsp_agent.core.retry import RetryPolicy
 from lsp_agent.core.session.service import SessionService
 from lsp_agent.core.stream_events import (
     Finished,
@@ -29,7 +31,6 @@ from lsp_agent.core.stream_events import (
     UsageReported,
 )
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
-from lsp_agent.core.turn.retry import RetryPolicy
 from lsp_agent.storage.event_log import SqliteEventStore
 from lsp_agent.testing.clock import FakeClock, SequentialIds
 from lsp_agent.testing.editor import RecordingEditor
@@ -52,6 +53,8 @@ class EchoTools:
         self.calls.append(call)
         if call.input.get("fail"):
             return ToolOutcome(output="no such file", is_error=True)
+        if "exit" in call.input:  # a command's status
+            return ToolOutcome(output="ran", exit_code=call.input["exit"])
         return ToolOutcome(output=f"contents of {call.input.get('file_path')}", title="a.py")
 
 
@@ -140,6 +143,21 @@ async def test_tool_results_are_fed_back_to_the_model(store: SqliteEventStore) -
     call = transcript[1].to_json()["parts"][0]
     assert call["status"] == "completed"
     assert call["output"] == "contents of a.py"
+
+
+async def test_a_commands_exit_status_reaches_the_tool_call_event(
+    store: SqliteEventStore,
+) -> None:
+    h = Harness(store, [tool_call("t1", exit=3), text("Done.")])
+    await h.turn()
+    calls = [e.event for e in h.editor.events if e.type == "tool_call_updated"]
+    assert [(c.status, c.exit_code) for c in calls if isinstance(c, ev.ToolCallUpdated)] == [
+        ("pending", None),
+        ("pending", None),
+        ("in_progress", None),
+        ("completed", 3),
+    ]
+    assert [e.data.get("exitCode") for e in h.editor.events].count(3) == 1
 
 
 async def test_a_failed_tool_is_an_error_result_and_the_turn_goes_on(

@@ -14,7 +14,7 @@ from lsp_agent.core import prompts
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.modes import MODES, subagent_scope
 from lsp_agent.core.options import AgentOptions
-from lsp_agent.core.turn.setup import TurnSetup
+from lsp_agent.core.session.turn_setup import TurnSetup
 from lsp_agent.testing.models import FakeModels
 from lsp_agent.testing.provider import ScriptedProvider
 

@@ -9,10 +9,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from lsp_agent.core import events as ev
 from lsp_agent.core.events import NewEvent, StoredEvent
-from lsp_agent.core.permission.gate import PermissionGate
 from lsp_agent.core.permission.rules import PermissionReply, PermissionRequest, Rule
-from lsp_agent.core.turn.recorder import Recorder
+from lsp_agent.core.recorder import Recorder
+from lsp_agent.core.turn.permission_gate import PermissionGate
 from lsp_agent.storage.event_log import SqliteEventStore, open_store
 from lsp_agent.testing.clock import FakeClock
 from lsp_agent.testing.editor import RecordingEditor
@@ -75,32 +76,40 @@ async def _opened(
     return store, editor, recorder
 
 
-def _call_announced() -> dict[str, Any]:
-    call = {"toolCallId": "call_1", "messageId": "msg_2", "toolName": "read", "kind": "read"}
-    return {**call, "status": "pending", "input": {}}
+def _call_announced() -> ev.ToolCallUpdated:
+    return ev.ToolCallUpdated(
+        tool_call_id="call_1",
+        message_id="msg_2",
+        tool_name="read",
+        kind="read",
+        status="pending",
+        input={},
+    )
 
 
-def _started(n: int) -> dict[str, Any]:
-    return {"messageId": f"msg_{n}", "model": "m", "step": n}
+def _started(n: int) -> ev.AssistantMessageStarted:
+    return ev.AssistantMessageStarted(message_id=f"msg_{n}", model="m", step=n)
+
+
+def _ended(message_id: str) -> ev.AssistantMessageEnded:
+    return ev.AssistantMessageEnded(message_id=message_id, status="completed")
 
 
 def test_queued_records_commit_with_the_next_emit_in_one_transaction(tmp_path: Path) -> None:
     async def scenario() -> None:
         store, editor, recorder = await _opened(tmp_path)
-        await recorder.record("assistant_message_started", _started(1))
-        await recorder.record(
-            "assistant_message_ended", {"messageId": "msg_1", "status": "completed"}
-        )
-        await recorder.record("assistant_message_started", _started(2))
+        await recorder.record(_started(1))
+        await recorder.record(_ended("msg_1"))
+        await recorder.record(_started(2))
         await recorder.delta("text_delta", "msg_2", "prt_1", "a")  # quiet: committed at once
         await recorder.delta("text_delta", "msg_2", "prt_1", "b")
-        await recorder.record("tool_call_updated", _call_announced())
+        await recorder.record(_call_announced())
         await recorder.delta("text_delta", "msg_2", "prt_2", "c")
         await recorder.delta("text_delta", "msg_2", "prt_2", "d")
         assert store.transactions == [  # the leading-edge delta, with what was queued before it
             [*("assistant_message_started", "assistant_message_ended"), *STARTED_AND_DELTA]
         ]
-        stored = await recorder.emit("state_changed", {"state": "requires_action"})
+        stored = await recorder.emit(ev.StateChanged(state="requires_action"))
         assert store.transactions[-1] == [
             "text_delta",
             "tool_call_updated",
@@ -120,7 +129,7 @@ def test_queued_records_commit_with_the_next_emit_in_one_transaction(tmp_path: P
 def test_a_queued_record_alone_is_committed_within_the_window(tmp_path: Path) -> None:
     async def scenario() -> None:
         store, editor, recorder = await _opened(tmp_path, window=0.01)
-        await recorder.record("assistant_message_started", _started(1))
+        await recorder.record(_started(1))
         assert store.transactions == []
         await asyncio.sleep(0.2)  # the window is 10 ms
         assert [e.type for e in editor.events] == ["assistant_message_started"]
@@ -134,12 +143,10 @@ def test_a_queued_record_alone_is_committed_within_the_window(tmp_path: Path) ->
 def test_flush_and_close_commit_what_is_queued(tmp_path: Path) -> None:
     async def scenario() -> None:
         store, _, recorder = await _opened(tmp_path)
-        await recorder.record("assistant_message_started", _started(1))
+        await recorder.record(_started(1))
         await recorder.flush()
         assert store.transactions == [["assistant_message_started"]]
-        await recorder.record(
-            "assistant_message_ended", {"messageId": "msg_1", "status": "completed"}
-        )
+        await recorder.record(_ended("msg_1"))
         await recorder.close()
         assert store.transactions[-1] == ["assistant_message_ended"]
         assert [e.type for e in await store.store.events(SESSION)][-2:] == [

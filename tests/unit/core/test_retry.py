@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from lsp_agent.core.errors import ProviderError, ProviderErrorKind
-from lsp_agent.core.turn.retry import MAX_HINTED_DELAY, RetryPolicy
+from lsp_agent.core.retry import MAX_HINTED_DELAY, RetryPolicy
 
 
 def error(kind: ProviderErrorKind, retry_after: float | None = None) -> ProviderError:

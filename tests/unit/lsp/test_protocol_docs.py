@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from lsp_agent.core.events import EventType, StoredEvent
+from lsp_agent.core.events import EventDataError, EventType, StoredEvent
 from lsp_agent.lsp import protocol as p
 from lsp_agent.lsp.errors import describe_validation_error
 from lsp_agent.lsp.schema import SESSION_UPDATES, main, protocol_schema, render
@@ -479,6 +479,25 @@ SAMPLES: dict[str, dict[str, Any]] = {
             }
         ],
     },
+    "review_recorded": {
+        "checkpointId": "chk_1",
+        "messageId": MSG,
+        "stepMessageId": "msg_2",
+        "before": "tree1",
+        "after": "tree2",
+        "hunks": [{"hunkId": "hnk_1", "path": "a.py", "kind": "modified"}],
+        "files": [
+            {"uri": "file:///w/a.py", "status": "modified", "pending": 1, "kept": 0, "undone": 0}
+        ],
+    },
+    "review_resolved": {
+        "action": "keep",
+        "resolved": ["hnk_1"],
+        "conflicts": [],
+        "files": [
+            {"uri": "file:///w/a.py", "status": "modified", "pending": 0, "kept": 1, "undone": 0}
+        ],
+    },
 }
 """Plausible ``data`` per event type (docs/events.md)."""
 
@@ -499,7 +518,7 @@ def test_every_update_the_server_builds_is_a_known_session_update(kind: EventTyp
     )
     try:
         params = to_update(event)
-    except KeyError as missing:
+    except (KeyError, EventDataError) as missing:
         pytest.fail(f"to_update needs {missing} for {kind!r}: add a sample to SAMPLES")
     assert params["update"]["sessionUpdate"] in SESSION_UPDATES, (
         f"{kind!r} becomes {params['update']['sessionUpdate']!r}: add it to "

@@ -7,7 +7,7 @@ from typing import Any
 
 from lsp_agent.lsp.queries import LspEditorQueries
 from lsp_agent.lsp.timeouts import ClientTimeout, RequestTimeouts
-from lsp_agent.tools.editor_queries import EditorQuery, QueryFailed
+from lsp_agent.search.editor_queries import EditorQuery, QueryFailed
 
 
 class SilentClient:

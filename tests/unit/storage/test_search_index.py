@@ -112,9 +112,27 @@ async def test_every_kind_of_text_is_found_with_its_session_message_and_snippet(
         "messageId": "s1_a",
         "snippet": "found quokka",
         "updatedAt": "2026-01-01T00:00:00Z",
+        "time": "2026-01-01T00:00:00Z",
         "kind": "tool_output",
     }
     assert await store.search("never-said") == []
+
+
+async def test_each_hit_carries_its_own_message_time_not_only_the_sessions(
+    store: SqliteEventStore,
+) -> None:
+    def at(time: str, events: list[NewEvent]) -> list[NewEvent]:
+        return [NewEvent(type=e.type, data=e.data, time=time) for e in events]
+
+    await store.append("s1", [created("s1")])
+    await store.append("s1", at("2026-01-01T09:00:00Z", user("u1", "the first walrus")))
+    await store.append("s1", at("2026-01-01T11:30:00Z", user("u2", "the second walrus")))
+    hits = {h.message_id: h for h in await store.search("walrus")}
+    assert {mid: h.time for mid, h in hits.items()} == {
+        "u1": "2026-01-01T09:00:00Z",
+        "u2": "2026-01-01T11:30:00Z",
+    }
+    assert {h.updated_at for h in hits.values()} == {"2026-01-01T11:30:00Z"}
 
 
 async def test_text_is_indexed_when_complete_never_per_streamed_delta(

@@ -18,7 +18,6 @@ import httpx2
 import openai
 import pytest
 
-from lsp_agent.testing import fake_llm
 from lsp_agent.testing.fake_llm import (
     FakeLLMServer,
     Script,
@@ -27,6 +26,9 @@ from lsp_agent.testing.fake_llm import (
     parse_script,
     running_fake_llm,
 )
+from lsp_agent.testing.fake_llm import http_io as fake_http
+from lsp_agent.testing.fake_llm import progress as fake_progress
+from lsp_agent.testing.fake_llm import server as fake_server
 
 A_TOOLS: list[Any] = [
     {"name": "read", "description": "Read a file", "input_schema": {"type": "object"}}
@@ -507,7 +509,7 @@ async def test_delta_times_are_off_by_default_and_snapshots_are_copies() -> None
 
 
 class _VirtualTime:
-    """Stands in for ``time`` and ``asyncio`` inside fake_llm: its clock moves only when the
+    """Stands in for ``time`` and ``asyncio`` inside the fake server: its clock moves only when the
     server sleeps, and each sleep lasts at least ``floor`` (as an OS timer does), plus the
     ``stalls`` (sleep number -> extra seconds, a loaded machine). Pacing is then measured in
     this clock, independent of how fast or busy the machine running the test is."""
@@ -538,8 +540,9 @@ async def test_paced_chunk_delay_keeps_the_average_rate(monkeypatch: pytest.Monk
     spans: dict[str, tuple[float, list[float]]] = {}
     for name, paced in (("unpaced", False), ("paced", True)):
         clock = _VirtualTime(floor, {100: stall})
-        monkeypatch.setattr(fake_llm, "time", clock)
-        monkeypatch.setattr(fake_llm, "asyncio", clock)
+        for module in (fake_http, fake_server, fake_progress):  # arrival, schedule, end
+            monkeypatch.setattr(module, "time", clock)
+            monkeypatch.setattr(module, "asyncio", clock)
         async with FakeLLMServer([{**turn, "paced": paced}], record_delta_times=True) as server:
             async with _anthropic(server) as client:
                 await _a_stream(client)

@@ -1,5 +1,5 @@
 """The code-navigation tools over the ``EditorQueries`` port (``tools/code_nav.py``,
-``tools/code_shapes.py``): symbols found by name, compact locations, the wall, failures."""
+``search/code_shapes.py``): symbols found by name, compact locations, the wall, failures."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ import pytest
 from lsp_agent.config.settings import DEFAULT_PERMISSION_RULES
 from lsp_agent.core.modes import mode_rules
 from lsp_agent.core.permission.rules import Rule, decide
+from lsp_agent.search.code_shapes import column_of, document_symbols, find_symbols, utf16_of
+from lsp_agent.search.editor_queries import EditorQuery, QueryFailed
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.permissions import RecordingAsk
 from lsp_agent.testing.tools import tool_context
@@ -21,8 +23,6 @@ from lsp_agent.tools.code_nav import (
     SymbolsTool,
     code_nav_tools,
 )
-from lsp_agent.tools.code_shapes import column_of, document_symbols, find_symbols, utf16_of
-from lsp_agent.tools.editor_queries import EditorQuery, QueryFailed
 
 SOURCE = "class Greeter:\n    def greet(self):\n        return '🙂' + hello()\n"
 

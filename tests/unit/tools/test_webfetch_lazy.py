@@ -12,7 +12,7 @@ import json, sys
 import lsp_agent.app
 from lsp_agent.tools.webfetch import WebfetchTool
 WebfetchTool(allow_hosts=["example.com"])
-lazy = ("httpx", "httpcore", "lsp_agent.tools.webfetch_http")
+lazy = ("httpx", "httpcore", "lsp_agent.web.fetch")
 print(json.dumps([m for m in lazy if m in sys.modules]))
 """
 

@@ -26,6 +26,7 @@ export const Methods = {
   sessionExport: m("agent/session/export", "client_to_server", "request"),
   sessionDelete: m("agent/session/delete", "client_to_server", "request"),
   sessionSetConfigOption: m("agent/session/setConfigOption", "client_to_server", "request"),
+  configOptions: m("agent/config/options", "client_to_server", "request"),
   sessionCompact: m("agent/session/compact", "client_to_server", "request"),
   sessionPrompt: m("agent/session/prompt", "client_to_server", "request"),
   sessionCancel: m("agent/session/cancel", "client_to_server", "notification"),
@@ -152,7 +153,17 @@ export interface SessionListParams { workspaceFolder?: string; limit?: number; c
 export interface SessionListResult { sessions: SessionSummary[]; nextCursor?: string }
 export interface SessionSearchParams { query: string; workspaceFolder?: string; limit?: number }
 export type SearchHitKind = "user" | "assistant" | "reasoning" | "tool_input" | "tool_output";
-export interface SessionSearchHit { sessionId: string; title: string; messageId: string; snippet: string; updatedAt: string; kind: SearchHitKind }
+export interface SessionSearchHit {
+  sessionId: string;
+  title: string;
+  messageId: string;
+  snippet: string;
+  /** The session's last update. */
+  updatedAt: string;
+  /** When the matching message was written (absent from an older server). */
+  time?: string;
+  kind: SearchHitKind;
+}
 export interface SessionSearchResult { hits: SessionSearchHit[] }
 export type Replay = "none" | "full" | { fromSeq: number };
 export interface SessionLoadParams { sessionId: string; replay: Replay }
@@ -263,6 +274,8 @@ export interface ToolCallUpdate {
   locations?: Location[];
   /** A finished command's exit status (bash): non-zero is still `completed`. */
   exitCode?: number;
+  /** The person or a rule refused the call: its status stays `failed`, but it is no failure. */
+  refused?: boolean;
 }
 export interface PlanUpdate { sessionUpdate: "plan_update"; entries: PlanEntry[] }
 export interface StateUpdate {
@@ -431,7 +444,7 @@ export const WIRE_KEYS = {
   SessionListParams: ["SessionListParams", keys<SessionListParams>()(["workspaceFolder", "limit", "cursor"])],
   SessionListResult: ["SessionListResult", keys<SessionListResult>()(["sessions", "nextCursor"])],
   SessionSearchParams: ["SessionSearchParams", keys<SessionSearchParams>()(["query", "workspaceFolder", "limit"])],
-  SessionSearchHit: ["SessionSearchHit", keys<SessionSearchHit>()(["sessionId", "title", "messageId", "snippet", "updatedAt", "kind"])],
+  SessionSearchHit: ["SessionSearchHit", keys<SessionSearchHit>()(["sessionId", "title", "messageId", "snippet", "updatedAt", "time", "kind"])],
   SessionSearchResult: ["SessionSearchResult", keys<SessionSearchResult>()(["hits"])],
   SessionSummary: ["SessionSummary", keys<SessionSummary>()(["sessionId", "title", "workspaceFolder", "createdAt", "updatedAt", "state", "usage"])],
   SessionLoadParams: ["SessionLoadParams", keys<SessionLoadParams>()(["sessionId", "replay"])],

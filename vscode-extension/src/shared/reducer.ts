@@ -47,6 +47,8 @@ export interface ToolItem {
   content?: ToolContent[];
   locations?: Location[];
   exitCode?: number;
+  /** The person or a rule refused it (`tool_call_update.refused`). */
+  refused?: boolean;
   permission?: { permission: string; state: string; optionKind?: string; reason?: string; modified?: boolean };
   question?: { state: string };
 }
@@ -209,6 +211,7 @@ function upsertTool(s: SessionView, u: ToolCallUpdate): SessionView {
   if (u.content !== undefined) patch.content = u.content;
   if (u.locations !== undefined) patch.locations = u.locations;
   if (u.exitCode !== undefined) patch.exitCode = u.exitCode;
+  if (u.refused !== undefined) patch.refused = u.refused;
   if (index < 0) {
     const item: ToolItem = { kind: "tool", id: `t:${u.toolCallId}`, toolCallId: u.toolCallId, ...patch } as ToolItem;
     return { ...s, items: [...s.items, item] };
@@ -303,6 +306,8 @@ export interface ChatState {
   focus?: FocusChip;
   /** The host's answer to the last mention completion request. */
   completions?: { id: number; items: MentionItem[] };
+  /** The mode and model choices before there is a session (the server's), for the pickers; a session brings its own. */
+  configOptions?: ConfigOption[];
 }
 
 export function initialChatState(): ChatState {

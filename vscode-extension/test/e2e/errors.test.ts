@@ -3,7 +3,7 @@
  * state badge. The fake LLM refuses the key (401): the panel shows the server's message,
  * "authentication failed (401): check ANTHROPIC_API_KEY", with a Retry button; Retry sends the
  * prompt again and the answer comes. Screenshot: test-results/panel-turn-error.png. Then a
- * command that exits 3: its card says `exit 3` (the command is in the ask's title) and shows
+ * command that exits 3: its card says `exit 3` (the ask says the command once) and shows
  * the output open (test-results/panel-command-exit.png).
  */
 import assert from "node:assert/strict";
@@ -58,7 +58,9 @@ describe("VS Code: a failed turn in the conversation", { timeout: 240_000 }, () 
     await web().getByTestId("send-button").click();
     const card = web().getByTestId("permission-card");
     await card.waitFor();
-    assert.match((await card.locator(".card-title").textContent()) ?? "", /echo tests-failed; exit 3/);
+    // the ask says the command once (issue 35: it said it in the title, the description and the command line)
+    assert.equal((await card.getByTestId("permission-command").textContent())?.trim(), "$ echo tests-failed; exit 3");
+    assert.equal(((await card.textContent()) ?? "").split("echo tests-failed; exit 3").length - 1, 1);
     await card.getByTestId("permission-allow-once").click();
     const bash = web().locator('[data-testid="tool-call"][data-tool-name="bash"][data-status="completed"]');
     await bash.waitFor();

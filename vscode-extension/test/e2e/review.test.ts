@@ -1,6 +1,6 @@
 /**
  * Issue 21 in VS Code (code-server): the agent's changes reviewed hunk by hunk (the panel's
- * Changes section, the editor's CodeLens "Keep | Undo" and gutter marks), an edited proposal is
+ * Changes section, the editor's CodeLens "Keep change | Undo change" and gutter marks), an edited proposal is
  * what lands, and Rewind… takes back the code only. Edits of review.py are allowed without asking
  * (`lspAgent.config`); edits of proposal.py ask.
  */
@@ -49,7 +49,7 @@ describe("VS Code (code-server): reviewing the agent's changes", { timeout: 240_
     await until("the server to run", async () => (await web().getByTestId("server-status").isHidden()) || undefined, 30000);
   });
 
-  step("an auto-approved session edits review.py in two places: two pending hunks, each with Keep | Undo and a gutter mark", async () => {
+  step("an auto-approved session edits review.py in two places: two pending hunks, each with Keep change | Undo change and a gutter mark", async () => {
     const file = path.join(wb.ws, "review.py");
     await wb.fake.setScript({
       turns: [
@@ -79,18 +79,18 @@ describe("VS Code (code-server): reviewing the agent's changes", { timeout: 240_
     assert.match((await hunks.nth(0).textContent()) ?? "", /^2 alpha = 100\+1−1/);
     assert.match((await hunks.nth(1).textContent()) ?? "", /^28 omega = 100\+1−1/);
 
-    // the editor: the edits are in the buffer, a CodeLens "Keep | Undo" above each, gutter marks on them
+    // the editor: the edits are in the buffer, a CodeLens "Keep change | Undo change" above each, gutter marks on them
     await editorLine("alpha = 100").waitFor();
     await editorLine("omega = 100").waitFor();
     await until("two CodeLenses", async () => (await lenses().count()) === 2, 30000);
-    for (const i of [0, 1]) assert.equal((await lenses().nth(i).textContent())?.replace(/\s+/g, " ").trim(), "Keep | Undo");
+    for (const i of [0, 1]) assert.equal((await lenses().nth(i).textContent())?.replace(/\s+/g, " ").trim(), "Keep change | Undo change");
     await until("the gutter marks", async () => (await editor().locator(".cgmr").count()) >= 2, 10000);
     await settled(wb.page); // the CodeLens fades in: the picture shows it done
     await screenshot(wb.page, "review-changes.png");
   });
 
   step("Undo on one CodeLens reverts that hunk in the editor, and the Changes section says so", async () => {
-    await lenses().first().locator("a", { hasText: "Undo" }).click();
+    await lenses().first().locator("a", { hasText: "Undo change" }).click();
     // ("alpha = 1" is also a part of "alpha = 100": wait for the new text to go)
     await until("alpha back to 1", async () => (await editor().locator(".view-line", { hasText: "alpha = 100" }).count()) === 0, 30000);
     await editorLine("alpha = 1").waitFor();

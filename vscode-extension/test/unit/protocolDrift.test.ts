@@ -78,9 +78,15 @@ describe("palette commands", () => {
   });
 
   it("are exactly the ones the extension registers", async () => {
-    const text = sources.find((s) => s.f.endsWith("extension.ts"))!.text;
-    const registered = [...text.matchAll(/^\s+(\w+): "(lspAgent\.\w+)",$/gm)].map((m) => m[2]);
-    assert.deepEqual([...registered].sort(), [...contributed].sort());
+    const text = sources.find((s) => s.f.endsWith(path.join("features", "commands.ts")))!.text;
+    const declared = new Map([...text.matchAll(/^\s+(\w+): "(lspAgent\.\w+)",$/gm)].map((m) => [m[1], m[2]]));
+    assert.deepEqual([...declared.values()].sort(), [...contributed].sort());
+    // each one is registered by exactly one feature module
+    const features = sources.filter((s) => s.f.includes(`${path.sep}features${path.sep}`));
+    for (const [key, id] of declared) {
+      const owners = features.filter((s) => s.text.includes(`command(Commands.${key},`)).map((s) => path.basename(s.f));
+      assert.equal(owners.length, 1, `${id} registered by ${owners.join(", ") || "no feature"}`);
+    }
   });
 
   it("include Ask… as lspAgent.askPrompt", () => {

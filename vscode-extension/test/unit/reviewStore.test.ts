@@ -1,7 +1,7 @@
 /** The host's review list with a fake server: refreshed on review_update, per session, coalesced; resolve; rewind. */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { conflictMessage, ReviewStore } from "../../src/review";
+import { conflictMessage, ReviewStore, waitingReview, waitingText } from "../../src/review";
 import { SessionStore, type Connection } from "../../src/sessions";
 import type { ReviewFile, SessionUpdate, SessionUpdateParams } from "../../src/shared/protocol";
 import type { ReviewSnapshot } from "../../src/shared/review";
@@ -232,3 +232,23 @@ describe("SessionStore.rewind", () => {
     );
   });
 });
+
+describe("the changes a new session would take out of view", () => {
+  const review = (sessionId: string, ...files: ReviewFile[]): ReviewSnapshot => ({ sessionId, files });
+  const other = { ...file("pending"), uri: "file:///w/b.py" };
+  const two = { ...file("pending"), hunks: [...file("pending").hunks, { ...file("pending").hunks[0], hunkId: "hnk_2" }, { ...file("kept").hunks[0], hunkId: "hnk_3" }] };
+
+  it("counts the shown session's pending hunks and their files", () => {
+    assert.deepEqual(waitingReview(review(S, two, other, file("kept")), S), { hunks: 3, files: 2 });
+    assert.equal(waitingText({ hunks: 3, files: 2 }), "3 changes in 2 files");
+    assert.equal(waitingText({ hunks: 1, files: 1 }), "1 change in 1 file");
+  });
+
+  it("is nothing when all are kept or undone, when there is no session, or the list is another session's", () => {
+    assert.equal(waitingReview(review(S, file("kept"), file("undone")), S), undefined);
+    assert.equal(waitingReview(review(S, file("pending")), undefined), undefined);
+    assert.equal(waitingReview(review(S, file("pending")), T), undefined);
+    assert.equal(waitingReview(undefined, S), undefined);
+  });
+});
+

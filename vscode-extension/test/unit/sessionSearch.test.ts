@@ -91,13 +91,22 @@ describe("LiveSearch", () => {
 });
 
 describe("searchItem", () => {
-  it("is the session's title, what matched, and the snippet on one line; always shown", () => {
+  it("is the snippet on one line, what matched and when, and the session's title; always shown", () => {
     const item = searchItem(hit("ses_9"));
-    assert.equal(item.label, "title of ses_9");
+    assert.equal(item.label, "the vault code here");
     assert.match(item.description, /^a tool printed · /);
-    assert.equal(item.detail, "the vault code here");
+    assert.equal(item.detail, "title of ses_9");
     assert.equal(item.alwaysShow, true);
     assert.deepEqual([item.sessionId, item.messageId], ["ses_9", "msg_ses_9"]);
-    assert.equal(searchItem({ ...hit("x"), title: "" }).label, "(untitled)");
+    assert.equal(searchItem({ ...hit("x"), title: "" }).detail, "(untitled)");
+  });
+
+  it("shows when its own message was written: two hits of one session differ", () => {
+    const first = searchItem({ ...hit("ses_9"), time: "2026-11-30T08:00:00.000Z" });
+    const second = searchItem({ ...hit("ses_9"), time: "2026-11-30T09:30:00.000Z" });
+    assert.equal(first.description, `a tool printed · ${new Date("2026-11-30T08:00:00.000Z").toLocaleString()}`);
+    assert.notEqual(first.description, second.description);
+    // an older server sends only the session's time
+    assert.equal(searchItem(hit("ses_9")).description, `a tool printed · ${new Date("2026-11-30T10:45:02.456Z").toLocaleString()}`);
   });
 });

@@ -216,3 +216,44 @@ describe("SessionStore", () => {
     assert.deepEqual(store.snapshot().focus, chip);
   });
 });
+
+describe("SessionStore: the pickers before the first session", () => {
+  const modes = { configId: "mode", name: "Mode", category: "mode", type: "select", currentValue: "build", options: [{ value: "build", name: "Build" }, { value: "plan", name: "Plan" }] } as const;
+  const models = { configId: "model", name: "Model", category: "model", type: "select", currentValue: "anthropic/a", options: [{ value: "anthropic/a", name: "A" }, { value: "openai/b", name: "B" }] } as const;
+  class OptionsServer implements Connection {
+    readonly requests: { method: string; params: any }[] = [];
+    constructor(private readonly hasOptions = true) {}
+    async request<R>(method: string, params: any): Promise<R> {
+      this.requests.push({ method, params });
+      if (method === "agent/session/list") return { sessions: [] } as R;
+      if (method === "agent/config/options" && this.hasOptions) return { configOptions: [modes, models] } as R;
+      if (method === "agent/session/new") return { sessionId: S, configOptions: [{ ...modes, currentValue: params.mode ?? "build" }] } as R;
+      throw new Error(`unexpected ${method}`);
+    }
+    notify(): void {}
+  }
+
+  it("shows the server's modes and models, and a new session starts with what the user picked", async () => {
+    const server = new OptionsServer();
+    const store = new SessionStore(() => "file:///w");
+    await store.attach(server);
+    assert.deepEqual(store.snapshot().configOptions, [modes, models]);
+    assert.equal(store.snapshot().session, undefined);
+    await store.setConfigOption("mode", "plan");
+    assert.equal(store.snapshot().configOptions?.find((o) => o.configId === "mode")?.currentValue, "plan");
+    await assert.rejects(store.setConfigOption("mode", "yolo"), /no mode yolo/);
+    await store.newSession();
+    const created = server.requests.filter((r) => r.method === "agent/session/new").map((r) => r.params);
+    assert.deepEqual(created, [{ workspaceFolder: "file:///w", mode: "plan" }]);
+    assert.equal(store.active()?.configOptions[0].currentValue, "plan");
+    // the pick was for that session: the next starts with the server's defaults
+    await store.newSession();
+    assert.deepEqual(server.requests.filter((r) => r.method === "agent/session/new").map((r) => r.params)[1], { workspaceFolder: "file:///w" });
+  });
+
+  it("a server without agent/config/options leaves the pickers empty", async () => {
+    const store = new SessionStore(() => "file:///w");
+    await store.attach(new OptionsServer(false));
+    assert.deepEqual(store.snapshot().configOptions, []);
+  });
+});

@@ -1,4 +1,4 @@
-"""The network half of ``webfetch`` (``webfetch.py``): one approved fetch, its redirects
+"""The network half of ``webfetch`` (``tools/webfetch.py``): one approved fetch, its redirects
 and its body, made readable. Imported on the first fetch: httpx and httpcore cost ~100 ms of
 start-up that a session without a fetch never needs.
 """
@@ -15,7 +15,7 @@ import httpcore
 import httpx
 
 from lsp_agent.core.tooling import ToolOutcome
-from lsp_agent.tools.webfetch import (
+from lsp_agent.web.limits import (
     MAX_REDIRECTS,
     MAX_RESPONSE_BYTES,
     TOO_LARGE,

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from lsp_agent.core.clock import iso_time
-from lsp_agent.core.events import EventType, NewEvent
+from lsp_agent.core.events import Event, NewEvent
 from lsp_agent.core.interfaces import Clock, Editor, EventStore
 
 
@@ -18,7 +16,7 @@ class EventWriter:
         self._editor = editor
         self._clock = clock
 
-    async def emit(self, session_id: str, type_: EventType, data: dict[str, Any]) -> None:
-        event = NewEvent(type=type_, data=data, time=iso_time(self._clock.now()))
-        for stored in await self._store.append(session_id, [event]):
+    async def emit(self, session_id: str, event: Event) -> None:
+        new = NewEvent.of(event, iso_time(self._clock.now()))
+        for stored in await self._store.append(session_id, [new]):
             await self._editor.publish(stored)

@@ -22,9 +22,10 @@ from typing import Any, Protocol, TypeVar
 
 import attrs
 
+from lsp_agent.core.tooling import ToolCallContext
 from lsp_agent.sandbox import Launch
 from lsp_agent.shell.process import ProcessGroup
-from lsp_agent.tools.base import ToolRunContext
+from lsp_agent.workspace.boundary import WorkspaceBoundary
 
 __all__ = [
     "MAX_KEPT_CHARS",
@@ -34,6 +35,7 @@ __all__ = [
     "CommandSpec",
     "LocalRunner",
     "OutputTail",
+    "RunContext",
     "uninterrupted",
 ]
 
@@ -47,6 +49,20 @@ _LIMIT_POLL_SECONDS = 0.25
 T = TypeVar("T")
 
 _log = logging.getLogger(__name__)
+
+
+class RunContext(Protocol):
+    """What a runner reads of the tool call it hosts (the tools' ``ToolRunContext`` is one)."""
+
+    @property
+    def call(self) -> ToolCallContext:
+        """Which session and call; where the command's events go."""
+        ...
+
+    @property
+    def boundary(self) -> WorkspaceBoundary:
+        """The workspace folders the command may run in."""
+        ...
 
 
 @attrs.frozen(kw_only=True)
@@ -100,7 +116,7 @@ class CommandRunner(Protocol):
         supervisor's status pipe); a command another process starts cannot."""
         ...
 
-    async def run(self, spec: CommandSpec, ctx: ToolRunContext) -> CommandRun | CommandFailed:
+    async def run(self, spec: CommandSpec, ctx: RunContext) -> CommandRun | CommandFailed:
         """Start, wait, stop on timeout; on cancellation stop it, then re-raise."""
         ...
 
@@ -148,7 +164,7 @@ class LocalRunner:
 
     inherits_descriptors = True
 
-    async def run(self, spec: CommandSpec, ctx: ToolRunContext) -> CommandRun | CommandFailed:
+    async def run(self, spec: CommandSpec, ctx: RunContext) -> CommandRun | CommandFailed:
         launch = spec.launch
         try:
             group = await ProcessGroup.spawn(
@@ -165,7 +181,7 @@ class LocalRunner:
         return await self._supervise(group, ctx, spec)
 
     async def _supervise(
-        self, group: ProcessGroup, ctx: ToolRunContext, spec: CommandSpec
+        self, group: ProcessGroup, ctx: RunContext, spec: CommandSpec
     ) -> CommandRun:
         events = ctx.call.events
         launch = spec.launch

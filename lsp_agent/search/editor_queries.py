@@ -1,5 +1,5 @@
 """What the editor's own language servers know, as a port: the :class:`EditorQueries` the
-code-navigation tools (``code_nav.py``) ask.
+code-navigation tools (``tools/code_nav.py``) ask.
 
 An editor already runs pyright, rust-analyzer, tsserver… for the user, with the unsaved text
 too; the agent asks it instead of starting servers of its own. Over LSP the port is the

@@ -17,10 +17,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import Literal
 
 import attrs
 
+from lsp_agent.core import events as ev
 from lsp_agent.core.interfaces import Editor, EventStore
 from lsp_agent.core.permission.protected import PROTECTED_OPTIONS
 from lsp_agent.core.permission.rules import (
@@ -36,7 +37,7 @@ from lsp_agent.core.permission.rules import (
     options_for,
     rejected_with_reason,
 )
-from lsp_agent.core.turn.recorder import Recorder
+from lsp_agent.core.recorder import Recorder
 
 _log = logging.getLogger(__name__)
 _ALLOWS = ("allow_once", "allow_session", "allow_always")
@@ -103,25 +104,20 @@ class PermissionGate:
     async def _ask_user(
         self, request: PermissionRequest, tool_call_id: str, message_id: str
     ) -> PermissionVerdict:
-        base = {
-            "toolCallId": tool_call_id,
-            "messageId": message_id,
-            "permission": request.permission,
-        }
-        asked: dict[str, Any] = {
-            **base,
-            "patterns": list(request.patterns),
-            "always": list(request.saves),
-            "title": request.title,
-        }
-        if request.description:
-            asked["description"] = request.description
-        if request.subject is not None:
-            asked["subject"] = request.subject
+        asked = ev.PermissionAsked(
+            tool_call_id=tool_call_id,
+            message_id=message_id,
+            permission=request.permission,
+            patterns=list(request.patterns),
+            always=list(request.saves),
+            title=request.title,
+            description=request.description or None,
+            subject=None if request.subject is None else request.subject.to_json(),
+        )
         # request.previews (whole file texts) go to the editor with the ask, never into the log.
         # One transaction: the ask is queued and committed with the state change.
-        await self._rec.record("permission_asked", asked)
-        await self._rec.emit("state_changed", {"state": "requires_action"})
+        await self._rec.record(asked)
+        await self._rec.emit(ev.StateChanged(state="requires_action"))
         ask = PermissionAsk(
             session_id=self._session_id,
             tool_call_id=tool_call_id,
@@ -135,35 +131,37 @@ class PermissionGate:
             reply = await self._editor.request_permission(ask)
         except asyncio.CancelledError:
             self.cancelled_while_asking.add(tool_call_id)
-            await asyncio.shield(self._resolved(base, PermissionReply(kind=None), request))
+            await asyncio.shield(self._resolved(asked, PermissionReply(kind=None), request))
             raise
         modified = _user_edits(reply, request)
-        await self._resolved(base, reply, request, modified=bool(modified))
-        await self._rec.emit("state_changed", {"state": "running"})
+        await self._resolved(asked, reply, request, modified=bool(modified))
+        await self._rec.emit(ev.StateChanged(state="running"))
         return _verdict(reply, modified)
 
     async def _resolved(
         self,
-        base: dict[str, Any],
+        asked: ev.PermissionAsked,
         reply: PermissionReply,
         request: PermissionRequest,
         *,
         modified: bool = False,
     ) -> None:
-        data: dict[str, Any] = {**base, "state": _state(reply)}
-        if reply.kind is not None:
-            data["optionKind"] = reply.kind
-        if reply.reason:
-            data["reason"] = reply.reason
-        if reply.kind in ("allow_session", "allow_always"):
-            data["always"] = list(request.saves)  # exactly what the options named
-        if modified:
-            data["modified"] = True
+        saves = reply.kind in ("allow_session", "allow_always")
+        resolved = ev.PermissionResolved(
+            tool_call_id=asked.tool_call_id,
+            message_id=asked.message_id,
+            permission=asked.permission,
+            state=_state(reply),
+            option_kind=reply.kind,
+            reason=reply.reason or None,
+            always=list(request.saves) if saves else None,  # exactly what the options named
+            modified=True if modified else None,
+        )
         # Committed with the state change that follows (or the turn's end, if cancelled).
-        await self._rec.record("permission_resolved", data)
+        await self._rec.record(resolved)
 
 
-def _state(reply: PermissionReply) -> str:
+def _state(reply: PermissionReply) -> Literal["allowed", "rejected", "cancelled"]:
     if reply.kind is None:
         return "cancelled"
     return "rejected" if reply.kind == "reject_once" else "allowed"
