@@ -90,12 +90,14 @@ class Session:
     floor_first: Floor
     floor_last: Floor
 
-    def tenths(self) -> list[float]:
-        """The median overhead of each tenth of the session's steps."""
-        return [statistics.median(chunk) for chunk in _tenths(self.gaps_ms)]
+    def tenths(self, q: float = 0.5) -> list[float]:
+        """The overhead of each tenth of the session's steps: its median, or its ``q``
+        quantile (the lower quartile is what other jobs on a shared machine move least:
+        their bursts only ever add to a step)."""
+        return [percentile(chunk, q) for chunk in _tenths(self.gaps_ms)]
 
-    def growth(self) -> float:
-        tenths = self.tenths()
+    def growth(self, q: float = 0.5) -> float:
+        tenths = self.tenths(q)
         return tenths[-1] / tenths[0]
 
     def net_growth(self) -> float | None:
@@ -107,8 +109,25 @@ class Session:
 
     def to_json(self) -> dict[str, Any]:
         data = attrs.asdict(self)
-        data.update(tenths_ms=self.tenths(), growth=self.growth(), net_growth=self.net_growth())
+        data.update(
+            tenths_ms=self.tenths(),
+            growth=self.growth(),
+            tenths_lower_quartile_ms=self.tenths(0.25),
+            growth_lower_quartile=self.growth(0.25),
+            net_growth=self.net_growth(),
+        )
         return data
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q`` quantile, interpolated (the median for 0.5)."""
+    if q == 0.5:
+        return statistics.median(values)
+    return (
+        statistics.quantiles(values, n=100, method="inclusive")[round(q * 100) - 1]
+        if len(values) > 1
+        else values[0]
+    )
 
 
 def _tenths(values: Sequence[float]) -> list[list[float]]:
