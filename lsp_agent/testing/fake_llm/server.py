@@ -7,22 +7,14 @@ import asyncio
 import contextlib
 import json
 import socket
-import threading
 import time
 from collections.abc import Sequence
 from types import TracebackType
-from typing import Any, Literal, Self
+from typing import Any, Self
 
-from lsp_agent.testing.fake_llm.anthropic_wire import (
-    anthropic_events,
-    anthropic_message,
-    is_anthropic_text,
-    sse_anthropic,
-)
+from lsp_agent.testing.fake_llm import anthropic_wire, openai_wire
 from lsp_agent.testing.fake_llm.completion import (
     Completion,
-    ScriptStep,
-    expand_turn,
     fake_id,
     render_turn,
 )
@@ -38,12 +30,7 @@ from lsp_agent.testing.fake_llm.http_io import (
     read_request,
     response_head,
 )
-from lsp_agent.testing.fake_llm.openai_wire import (
-    is_openai_text,
-    openai_chunks,
-    openai_completion,
-    sse_openai,
-)
+from lsp_agent.testing.fake_llm.progress import ScriptLog
 from lsp_agent.testing.fake_llm.records import Provider, RequestRecord
 from lsp_agent.testing.fake_llm.script import Script, ScriptError, ScriptLike, Turn, parse_script
 
@@ -75,15 +62,7 @@ class FakeLLMServer:
         self._requested_port = port
         self._request_timeout = request_timeout
         self._max_body = max_body_bytes
-        self._lock = threading.Lock()
-        self._changed = threading.Condition(self._lock)
-        self._script = Script()
-        self._steps: list[ScriptStep] = []
-        self._next_step = 0
-        self._log: list[RequestRecord] = []
-        self._next_seq = 0
-        self._holds_begun = 0
-        self._releases = 0
+        self._progress = ScriptLog()
         self._server: asyncio.Server | None = None
         self._port: int | None = None
         self._connections: set[asyncio.Task[None]] = set()
@@ -151,14 +130,12 @@ class FakeLLMServer:
 
     @property
     def script(self) -> Script:
-        with self._lock:
-            return self._script
+        return self._progress.script
 
     @property
     def requests(self) -> list[RequestRecord]:
         """A snapshot of the request log (copies; safe to read from any thread)."""
-        with self._lock:
-            return [r.copy() for r in self._log]
+        return self._progress.requests
 
     def model_bodies(self) -> list[dict[str, Any]]:
         """The bodies of the model requests, in order (side requests such as titles left out)."""
@@ -167,44 +144,25 @@ class FakeLLMServer:
     @property
     def remaining_turns(self) -> int:
         """How many script turns have not been (completely) served yet."""
-        with self._lock:
-            return len({s.turn_index for s in self._steps[self._next_step :]})
+        return self._progress.remaining_turns
 
     def log_json(self) -> list[dict[str, Any]]:
-        with self._lock:
-            return [r.to_json() for r in self._log]
+        return self._progress.log_json()
 
     def set_script(self, script: ScriptLike) -> None:
         """Replace the script; serving restarts at its first turn. The log is kept."""
-        parsed = parse_script(script)
-        steps = [step for i, turn in enumerate(parsed.turns) for step in expand_turn(turn, i)]
-        with self._lock:
-            self._script = parsed
-            self._steps = steps
-            self._next_step = 0
+        self._progress.set_script(script)
 
     def release(self) -> None:
         """Let one ``hold_after`` stream go on: the earliest held (or the next to hold).
 
         Any thread may call it, before or after the stream reaches its hold.
         """
-        with self._lock:
-            self._releases += 1
-
-    async def _hold(self) -> None:
-        with self._lock:
-            self._holds_begun += 1
-            ticket = self._holds_begun
-        while True:
-            with self._lock:
-                if self._releases >= ticket:
-                    return
-            await asyncio.sleep(0.005)
+        self._progress.release()
 
     def clear_log(self) -> None:
         """Forget logged requests (``seq`` numbers keep increasing)."""
-        with self._lock:
-            self._log.clear()
+        self._progress.clear()
 
     def wait_for_requests(
         self, count: int, timeout: float = 10.0, *, finished: bool = True
@@ -214,16 +172,7 @@ class FakeLLMServer:
         Raises ``TimeoutError``. Do not call it on the server's own event loop; use
         ``wait_for_requests_async`` there.
         """
-        deadline = time.monotonic() + timeout
-        with self._changed:
-            while not self._enough(count, finished):
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise TimeoutError(
-                        f"fake LLM: {len(self._log)} requests logged, expected {count}"
-                    )
-                self._changed.wait(remaining)
-            return [r.copy() for r in self._log]
+        return self._progress.wait_for(count, timeout, finished=finished)
 
     async def wait_for_requests_async(
         self,
@@ -233,51 +182,7 @@ class FakeLLMServer:
         finished: bool = True,
     ) -> list[RequestRecord]:
         """Like ``wait_for_requests`` but polls without blocking the event loop."""
-        async with asyncio.timeout(timeout):
-            while True:
-                with self._lock:
-                    if self._enough(count, finished):
-                        return [r.copy() for r in self._log]
-                await asyncio.sleep(0.005)
-
-    def _enough(self, count: int, finished: bool) -> bool:
-        if len(self._log) < count:
-            return False
-        return not finished or all(r.ended_monotonic is not None for r in self._log[:count])
-
-    # ----------------------------------------------------------------- log helpers
-
-    def _new_record(
-        self, req: Request, provider: Provider | None, body: Any, stream: bool
-    ) -> RequestRecord:
-        with self._changed:
-            record = RequestRecord(
-                seq=self._next_seq,
-                method=req.method,
-                path=req.path,
-                query=req.query,
-                headers=dict(req.headers),
-                body=body,
-                body_bytes=len(req.body),
-                provider=provider,
-                stream=stream,
-                connection=req.connection,
-                arrived_monotonic=req.arrived_monotonic,
-                arrived_wall=req.arrived_wall,
-            )
-            self._next_seq += 1
-            self._log.append(record)
-            self._changed.notify_all()
-            return record
-
-    def _update(self, record: RequestRecord, **changes: Any) -> None:
-        with self._changed:
-            for key, value in changes.items():
-                setattr(record, key, value)
-            self._changed.notify_all()
-
-    def _finish(self, record: RequestRecord, **changes: Any) -> None:
-        self._update(record, ended_monotonic=time.monotonic(), ended_wall=time.time(), **changes)
+        return await self._progress.wait_for_async(count, timeout, finished=finished)
 
     # ----------------------------------------------------------------- connections
 
@@ -388,20 +293,18 @@ class FakeLLMServer:
             except (json.JSONDecodeError, UnicodeDecodeError) as err:
                 parse_error = f"request body is not valid JSON: {err}"
         stream = isinstance(body, dict) and body.get("stream") is True
-        record = self._new_record(req, provider, body, stream)
+        record = self._progress.new_record(req, provider, body, stream)
         try:
             return await self._serve_logged(req, writer, record, provider, body, parse_error, keep)
         except BaseException as err:
-            with self._lock:
-                finished = record.ended_monotonic is not None
-            if not finished:
+            if not self._progress.finished(record):
                 if isinstance(err, ConnectionError):
                     reason = "client disconnected"
                 elif isinstance(err, asyncio.CancelledError):
                     reason = "server stopped"
                 else:
                     reason = f"fake LLM internal error: {err!r}"
-                self._finish(record, error=reason)
+                self._progress.finish(record, error=reason)
             raise
 
     async def _serve_logged(
@@ -421,19 +324,19 @@ class FakeLLMServer:
             await self._send_json(
                 writer, status, error_body(provider, info, request_id), close=not keep
             )
-            self._finish(record, kind="not_found", status=status)
+            self._progress.finish(record, kind="not_found", status=status)
             return keep
         if parse_error is not None or not isinstance(body, dict):
             info = simple_error(400, parse_error or "request body must be a JSON object")
             await self._send_json(
                 writer, 400, error_body(provider, info, request_id), close=not keep
             )
-            self._finish(record, kind="bad_request", status=400)
+            self._progress.finish(record, kind="bad_request", status=400)
             return keep
         if req.path.endswith("/count_tokens"):
             payload = {"input_tokens": max(1, len(req.body) // 4)}
             await self._send_json(writer, 200, payload, close=not keep)
-            self._finish(record, turn="side", kind="count_tokens", status=200)
+            self._progress.finish(record, turn="side", kind="count_tokens", status=200)
             return keep
         return await self._serve_model(req, writer, record, provider, body, keep, request_id)
 
@@ -458,36 +361,6 @@ class FakeLLMServer:
             )
         return keep
 
-    def _take_step(
-        self, record: RequestRecord, is_side: bool
-    ) -> ScriptStep | Literal["side"] | None:
-        with self._changed:
-            if is_side and not self._script.side_requests_use_script:
-                record.turn = "side"
-                record.kind = "side"
-                self._changed.notify_all()
-                return "side"
-            if self._script.by_history:
-                index = _assistant_messages(record.body)
-                if index >= len(self._steps):
-                    record.kind = "exhausted"
-                    self._changed.notify_all()
-                    return None
-                step = self._steps[index]
-                self._next_step = max(self._next_step, index + 1)
-            elif self._next_step >= len(self._steps):
-                record.kind = "exhausted"
-                self._changed.notify_all()
-                return None
-            else:
-                step = self._steps[self._next_step]
-                self._next_step += 1
-            record.turn = step.turn_index
-            record.attempt = step.attempt
-            record.kind = "error" if step.turn.is_error else "success"
-            self._changed.notify_all()
-            return step
-
     async def _serve_model(
         self,
         req: Request,
@@ -499,11 +372,10 @@ class FakeLLMServer:
         request_id: str,
     ) -> bool:
         is_side = not body.get("tools")
-        taken = self._take_step(record, is_side)
+        taken = self._progress.take_step(record, is_side)
         id_header = ("x-request-id" if provider == "openai" else "request-id", request_id)
         if taken is None:
-            with self._lock:
-                served = len(self._script.turns)
+            served = len(self._progress.script.turns)
             info = simple_error(
                 500,
                 f"fake LLM script exhausted: all {served} turns were served; "
@@ -516,11 +388,11 @@ class FakeLLMServer:
                 close=not keep,
                 extra_headers=[("x-should-retry", "false"), id_header],
             )
-            self._finish(record, status=500)
+            self._progress.finish(record, status=500)
             return keep
         if taken == "side":
-            with self._lock:
-                side_text, side_turn = self._script.side_text, self._script.side_turn
+            script = self._progress.script
+            side_text, side_turn = script.side_text, script.side_turn
             turn = side_turn if side_turn is not None else Turn(text=side_text)
             completion = render_turn(turn, body, len(req.body), record.seq)
         else:
@@ -534,15 +406,15 @@ class FakeLLMServer:
         if not record.stream:
             if turn.drop_after is not None:
                 writer.transport.abort()
-                self._finish(record, dropped=True)
+                self._progress.finish(record, dropped=True)
                 return False
             payload = (
-                openai_completion(completion, created)
+                openai_wire.openai_completion(completion, created)
                 if provider == "openai"
-                else anthropic_message(completion)
+                else anthropic_wire.anthropic_message(completion)
             )
             await self._send_json(writer, 200, payload, close=not keep, extra_headers=[id_header])
-            self._finish(record, status=200)
+            self._progress.finish(record, status=200)
             return keep
         # HTTP/1.1 gets a chunked body (the connection stays reusable); an HTTP/1.0
         # client gets a close-delimited body.
@@ -577,7 +449,7 @@ class FakeLLMServer:
             close=not keep,
             extra_headers=headers,
         )
-        self._finish(record, status=info.status)
+        self._progress.finish(record, status=info.status)
         return keep
 
     async def _serve_stream(
@@ -595,21 +467,15 @@ class FakeLLMServer:
         events: list[bytes]
         is_text: list[bool]  # which events carry an answer-text delta
         if provider == "openai":
-            options = body.get("stream_options")
-            include_usage = isinstance(options, dict) and options.get("include_usage") is True
-            chunks = openai_chunks(completion, int(time.time()), include_usage)
-            events = [sse_openai(c) for c in chunks] + [sse_openai("[DONE]")]
-            is_text = [is_openai_text(c) for c in chunks] + [False]
+            events, is_text = openai_wire.stream_events(completion, body, int(time.time()))
         else:
-            named = anthropic_events(completion)
-            events = [sse_anthropic(name, data) for name, data in named]
-            is_text = [is_anthropic_text(data) for _, data in named]
+            events, is_text = anthropic_wire.stream_events(completion)
         try:
             events, is_text = _rearrange(turn, events, is_text)
         except ValueError as err:
             info = simple_error(500, f"fake LLM: {err}")
             await self._send_json(writer, 500, error_body(provider, info, "req_fake"), close=True)
-            self._finish(record, status=500, error=str(err))
+            self._progress.finish(record, status=500, error=str(err))
             return False
         record_times = self._record_delta_times
         headers = [
@@ -622,7 +488,7 @@ class FakeLLMServer:
             headers.append(("transfer-encoding", "chunked"))
         writer.write(response_head(200, headers))
         await writer.drain()
-        self._update(record, status=200)
+        self._progress.update(record, status=200)
         sent = 0
         error = turn.stream_error
         started = time.monotonic()  # for `paced`: event k is due at started + k * chunk_delay
@@ -630,34 +496,20 @@ class FakeLLMServer:
         for position in range(len(events) + 1):
             if turn.drop_after is not None and sent >= turn.drop_after:
                 writer.transport.abort()
-                self._finish(record, dropped=True, events_sent=sent)
+                self._progress.finish(record, dropped=True, events_sent=sent)
                 return False
             if turn.hold_after is not None and sent == turn.hold_after and not held:
                 held = True
-                await self._hold()
+                await self._progress.hold()
             if turn.stall_after is not None and sent >= turn.stall_after:
-                self._update(record, stalled=True)
+                self._progress.update(record, stalled=True)
                 await self._stall(record.connection)
                 writer.transport.abort()
-                self._finish(record, events_sent=sent, error="client disconnected")
+                self._progress.finish(record, events_sent=sent, error="client disconnected")
                 return False
             if error is not None and (position == error.after or position == len(events)):
-                if provider == "openai":
-                    payload: dict[str, Any] = {
-                        "error": {
-                            "message": error.message,
-                            "type": error.type,
-                            "param": None,
-                            "code": None,
-                        }
-                    }
-                    data = sse_openai(payload)
-                else:
-                    payload = {
-                        "type": "error",
-                        "error": {"type": error.type, "message": error.message},
-                    }
-                    data = sse_anthropic("error", payload)
+                wire = openai_wire if provider == "openai" else anthropic_wire
+                data = wire.error_event(error)
                 writer.write(chunk_frame(data) if chunked else data)
                 await writer.drain()
                 sent += 1
@@ -672,24 +524,14 @@ class FakeLLMServer:
             writer.write(chunk_frame(events[position]) if chunked else events[position])
             await writer.drain()
             if record_times and is_text[position]:
-                written = time.monotonic()
-                with self._lock:
-                    record.delta_times.append(written)
+                self._progress.delta_written(record, time.monotonic())
             sent += 1
-            self._update(record, events_sent=sent)
+            self._progress.update(record, events_sent=sent)
         if chunked:
             writer.write(LAST_CHUNK)
             await writer.drain()
-        self._finish(record, events_sent=sent)
+        self._progress.finish(record, events_sent=sent)
         return keep
-
-
-def _assistant_messages(body: Any) -> int:
-    """How many assistant messages a request's conversation holds (both wire formats)."""
-    messages = body.get("messages") if isinstance(body, dict) else None
-    if not isinstance(messages, list):
-        return 0
-    return sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
 
 
 def _rearrange(

@@ -16,6 +16,7 @@ from lsp_agent.core.errors import InvalidConfigValue, SessionNotFound
 from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.messages import ThinkingConfig, ToolCallPart, ToolSpec, Usage
 from lsp_agent.core.models import ModelInfo
+from lsp_agent.core.modes import CLIENT_MODES, MODES, SUBAGENTS
 from lsp_agent.core.options import AgentOptions
 from lsp_agent.core.permission.rules import PermissionReply, PermissionRequest, Rule, permission_key
 from lsp_agent.core.session.service import SessionService
@@ -230,6 +231,27 @@ async def test_without_a_catalog_only_the_configured_model_is_accepted(
         await s.service.set_config(sid, "model", "beta/b1")
     with pytest.raises(InvalidConfigValue, match="unknown model"):
         await s.service.create(workspace_folder="/ws", model="beta/b1")
+
+
+@pytest.mark.parametrize("name", [*MODES, "yolo"])
+async def test_create_accepts_exactly_the_client_modes(store: SqliteEventStore, name: str) -> None:
+    """The one check of a mode a client asks for (``agent/session/new``, issue 34): a
+    subagent's mode only for a child session."""
+    s = Setup(store, [])
+    if name in CLIENT_MODES:
+        sid = await s.service.create(workspace_folder="/ws", mode=name)
+        info = await store.session(sid)
+        assert info is not None
+        assert info.mode == name
+    else:
+        with pytest.raises(InvalidConfigValue, match=f"unknown mode {name!r}"):
+            await s.service.create(workspace_folder="/ws", mode=name)
+    if name in SUBAGENTS:
+        parent = await s.service.create(workspace_folder="/ws")
+        child = await s.service.create(workspace_folder="/ws", mode=name, parent_session_id=parent)
+        info = await store.session(child)
+        assert info is not None
+        assert info.mode == name
 
 
 async def test_create_validates_mode_and_model(store: SqliteEventStore) -> None:
