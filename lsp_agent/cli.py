@@ -16,15 +16,17 @@ import signal
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from lsp_agent import __version__
 from lsp_agent.auth.command import add_auth_parser, run_auth
-from lsp_agent.core.errors import ConfigError, LspAgentError, SessionNotFound
-from lsp_agent.core.events import Event, SessionCreated
+from lsp_agent.core.errors import ConfigError, InvalidParams, LspAgentError, SessionNotFound
 from lsp_agent.core.modes import CLIENT_MODES
 from lsp_agent.display import block, one_line
 from lsp_agent.permissions_cli import add_permissions_parser, run_permissions
+
+if TYPE_CHECKING:  # imported when run, so building the CLI's parser stays cheap
+    from lsp_agent.runtime.sessions import Sessions
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_MAX_STEPS, EXIT_REFUSED = 0, 1, 2, 3, 4
 EXIT_INTERRUPTED = 130
@@ -205,7 +207,7 @@ def _run_with_interrupt(args: argparse.Namespace, env: dict[str, str]) -> int:
 
     async def runner() -> int:
         from lsp_agent.closed_pipe import PipeGuard
-        from lsp_agent.storage.db import StorageError
+        from lsp_agent.runtime.host import StorageError
 
         def stop() -> None:
             task.cancel()
@@ -244,9 +246,10 @@ async def _run(
     stdin: TextIO | None = None,
 ) -> int:
     """One turn of ``prompt`` (``args.prompt``, or what stdin held for ``run -``)."""
-    from lsp_agent.app import AgentInputs, load_agent
+    from lsp_agent.app import AgentInputs
     from lsp_agent.attachments import AttachmentError, attachment_blocks
     from lsp_agent.headless import TerminalEditor
+    from lsp_agent.runtime.host import AgentPlan, Runtime
 
     stdin = stdin if stdin is not None else sys.stdin
     workspace = Path(os.path.realpath(args.cwd or os.getcwd()))
@@ -267,12 +270,13 @@ async def _run(
         color=_colour(err, env),
     )
     inputs = AgentInputs(workspace=workspace, env=env, cli_overrides=overrides)
+    runtime = await Runtime.open(env, plan=lambda _folder: AgentPlan(inputs=inputs, editor=editor))
     try:
-        app = await load_agent(inputs, editor=editor)
-    except ConfigError as error:
-        return _fail(err, str(error), EXIT_USAGE)  # no model too
-    store = app.store
-    try:
+        try:
+            app = await runtime.agent(str(workspace))
+        except ConfigError as error:
+            return _fail(err, str(error), EXIT_USAGE)  # no model too
+        sessions = runtime.sessions
         try:  # the app's filter also masks the keys kept in the keyring
             attached = await asyncio.to_thread(
                 attachment_blocks, workspace, args.files, app.secrets
@@ -281,25 +285,24 @@ async def _run(
             return _fail(err, str(error), EXIT_USAGE)
         continued = args.session
         if args.continue_latest:
-            continued = await _latest_session(store, workspace)
+            continued = await sessions.latest(workspace.as_uri())
             if continued is None:
                 return _fail(err, f"no session to continue in {workspace}", EXIT_USAGE)
-        elif continued is not None and await store.session(continued) is None:
+        elif continued is not None and await sessions.find(continued) is None:
             return _fail(err, f"unknown session: {continued}", EXIT_USAGE)
-        session_id = continued or await app.sessions.create(
-            workspace_folder=str(workspace), model=args.model
-        )
+        session_id = continued or await runtime.create(str(workspace), model=args.model)
         editor.focus(session_id)
+        info = await sessions.require(session_id)
         prompt_id = await app.sessions.admit(
-            session_id, [{"type": "text", "text": prompt}, *attached]
+            session_id, [{"type": "text", "text": prompt}, *attached], info=info
         )
         await _mcp_settled(app, err)
         try:
-            outcome = await app.sessions.run_turn(session_id, mode=args.mode, model=args.model)
+            outcome = await runtime.run_turn(info, mode=args.mode, model=args.model)
         except asyncio.CancelledError:
             await app.sessions.drain(timeout=2.0)
             await _print_changes(app, session_id, prompt_id, err)
-            await _print_summary(store, session_id, err)
+            await _print_summary(sessions, session_id, err)
             raise
         await app.sessions.drain(timeout=2.0)
         code, message = _run_status(outcome, editor.refused_asks)
@@ -308,30 +311,16 @@ async def _run(
         if (
             continued is None
             and code == EXIT_FAILED
-            and not await _worth_keeping(store, session_id)
+            and not await _worth_keeping(sessions, session_id)
         ):
-            await _delete_session(store, env, session_id)
+            await sessions.delete(session_id)
             err.write("nothing was answered, so no session was kept\n")
         else:
             await _print_changes(app, session_id, prompt_id, err)
-            await _print_summary(store, session_id, err)
+            await _print_summary(sessions, session_id, err)
         return code
     finally:
-        await app.aclose()
-
-
-def _is_subagent(created: Event) -> bool:
-    return isinstance(created, SessionCreated) and created.parent_session_id is not None
-
-
-async def _latest_session(store: Any, workspace: Path) -> str | None:
-    """``run --continue``: the session of this folder updated last, a subagent's excepted
-    (it is the child of a session that was updated after it anyway)."""
-    for info in await store.list_sessions(workspace_folder=workspace.as_uri()):
-        created = next(iter(await store.events(info.session_id, limit=1)), None)
-        if created is None or not _is_subagent(created.event):
-            return str(info.session_id)
-    return None
+        await runtime.aclose()
 
 
 async def _print_changes(app: Any, session_id: str, prompt_id: str, err: TextIO) -> None:
@@ -370,20 +359,20 @@ def _run_status(outcome: Any, refused: int) -> tuple[int, str]:
     return EXIT_OK, ""
 
 
-async def _worth_keeping(store: Any, session_id: str) -> bool:
+async def _worth_keeping(sessions: Sessions, session_id: str) -> bool:
     """Whether the session is worth keeping after a failed first turn: it holds a reply or a
     tool call, or input held back for the next attempt (e.g. unreadable instructions stopped
     the turn before anything was sent — ``--session`` then sends it)."""
-    if await store.pending_inputs(session_id):
+    if await sessions.pending(session_id):
         return True
-    transcript = await store.transcript(session_id)
+    transcript = await sessions.transcript(session_id)
     return any(m.role == "assistant" and m.parts for m in transcript)
 
 
-async def _print_summary(store: Any, session_id: str, err: TextIO) -> None:
+async def _print_summary(sessions: Sessions, session_id: str, err: TextIO) -> None:
     from lsp_agent.headless import run_summary
 
-    info = await store.session(session_id)
+    info = await sessions.find(session_id)
     if info is not None:
         err.write(run_summary(info) + "\n")
         err.flush()
@@ -447,19 +436,26 @@ async def _with_agent(
     args: argparse.Namespace, env: Mapping[str, str], out: TextIO, err: TextIO
 ) -> int:
     """``sessions compact|revert ID``: commands that need the whole agent (model, snapshots)."""
-    from lsp_agent.app import AgentInputs, load_agent, open_data_store
+    from lsp_agent.app import AgentInputs
     from lsp_agent.headless import TerminalEditor
+    from lsp_agent.runtime.host import AgentPlan, Runtime
 
     workspace = Path(os.path.realpath(os.getcwd()))
-    store = await open_data_store(env)
+    editor = TerminalEditor(stdout=out, stderr=err)
+    model: list[str] = []  # the session's, once read
+
+    def plan(_folder: str) -> AgentPlan:
+        inputs = AgentInputs(workspace=workspace, env=env, session_model=model[0])
+        return AgentPlan(inputs=inputs, editor=editor, mcp_servers=False)
+
+    runtime = await Runtime.open(env, plan=plan, one_agent=True)
     try:
-        info = await store.session(args.id)
+        info = await runtime.sessions.find(args.id)
         if info is None:
             return _fail(err, f"unknown session: {args.id}", EXIT_USAGE)
-        inputs = AgentInputs(workspace=workspace, env=env, session_model=info.model)
-        editor = TerminalEditor(stdout=out, stderr=err)
+        model.append(info.model)
         try:
-            app = await load_agent(inputs, editor=editor, store=store, mcp_servers=False)
+            app = await runtime.agent(str(workspace))
         except ConfigError as error:
             return _fail(err, str(error), EXIT_USAGE)  # no model too
         if info.state != "idle":
@@ -468,40 +464,40 @@ async def _with_agent(
             done = await app.sessions.compact(args.id)
             out.write("compacted\n" if done else "nothing old enough to compact\n")
             return EXIT_OK
-        return await _revert(app.sessions, store, args, out, err)
+        return await _revert(app.sessions, runtime.sessions, args, out, err)
     finally:
-        await store.close()
+        await runtime.aclose()
 
 
 async def _revert(
-    sessions: Any, store: Any, args: argparse.Namespace, out: TextIO, err: TextIO
+    service: Any, sessions: Sessions, args: argparse.Namespace, out: TextIO, err: TextIO
 ) -> int:
     """``--clear`` / ``--commit`` with nothing staged fail (exit 1): nothing was done."""
     from lsp_agent.core.checkpoints import staged_revert
 
-    if (args.clear or args.commit) and staged_revert(await store.events(args.id)) is None:
+    if (args.clear or args.commit) and staged_revert(await sessions.events(args.id)) is None:
         verb = "clear" if args.clear else "commit"
         return _fail(err, f"nothing to {verb}: session {args.id} has no staged revert", 1)
     if args.clear:
-        await sessions.revert_clear(args.id)
+        await service.revert_clear(args.id)
         out.write("revert cleared\n")
         return EXIT_OK
     if args.commit:
-        dropped = await sessions.revert_commit(args.id)
+        dropped = await service.revert_commit(args.id)
         out.write(f"revert committed; {len(dropped)} messages dropped\n")
         return EXIT_OK
     if args.last:
-        target = await _last_prompt(store, args.id)
+        target = await _last_prompt(sessions, args.id)
         if target is None:
             return _fail(err, f"nothing to revert: session {args.id} has no prompt", 1)
     else:
-        target = await _user_message_for(store, args.id, args.message)
+        target = await _user_message_for(sessions, args.id, args.message)
     try:
-        result = await sessions.revert_stage(args.id, target, force=args.force, scope=args.scope)
+        result = await service.revert_stage(args.id, target, force=args.force, scope=args.scope)
     except LspAgentError as error:
         return _fail(err, str(error), EXIT_FAILED)
     if args.last:
-        said = await _prompt_text(store, args.id, target)
+        said = await _prompt_text(sessions, args.id, target)
         out.write(f"reverting to before the last prompt, {one_line(target)}: {said}\n")
     elif target != args.message:
         mid, user = one_line(args.message), one_line(target)
@@ -521,28 +517,31 @@ async def _revert(
     return EXIT_OK
 
 
-async def _last_prompt(store: Any, session_id: str) -> str | None:
+async def _last_prompt(sessions: Sessions, session_id: str) -> str | None:
     """``revert --last``: the last prompt a staged revert has not hidden already."""
     from lsp_agent.core.checkpoints import hidden_messages, user_message_ids
 
-    events = await store.events(session_id)
+    events = await sessions.events(session_id)
     hidden = hidden_messages(events)
     prompts = [m for m in user_message_ids(events) if m not in hidden]
     return prompts[-1] if prompts else None
 
 
-async def _prompt_text(store: Any, session_id: str, message_id: str) -> str:
+async def _prompt_text(sessions: Sessions, session_id: str, message_id: str) -> str:
     """The start of a prompt's text, on one line, to say which one a revert goes back to."""
-    for message in await store.transcript(session_id):
+    from lsp_agent.core.transcript import TextPartView
+
+    for message in await sessions.transcript(session_id):
         if message.message_id == message_id:
-            text = " ".join(" ".join(p.text.split()) for p in message.parts if p.type == "text")
+            said = [p for p in message.parts if isinstance(p, TextPartView) and p.type == "text"]
+            text = " ".join(" ".join(p.text.split()) for p in said)
             return one_line(text if len(text) <= 80 else text[:80] + "…")
     return ""
 
 
-async def _user_message_for(store: Any, session_id: str, message_id: str) -> str:
+async def _user_message_for(sessions: Sessions, session_id: str, message_id: str) -> str:
     """An assistant message id → the user message it answered; any other id as given."""
-    transcript = await store.transcript(session_id)
+    transcript = await sessions.transcript(session_id)
     index = next((i for i, m in enumerate(transcript) if m.message_id == message_id), None)
     if index is None or transcript[index].role != "assistant":
         return message_id
@@ -550,20 +549,6 @@ async def _user_message_for(store: Any, session_id: str, message_id: str) -> str
         if message.role == "user":
             return str(message.message_id)
     return message_id
-
-
-async def _delete_session(store: Any, env: Mapping[str, str], session_id: str) -> str:
-    """Delete an idle session and its spill files: "deleted", "unknown" or "busy"."""
-    import shutil
-
-    from lsp_agent.app import data_dir
-    from lsp_agent.workspace.spill import session_spill_dir
-
-    outcome: str = await store.delete_idle_session(session_id)
-    if outcome == "deleted":
-        folder = session_spill_dir(data_dir(env) / "tool-output", session_id)
-        await asyncio.to_thread(shutil.rmtree, folder, True)
-    return outcome
 
 
 def _fail(err: TextIO, message: str, code: int) -> int:
@@ -578,32 +563,37 @@ def _fail(err: TextIO, message: str, code: int) -> int:
 async def _sessions(
     args: argparse.Namespace, env: Mapping[str, str], out: TextIO, err: TextIO
 ) -> int:
-    from lsp_agent.app import open_data_store
+    from lsp_agent.runtime.host import Runtime
 
-    store = await open_data_store(env)
+    runtime = await Runtime.open(env)
+    sessions = runtime.sessions
     try:
         if args.verb == "list":
-            return await _list(store, args, out)
+            return await _list(sessions, args, out)
         if args.verb == "history":
-            return await _history(store, args, out)
+            return await _history(sessions, args, out)
         if args.verb == "export":
-            return await _export(store, args, out)
+            return await _export(sessions, args, out)
         if args.verb == "delete":
-            return await _delete(store, env, args, out, err)
+            return await _delete(sessions, args, out, err)
         if args.verb == "search":
-            return await _search(store, args, out, err)
-        return await _show(store, args, out)
+            return await _search(sessions, args, out, err)
+        return await _show(sessions, args, out)
     except SessionNotFound as error:
         return _fail(err, str(error), EXIT_USAGE)
     except LspAgentError as error:
         return _fail(err, str(error), EXIT_FAILED)
     finally:
-        await store.close()
+        await runtime.aclose()
 
 
-async def _list(store: Any, args: argparse.Namespace, out: TextIO) -> int:
-    folder = None if args.all else Path(os.path.realpath(os.getcwd())).as_uri()
-    infos = await store.list_sessions(workspace_folder=folder)
+def _here(args: argparse.Namespace) -> str | None:
+    """The workspace folder a command lists (the current directory's), None with ``--all``."""
+    return None if args.all else Path(os.path.realpath(os.getcwd())).as_uri()
+
+
+async def _list(sessions: Sessions, args: argparse.Namespace, out: TextIO) -> int:
+    infos = await sessions.all(_here(args))
     if args.json:
         _print_json(out, {"sessions": [info.to_json() for info in infos]})
         return EXIT_OK
@@ -613,17 +603,16 @@ async def _list(store: Any, args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
-async def _search(store: Any, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+async def _search(sessions: Sessions, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """One hit per line, best first: session, message, when, title and the matching text."""
-    from lsp_agent.storage.search_index import MAX_LIMIT, SearchQueryError
+    from lsp_agent.runtime.sessions import MAX_SEARCH
 
-    if not 1 <= args.limit <= MAX_LIMIT:
-        return _fail(err, f"--limit must be between 1 and {MAX_LIMIT}", EXIT_USAGE)
-    folder = None if args.all else Path(os.path.realpath(os.getcwd())).as_uri()
+    if not 1 <= args.limit <= MAX_SEARCH:
+        return _fail(err, f"--limit must be between 1 and {MAX_SEARCH}", EXIT_USAGE)
     try:
-        hits = await store.search(args.query, workspace_folder=folder, limit=args.limit)
-    except SearchQueryError as error:
-        return _fail(err, str(error), EXIT_USAGE)
+        hits = await sessions.search(args.query, _here(args), args.limit)
+    except InvalidParams as error:
+        return _fail(err, str(error).removeprefix("query: "), EXIT_USAGE)
     if args.json:
         _print_json(out, {"hits": [hit.to_json() for hit in hits]})
         return EXIT_OK
@@ -637,13 +626,11 @@ async def _search(store: Any, args: argparse.Namespace, out: TextIO, err: TextIO
     return EXIT_OK
 
 
-async def _delete(
-    store: Any, env: Mapping[str, str], args: argparse.Namespace, out: TextIO, err: TextIO
-) -> int:
+async def _delete(sessions: Sessions, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Each id: deleted, unknown (exit 2) or refused while its turn runs (exit 1)."""
     code = EXIT_OK
     for session_id in dict.fromkeys(args.ids):
-        outcome = await _delete_session(store, env, session_id)
+        outcome = await sessions.delete(session_id)
         if outcome == "deleted":
             out.write(f"deleted {one_line(session_id)}\n")
         elif outcome == "unknown":
@@ -656,14 +643,12 @@ async def _delete(
     return code
 
 
-async def _show(store: Any, args: argparse.Namespace, out: TextIO) -> int:
-    info = await store.session(args.id)
-    if info is None:
-        raise SessionNotFound(args.id)
+async def _show(sessions: Sessions, args: argparse.Namespace, out: TextIO) -> int:
+    info = await sessions.require(args.id)
     from lsp_agent.core.checkpoints import hidden_messages
 
-    hidden = hidden_messages(await store.events(args.id))
-    transcript = [m for m in await store.transcript(args.id) if m.message_id not in hidden]
+    hidden = hidden_messages(await sessions.events(args.id))
+    transcript = [m for m in await sessions.transcript(args.id) if m.message_id not in hidden]
     if args.json:
         messages = [message.to_json() for message in transcript]
         _print_json(out, {"session": info.to_json(), "messages": messages})
@@ -699,10 +684,9 @@ def _write_tool_result(out: TextIO, part: Mapping[str, Any], session_id: str) ->
         out.writelines(line + "\n" for line in output_tail(error, "      ", more=more))
 
 
-async def _history(store: Any, args: argparse.Namespace, out: TextIO) -> int:
-    if await store.session(args.id) is None:
-        raise SessionNotFound(args.id)
-    events = await store.events(args.id)
+async def _history(sessions: Sessions, args: argparse.Namespace, out: TextIO) -> int:
+    await sessions.require(args.id)
+    events = await sessions.events(args.id)
     if args.json:
         _print_json(out, {"events": [event.to_json() for event in events]})
         return EXIT_OK
@@ -712,15 +696,8 @@ async def _history(store: Any, args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
-async def _export(store: Any, args: argparse.Namespace, out: TextIO) -> int:
-    from lsp_agent.core.export import export_session
-
-    info = await store.session(args.id)
-    if info is None:
-        raise SessionNotFound(args.id)
-    transcript = await store.transcript(args.id)
-    events = await store.events(args.id) if args.format == "json" else []
-    out.write(export_session(info, transcript, events, args.format).rstrip("\n") + "\n")
+async def _export(sessions: Sessions, args: argparse.Namespace, out: TextIO) -> int:
+    out.write((await sessions.export(args.id, args.format)).rstrip("\n") + "\n")
     return EXIT_OK
 
 

@@ -28,6 +28,7 @@ from lsp_agent.core.documents import NOT_OPEN, DocumentEditResult
 from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.modes import yes_approves
 from lsp_agent.core.permission.rules import OptionKind, PermissionAsk, PermissionReply
+from lsp_agent.core.permission.subjects import CommandSubject, EditSubject, FetchSubject
 from lsp_agent.core.question import Answer, Question, QuestionAsk, QuestionReply
 from lsp_agent.core.transcript import SessionInfo
 from lsp_agent.display import block, one_line
@@ -282,12 +283,13 @@ def render_ask(ask: PermissionAsk) -> list[str]:
     lines = [f"\n? {title} [{one_line(request.permission)}]"]
     if request.description:
         lines.append(f"  {one_line(request.description)}")
-    subject = request.subject or {}
-    for key in ("command", "url"):
-        if key in subject:
-            lines.append(f"  {key}: {one_line(str(subject[key]))}")
-    if subject.get("patch"):
-        lines.append(block(str(subject["patch"]).rstrip()))
+    match request.subject:
+        case CommandSubject(command=command):
+            lines.append(f"  command: {one_line(command)}")
+        case FetchSubject(url=url):
+            lines.append(f"  url: {one_line(url)}")
+        case EditSubject(patch=patch) if patch:
+            lines.append(block(patch.rstrip()))
     saves = ", ".join(one_line(pattern) for pattern in request.saves)
     if request.protected:
         lines.append("  protected: it can make programs run later, so it is asked every time")

@@ -20,7 +20,7 @@ from lsp_agent.core.errors import LspAgentError
 from lsp_agent.display import one_line
 
 if TYPE_CHECKING:  # imported when run, so building the CLI's parser stays cheap
-    from lsp_agent.storage.approvals import SavedApproval
+    from lsp_agent.runtime.sessions import SavedApproval
 
 __all__ = ["add_permissions_parser", "approval_json", "run_permissions"]
 
@@ -55,13 +55,13 @@ def approval_json(approval: SavedApproval) -> dict[str, str]:
 async def run_permissions(
     args: argparse.Namespace, *, env: Mapping[str, str], cwd: Path, out: TextIO, err: TextIO
 ) -> int:
-    from lsp_agent.app import open_data_store
+    from lsp_agent.runtime.host import Runtime
 
     folder = Path(os.path.realpath(cwd)).as_uri()
-    store = await open_data_store(env)
+    runtime = await Runtime.open(env)
     try:
         if args.verb == "list":
-            saved = await store.saved_approvals(workspace_folder=None if args.all else folder)
+            saved = await runtime.sessions.approvals(None if args.all else folder)
             if args.json:
                 out.write(json.dumps({"approvals": [approval_json(a) for a in saved]}) + "\n")
                 return EXIT_OK
@@ -70,7 +70,7 @@ async def run_permissions(
             if not saved:
                 err.write("no saved approvals\n")
             return EXIT_OK
-        revoked = await store.revoke_approval(
+        revoked = await runtime.sessions.revoke(
             scope="session" if args.session else "project",
             scope_id=args.session or folder,
             permission=args.permission,
@@ -89,7 +89,7 @@ async def run_permissions(
         err.write(f"lsp-agent: {error}\n")
         return EXIT_FAILED
     finally:
-        await store.close()
+        await runtime.aclose()
 
 
 def _line(approval: SavedApproval) -> str:

@@ -1,16 +1,17 @@
-"""What ``lsp-agent acp`` holds: the store, an agent per workspace, the client's open
-sessions, their turns (issue 23 §2, §3, §8).
+"""What ``lsp-agent acp`` holds: the runtime (store, an agent per workspace, turns) and the
+client's open sessions (issue 23 §2, §3, §8).
 
-ACP sessions are ordinary sessions: created, stored and listed by the same store as
+ACP sessions are ordinary sessions: created, stored and listed by the runtime as
 ``serve``'s and ``run``'s (``sessions list`` shows them). A session's ``cwd`` is its
-workspace folder (the wall) and ``additionalDirectories`` join it as roots; the agent for
-a folder comes from :func:`lsp_agent.app.load_agent` the first time a session works there
-(its project configuration applies), and serves every session in that folder.
+workspace folder (the wall) and ``additionalDirectories`` join it as roots; the runtime
+builds the agent for a folder the first time a session works there (its project
+configuration applies), and it serves every session in that folder.
 
 One turn at a time per session: ``session/prompt`` admits the input, runs the turn in a
-task of its own with :data:`~lsp_agent.acp.editor.PROMPTING` set to the session, and answers
-its stop reason; ``session/cancel`` cancels that task (the running tool is interrupted, its
-process group killed, the turn recorded as cancelled) and the prompt answers ``cancelled``.
+task of its own with :data:`~lsp_agent.acp.editor.PROMPTING` set to the session, claimed as
+the session's turn in the runtime, and answers its stop reason; ``session/cancel`` cancels
+that task (the running tool is interrupted, its process group killed, the turn recorded as
+cancelled) and the prompt answers ``cancelled``.
 """
 
 from __future__ import annotations
@@ -39,8 +40,8 @@ from lsp_agent.acp.editor import PROMPTING, AcpEditor
 from lsp_agent.acp.peer import AcpPeer, PeerTimeouts
 from lsp_agent.acp.session_mcp import ClientServer, InvalidServers, SessionServers
 from lsp_agent.acp.updates import UpdateMapper, config_options
-from lsp_agent.app import AgentInputs, App, load_agent
-from lsp_agent.core.errors import InvalidParams, SessionBusy, SessionNotFound
+from lsp_agent.app import AgentInputs, App
+from lsp_agent.core.errors import InvalidParams, SessionNotFound
 from lsp_agent.core.events import (
     AssistantMessageEnded,
     PermissionResolved,
@@ -49,15 +50,11 @@ from lsp_agent.core.events import (
 )
 from lsp_agent.core.modes import CLIENT_MODES, MODES
 from lsp_agent.core.session.config_options import ConfigChoices
-from lsp_agent.core.transcript import SessionInfo
-from lsp_agent.core.uris import file_uri, local_path
-from lsp_agent.storage.event_log import SqliteEventStore
+from lsp_agent.core.uris import local_path
+from lsp_agent.runtime.host import AgentPlan, Runtime
 
 _log = logging.getLogger(__name__)
 
-CANCEL_WAIT = 15.0
-"""How long closing waits for a cancelled turn to record its end."""
-LIST_PAGE = 100
 COMPACT_COMMAND = "compact"
 COMMANDS = (
     {
@@ -79,7 +76,6 @@ class OpenSession:
     app: App
     folder: str
     roots: tuple[str, ...]
-    turn: asyncio.Task[str] | None = None
     servers_started: bool = False
 
 
@@ -92,15 +88,21 @@ class SessionSetup:
 
 
 class AcpHost:
-    def __init__(self, *, peer: AcpPeer, env: Mapping[str, str], store: SqliteEventStore) -> None:
+    def __init__(self, *, peer: AcpPeer, env: Mapping[str, str], runtime: Runtime) -> None:
+        """``runtime``: made with this host's :meth:`plan` (see :meth:`open`)."""
         self.peer = peer
         self.env = env
-        self.store = store
+        self.runtime = runtime
         self._open: dict[str, OpenSession] = {}
-        self._apps: dict[str, App] = {}
-        self._loading: dict[str, asyncio.Lock] = {}
         self.editor = AcpEditor(peer, visible=lambda session_id: session_id in self._open)
         self.servers = SessionServers(env=env)
+        runtime.on_close(self.servers.aclose)
+
+    @classmethod
+    async def open(cls, *, peer: AcpPeer, env: Mapping[str, str]) -> AcpHost:
+        runtime = await Runtime.open(env, plan=lambda folder: host.plan(folder))
+        host = cls(peer=peer, env=env, runtime=runtime)
+        return host
 
     # -- initialize ------------------------------------------------------------------------
 
@@ -114,6 +116,24 @@ class AcpHost:
             from lsp_agent.acp.elicitation import ElicitationAsker
 
             self.editor.questions = ElicitationAsker(self.peer)
+
+    def plan(self, folder: str) -> AgentPlan:
+        """How the runtime makes the agent for ``folder``."""
+        return AgentPlan(
+            inputs=self._agent_inputs(folder),
+            editor=self.editor,
+            roots=self._roots_for,
+            ready=self._adopt,
+        )
+
+    def _adopt(self, app: App) -> None:
+        """A new agent also runs the sessions' own MCP servers' tools; its timeouts apply."""
+        if app.tools is not None:
+            app.tools.add_source(self.servers)
+        editor_settings = app.settings.editor
+        self.peer.timeouts = PeerTimeouts(
+            ask=editor_settings.ask_timeout, request=editor_settings.request_timeout
+        )
 
     def _agent_inputs(self, folder: str) -> AgentInputs:
         """The agent's inputs for a folder: bash in the client's terminal when it has one."""
@@ -136,8 +156,8 @@ class AcpHost:
     ) -> tuple[str, SessionSetup]:
         folder = _folder(cwd, "cwd")
         roots = _roots(folder, additional)
-        app = await self._app_for(folder)
-        session_id = await app.sessions.create(workspace_folder=folder)
+        app = await self.runtime.agent(folder)
+        session_id = await self.runtime.create(folder)
         await self._open_session(session_id, app, folder, roots, servers)
         return session_id, await self._setup(session_id)
 
@@ -153,12 +173,10 @@ class AcpHost:
         """``session/load`` (``replay``: the whole conversation is sent as updates first)
         and ``session/resume`` (no replay)."""
         _folder(cwd, "cwd")
-        info = await self._stored(session_id)
+        info = await self.runtime.sessions.require(session_id)
         folder = local_path(info.workspace_folder)
-        app = await self._app_for(folder)
-        running = self._open.get(session_id)
-        if running is not None and running.turn is not None:
-            raise SessionBusy(session_id, "running a prompt")
+        app = await self.runtime.agent(folder)
+        self.runtime.turns.check_idle(session_id)
         self._open.pop(session_id, None)
         self.editor.forget(session_id)
         if replay:
@@ -188,9 +206,10 @@ class AcpHost:
 
     async def _replay(self, session_id: str, folder: str) -> None:
         """Every visible message of the stored session, as the updates a live turn sent."""
-        visible = {m.message_id for m in await self.store.transcript(session_id)}
+        sessions = self.runtime.sessions
+        visible = {m.message_id for m in await sessions.transcript(session_id)}
         mapper = UpdateMapper(cwd=folder, replay=True)
-        for event in await self.store.events(session_id):
+        for event in await sessions.events(session_id):
             message_id = message_id_of(event.event)
             if message_id is not None and message_id not in visible:
                 continue  # reverted, or never promoted
@@ -214,15 +233,8 @@ class AcpHost:
     async def list_sessions(
         self, cwd: str | None, cursor: str | None
     ) -> tuple[list[AcpSessionInfo], str | None]:
-        folder = file_uri(_folder(cwd, "cwd")) if cwd is not None else None
-        start = 0
-        if cursor is not None:
-            if not cursor.isdigit():
-                raise InvalidParams("cursor: not a cursor this agent gave")
-            start = int(cursor)
-        infos = await self.store.list_sessions(folder, limit=start + LIST_PAGE + 1)
-        page = infos[start : start + LIST_PAGE]
-        more = len(infos) > start + LIST_PAGE
+        folder = _folder(cwd, "cwd") if cwd is not None else None
+        page = await self.runtime.sessions.page(folder, cursor, None)
         listed = [
             AcpSessionInfo.model_validate(
                 {
@@ -232,16 +244,16 @@ class AcpHost:
                     "updatedAt": info.updated_at,
                 }
             )
-            for info in page
+            for info in page.sessions
         ]
-        return listed, str(start + LIST_PAGE) if more else None
+        return listed, page.next_cursor
 
     async def close_session(self, session_id: str) -> None:
         session = self._open.get(session_id)
         if session is None:
-            await self._stored(session_id)  # unknown → SessionNotFound; known but closed: ok
-            return
-        await self._stop_turn(session)
+            await self.runtime.sessions.require(session_id)  # unknown → SessionNotFound
+            return  # known but closed: ok
+        await self.runtime.turns.cancel(session_id)
         self._open.pop(session_id, None)
         self.editor.forget(session_id)
         await self.servers.stop(session_id)
@@ -256,13 +268,12 @@ class AcpHost:
     async def prompt(self, session_id: str, blocks: list[PromptBlock]) -> str:
         """Run one prompt to its end; the ACP stop reason."""
         session = self._require(session_id)
-        if session.turn is not None:
-            raise SessionBusy(session_id, "already running a prompt")
+        self.runtime.turns.check_idle(session_id)
         content = user_content(blocks)
         context = contextvars.copy_context()
         context.run(PROMPTING.set, session_id)
         task = asyncio.create_task(self._run(session, content), context=context)
-        session.turn = task
+        self.runtime.turns.claim(session_id, task)
         try:
             return await asyncio.shield(task)
         except asyncio.CancelledError:
@@ -271,11 +282,6 @@ class AcpHost:
                 task.cancel()  # the prompt's own request went away (the connection closes)
                 raise
             return "cancelled"
-        finally:
-            if session.turn is task and task.done():
-                session.turn = None
-            elif session.turn is task:
-                task.add_done_callback(lambda _t: _clear(session, task))
 
     async def _run(self, session: OpenSession, content: list[dict[str, Any]]) -> str:
         sessions = session.app.sessions
@@ -292,7 +298,7 @@ class AcpHost:
                 {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}},
             )
             return "end_turn"
-        first_seq = await self.store.last_seq(session_id)
+        first_seq = await self.runtime.sessions.last_seq(session_id)
         await sessions.admit(session_id, content)
         outcome = await sessions.run_turn(session_id)
         if outcome.stop_reason == "error":
@@ -315,49 +321,20 @@ class AcpHost:
         """The turn ended because the user rejected a call without a reason (not because
         an ask was dismissed): ACP's ``cancelled`` is for ``session/cancel`` only, so that
         turn ends as a ``refusal``. The model reads the rejection at its next turn."""
-        events = await self.store.events(session_id, after_seq=after_seq)
+        events = await self.runtime.sessions.events(session_id, after_seq=after_seq)
         resolved = of_type(events, PermissionResolved)
         return bool(resolved) and resolved[-1].state == "rejected"
 
     async def _hit_max_tokens(self, session_id: str, after_seq: int) -> bool:
-        events = await self.store.events(session_id, after_seq=after_seq)
+        events = await self.runtime.sessions.events(session_id, after_seq=after_seq)
         ended = of_type(events, AssistantMessageEnded)
         return bool(ended) and ended[-1].finish_reason == "max_tokens"
 
     async def cancel(self, session_id: str) -> None:
         """``session/cancel``: stop the running prompt (nothing happens when idle)."""
-        session = self._open.get(session_id)
-        if session is not None and session.turn is not None:
-            session.turn.cancel()
-
-    async def _stop_turn(self, session: OpenSession) -> None:
-        task = session.turn
-        if task is not None:
-            task.cancel()
-            await asyncio.wait([task], timeout=CANCEL_WAIT)
+        await self.runtime.turns.cancel(session_id, wait=False)
 
     # -- the agents ------------------------------------------------------------------------
-
-    async def _app_for(self, folder: str) -> App:
-        """The agent for sessions working in ``folder`` (built once; ``ConfigError``)."""
-        lock = self._loading.setdefault(folder, asyncio.Lock())
-        async with lock:
-            app = self._apps.get(folder)
-            if app is None:
-                app = await load_agent(
-                    self._agent_inputs(folder),
-                    editor=self.editor,
-                    store=self.store,
-                    roots=self._roots_for,
-                )
-                if app.tools is not None:
-                    app.tools.add_source(self.servers)
-                editor_settings = app.settings.editor
-                self.peer.timeouts = PeerTimeouts(
-                    ask=editor_settings.ask_timeout, request=editor_settings.request_timeout
-                )
-                self._apps[folder] = app
-            return app
 
     def _roots_for(self, folder: str) -> Sequence[str]:
         """The prompting session's roots (its folder and additional directories)."""
@@ -372,24 +349,13 @@ class AcpHost:
             raise SessionNotFound(session_id)
         return session
 
-    async def _stored(self, session_id: str) -> SessionInfo:
-        info = await self.store.session(session_id)
-        if info is None:
-            raise SessionNotFound(session_id)
-        return info
-
     async def stop_turns(self) -> None:
         """Cancel every running turn and wait until each has recorded its end."""
-        await asyncio.gather(*(self._stop_turn(s) for s in list(self._open.values())))
+        await self.runtime.turns.aclose()
 
     async def aclose(self) -> None:
-        await self.stop_turns()
-        await self.servers.aclose()
-        for app in self._apps.values():
-            await app.sessions.drain(timeout=2.0)
-            if app.mcp is not None:
-                await app.mcp.aclose()
-        await self.store.close()
+        """The runtime's shutdown order (the sessions' MCP servers stop after the turns)."""
+        await self.runtime.aclose()
 
 
 def modes(choices: ConfigChoices) -> SessionModeState:
@@ -426,8 +392,3 @@ def _command(content: list[dict[str, Any]]) -> str | None:
         return None
     name = text[1:].split(maxsplit=1)[0] if len(text) > 1 else ""
     return name if name in {c["name"] for c in COMMANDS} else None
-
-
-def _clear(session: OpenSession, task: asyncio.Task[str]) -> None:
-    if session.turn is task:
-        session.turn = None

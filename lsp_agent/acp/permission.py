@@ -41,6 +41,7 @@ from lsp_agent.core.permission.rules import (
 )
 from lsp_agent.core.permission.rules import PermissionOption as CoreOption
 from lsp_agent.core.permission.rules import PermissionRequest as PermissionRequestData
+from lsp_agent.core.permission.subjects import subject_detail
 
 META = "lspAgent"
 REJECT_FOR_SESSION = "reject_session"
@@ -107,8 +108,8 @@ def permission_request(ask: PermissionAsk, *, session_id: str) -> RequestPermiss
     }
     if request.description:
         meta["description"] = request.description
-    if request.subject:
-        meta["subject"] = request.subject
+    if request.subject is not None:
+        meta["subject"] = request.subject.to_json()
     return RequestPermissionRequest.model_validate(
         {
             "sessionId": session_id,
@@ -133,8 +134,7 @@ def _tool_call(ask: PermissionAsk) -> dict[str, Any]:
         if preview.base_text is not None:
             diff["oldText"] = preview.base_text
         content.append(diff)
-    subject = request.subject or {}
-    detail = subject.get("command") or subject.get("url")
+    detail = subject_detail(request.subject)
     if not content and (detail or request.description):
         text = str(detail or request.description)
         content.append({"type": "content", "content": {"type": "text", "text": text}})
@@ -143,7 +143,7 @@ def _tool_call(ask: PermissionAsk) -> dict[str, Any]:
         "title": request.title or request.permission,
         "status": "pending",
     }
-    kind = _SUBJECT_KINDS.get(str(subject.get("type", "")))
+    kind = _SUBJECT_KINDS.get(request.subject.type) if request.subject is not None else None
     if kind is not None:
         body["kind"] = kind
     if content:

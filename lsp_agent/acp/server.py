@@ -3,7 +3,8 @@ go to stderr. The SDK's ``Connection`` does the JSON-RPC bookkeeping (ids, concu
 handlers, answers to our requests) over our transport (``transport.py``); it runs until the
 client closes stdin. Then, in this order: running turns are cancelled (each records its end),
 the requests still being served finish and answer (``Dispatcher.drain``), the sessions' MCP
-servers stop, and only then is the store closed — no request ever meets a closed store.
+servers stop, and only then is the store closed (the runtime's order) — no request ever
+meets a closed store.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from lsp_agent.acp.dispatch import Dispatcher
 from lsp_agent.acp.host import AcpHost
 from lsp_agent.acp.peer import AcpPeer
 from lsp_agent.acp.transport import MAX_LINE_BYTES, NdjsonStdio
-from lsp_agent.app import open_data_store
 
 _log = logging.getLogger(__name__)
 
@@ -34,9 +34,8 @@ def serve(env: Mapping[str, str]) -> int:
 
 async def _serve(env: Mapping[str, str]) -> None:
     reader, writer = await stdio_streams(limit=MAX_LINE_BYTES)
-    store = await open_data_store(env)
     peer = AcpPeer()
-    host = AcpHost(peer=peer, env=env, store=store)
+    host = await AcpHost.open(peer=peer, env=env)
     dispatcher = Dispatcher(host)
     connection = Connection(dispatcher, NdjsonStdio(reader, writer), listening=False)
     peer.connect(connection)

@@ -98,6 +98,10 @@ class ToolOutcome:
     output: str
     is_error: bool = False
     title: str | None = None
+    exit_code: int | None = None
+    """A command's exit status (``bash``): the core records it for the editors to show."""
     metadata: dict[str, Any] = attrs.field(factory=dict)
+    """The tool's own details (counts, paths, flags) for its tests and logs; the core reads
+    none of them: what it needs is a field of its own."""
     stop_turn: bool = False
     """The user rejected the call without a reason: the turn ends after this call."""

@@ -158,20 +158,20 @@ async def ask(host: AgentHost, target: p.CommandTarget) -> p.CommandStarted:
 
 async def cancel(host: AgentHost, target: p.CommandSession) -> p.EmptyResult:
     await require_session(host, target.session_id)
-    await host.scheduler.cancel(target.session_id)
+    await host.turns.cancel(target.session_id)
     return p.EmptyResult()
 
 
 async def undo(host: AgentHost, target: p.CommandSession) -> p.UndoResult:
     await require_session(host, target.session_id)
-    async with host.scheduler.exclusive(target.session_id, "undoing"):
+    async with host.turns.exclusive(target.session_id, "undoing"):
         message_id, prompt = await host.app.sessions.undo(target.session_id)
     return p.UndoResult(session_id=target.session_id, message_id=message_id, prompt=prompt)
 
 
 async def redo(host: AgentHost, target: p.CommandSession) -> p.EmptyResult:
     await require_session(host, target.session_id)
-    async with host.scheduler.exclusive(target.session_id, "redoing"):
+    async with host.turns.exclusive(target.session_id, "redoing"):
         await host.app.sessions.revert_clear(target.session_id)
     return p.EmptyResult()
 
@@ -196,18 +196,15 @@ async def _start(
 ) -> p.CommandStarted:
     session_id = target.session_id
     if session_id is None:
-        folder = _folder_of(host, target.uri)
-        session_id = await host.app.sessions.create(workspace_folder=folder)
-        host.stream.follow(session_id, 0)
-    else:
-        await require_session(host, session_id)
+        session_id = await host.create_session(_folder_of(host, target.uri))
+    info = await require_session(host, session_id)
     blocks: list[dict[str, Any]] = [{"type": "text", "text": text}]
     blocks.append({"type": "resource_link", "uri": target.uri, "range": target.range.dump()})
     if with_selection:
         selected = await _selected_text(host, target)
         if selected:
             blocks.append({"type": "resource", "uri": target.uri, "text": selected})
-    await submit_prompt(host, session_id, blocks, client_message_id=None)
+    await submit_prompt(host, info, blocks, client_message_id=None)
     return p.CommandStarted(session_id=session_id)
 
 

@@ -33,6 +33,12 @@ from lsp_agent.core.diagnostics import Diagnostic, DiagnosticsCache
 from lsp_agent.core.documents import NOT_OPEN, DocumentEditResult, FilePreview
 from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.permission.rules import PermissionAsk, PermissionOption, PermissionReply
+from lsp_agent.core.permission.subjects import (
+    CommandSubject,
+    EditSubject,
+    FetchSubject,
+    subject_detail,
+)
 from lsp_agent.core.question import Answer, QuestionAsk, QuestionReply
 from lsp_agent.core.uris import path_of_uri
 from lsp_agent.lsp import protocol as p
@@ -383,31 +389,23 @@ class LspEditor:
     def _subject(
         self, ask: PermissionAsk
     ) -> p.EditSubject | p.CommandSubject | p.FetchSubject | None:
-        subject = ask.request.subject
-        if subject is None:
-            return None
-        kind = subject.get("type")
-        if kind == "edit":
-            change_set_id = f"chg_{ask.tool_call_id}"
-            self._remember(ask.session_id, change_set_id, ask.request.previews)
-            files = [
-                p.FileDiffStat(
-                    uri=self._documents.uri_for(str(entry.get("path", ""))),
-                    additions=int(entry.get("additions", 0)),
-                    deletions=int(entry.get("deletions", 0)),
-                )
-                for entry in subject.get("files", [])
-            ]
-            return p.EditSubject(
-                change_set_id=change_set_id, patch=str(subject.get("patch", "")), files=files
-            )
-        if kind == "command":
-            return p.CommandSubject(
-                command=str(subject.get("command", "")),
-                cwd=self._documents.uri_for(str(subject.get("cwd", ""))),
-            )
-        if kind == "fetch":
-            return p.FetchSubject(url=str(subject.get("url", "")))
+        match ask.request.subject:
+            case EditSubject() as edit:
+                change_set_id = f"chg_{ask.tool_call_id}"
+                self._remember(ask.session_id, change_set_id, ask.request.previews)
+                files = [
+                    p.FileDiffStat(
+                        uri=self._documents.uri_for(entry.path),
+                        additions=entry.additions,
+                        deletions=entry.deletions,
+                    )
+                    for entry in edit.files
+                ]
+                return p.EditSubject(change_set_id=change_set_id, patch=edit.patch, files=files)
+            case CommandSubject(command=command, cwd=cwd):
+                return p.CommandSubject(command=command, cwd=self._documents.uri_for(cwd))
+            case FetchSubject(url=url):
+                return p.FetchSubject(url=url)
         return None
 
     def _remember(
@@ -428,8 +426,7 @@ class LspEditor:
         """A plain client: a message with Allow once / Allow for session / Deny."""
         request = ask.request
         titles = ["Allow once", "Allow for session", "Deny"]
-        detail = request.subject or {}
-        what = detail.get("command") or detail.get("url") or ", ".join(request.patterns)
+        what = subject_detail(request.subject) or ", ".join(request.patterns)
         title = request.title or request.permission
         # a command's title is the command itself ("Run: rm notes.txt"): not said twice
         message = f"lsp-agent wants to {title}" + ("" if what in title else f": {what}")

@@ -88,7 +88,7 @@ def build_server(env: Mapping[str, str]) -> tuple[AgentServer, Callable[[], Awai
     async def shutdown(*_args: Any) -> None:
         host = await holder.settled()
         if host is not None:
-            await host.scheduler.aclose()
+            await host.turns.aclose()
 
     for name, method in METHODS.items():
         if method.direction != "client_to_server":

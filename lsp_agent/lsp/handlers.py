@@ -11,24 +11,18 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from lsp_agent.core.attachments import PromptFocus
-from lsp_agent.core.errors import InvalidParams, SessionNotFound
+from lsp_agent.core.errors import InvalidParams, SessionBusy, SessionNotFound
 from lsp_agent.core.events import ChangedFile, CheckpointRecorded
-from lsp_agent.core.export import export_session
-from lsp_agent.core.modes import CLIENT_MODES
 from lsp_agent.core.session.config_options import ConfigChoices
 from lsp_agent.core.transcript import SessionInfo
 from lsp_agent.core.uris import file_uri, path_of_uri
 from lsp_agent.lsp import protocol as p
 from lsp_agent.lsp.focus import context_blocks, prompt_focus
 from lsp_agent.lsp.host import AgentHost
-from lsp_agent.storage.search_index import DEFAULT_LIMIT, SearchQueryError
 
 
 async def require_session(host: AgentHost, session_id: str) -> SessionInfo:
-    info = await host.store.session(session_id)
-    if info is None:
-        raise SessionNotFound(session_id)
-    return info
+    return await host.sessions.require(session_id)
 
 
 async def _config_options(host: AgentHost, session_id: str) -> list[p.ConfigOption]:
@@ -49,49 +43,24 @@ def _wire_options(choices: ConfigChoices) -> list[p.ConfigOption]:
 
 async def session_new(host: AgentHost, params: p.SessionNewParams) -> p.SessionNewResult:
     folder = host.folder_for(params.workspace_folder)
-    if params.mode is not None and params.mode not in CLIENT_MODES:
-        raise InvalidParams(f"mode: {params.mode!r} is not one of {', '.join(CLIENT_MODES)}")
-    sessions = host.app.sessions
-    session_id = await sessions.create(
-        workspace_folder=folder, title=params.title or "", mode=params.mode, model=params.model
+    session_id = await host.create_session(
+        folder, title=params.title or "", mode=params.mode, model=params.model
     )
-    host.stream.follow(session_id, 0)
     return p.SessionNewResult(
         session_id=session_id, config_options=await _config_options(host, session_id)
     )
 
 
 async def session_list(host: AgentHost, params: p.SessionListParams) -> p.SessionListResult:
-    folder = None
-    if params.workspace_folder is not None:
-        path = path_of_uri(params.workspace_folder)
-        folder = params.workspace_folder if path is None else file_uri(os.path.realpath(path))
-    offset = 0
-    if params.cursor is not None:
-        if not params.cursor.isdigit():
-            raise InvalidParams("cursor: not a cursor this server gave out")
-        offset = int(params.cursor)
-    limit = params.limit or 100
-    infos = await host.store.list_sessions(workspace_folder=folder, limit=offset + limit + 1)
-    page = infos[offset : offset + limit]
-    more = len(infos) > offset + limit
+    page = await host.sessions.page(params.workspace_folder, params.cursor, params.limit)
     return p.SessionListResult(
-        sessions=[p.SessionSummary.model_validate(info.to_json()) for info in page],
-        next_cursor=str(offset + limit) if more else None,
+        sessions=[p.SessionSummary.model_validate(info.to_json()) for info in page.sessions],
+        next_cursor=page.next_cursor,
     )
 
 
 async def session_search(host: AgentHost, params: p.SessionSearchParams) -> p.SessionSearchResult:
-    folder = None
-    if params.workspace_folder is not None:
-        path = path_of_uri(params.workspace_folder)
-        folder = params.workspace_folder if path is None else file_uri(os.path.realpath(path))
-    try:
-        hits = await host.store.search(
-            params.query, workspace_folder=folder, limit=params.limit or DEFAULT_LIMIT
-        )
-    except SearchQueryError as error:
-        raise InvalidParams(f"query: {error}") from error
+    hits = await host.sessions.search(params.query, params.workspace_folder, params.limit)
     return p.SessionSearchResult(
         hits=[p.SessionSearchHit.model_validate(hit.to_json()) for hit in hits]
     )
@@ -110,7 +79,7 @@ async def session_load(host: AgentHost, params: p.SessionLoadParams) -> p.Sessio
     info = await require_session(host, params.session_id)
     return p.SessionLoadResult(
         state=info.state,
-        last_seq=max(last, await host.store.last_seq(params.session_id)),
+        last_seq=max(last, await host.sessions.last_seq(params.session_id)),
         config_options=await _config_options(host, params.session_id),
     )
 
@@ -119,7 +88,7 @@ async def session_history(
     host: AgentHost, params: p.SessionHistoryParams
 ) -> p.SessionHistoryResult:
     await require_session(host, params.session_id)
-    events = await host.store.events(
+    events = await host.sessions.events(
         params.session_id, after_seq=params.after_seq or 0, limit=params.limit
     )
     return p.SessionHistoryResult(
@@ -128,17 +97,16 @@ async def session_history(
 
 
 async def session_export(host: AgentHost, params: p.SessionExportParams) -> p.SessionExportResult:
-    info = await require_session(host, params.session_id)
-    transcript = await host.store.transcript(params.session_id)
-    events = await host.store.events(params.session_id) if params.format == "json" else []
-    return p.SessionExportResult(text=export_session(info, transcript, events, params.format))
+    return p.SessionExportResult(text=await host.sessions.export(params.session_id, params.format))
 
 
 async def session_delete(host: AgentHost, params: p.SessionIdParams) -> None:
-    await require_session(host, params.session_id)
-    async with host.scheduler.exclusive(params.session_id, "being deleted"):
-        await host.store.delete_session(params.session_id)
-        host.stream.forget(params.session_id)
+    outcome = await host.sessions.delete(params.session_id)
+    if outcome == "unknown":
+        raise SessionNotFound(params.session_id)
+    if outcome == "busy":  # another process runs a turn of it
+        raise SessionBusy(params.session_id, "a turn is running")
+    host.stream.forget(params.session_id)
 
 
 async def session_set_config_option(
@@ -161,7 +129,7 @@ async def config_options(host: AgentHost, params: p.ConfigOptionsParams) -> p.Co
 
 async def session_compact(host: AgentHost, params: p.SessionIdParams) -> p.EmptyResult:
     await require_session(host, params.session_id)
-    async with host.scheduler.exclusive(params.session_id, "compacting"):
+    async with host.turns.exclusive(params.session_id, "compacting"):
         await host.app.sessions.compact(params.session_id)
     return p.EmptyResult()
 
@@ -170,50 +138,39 @@ async def session_compact(host: AgentHost, params: p.SessionIdParams) -> p.Empty
 
 
 async def session_prompt(host: AgentHost, params: p.PromptParams) -> p.PromptResult:
-    session_id = params.session_id
-    await require_session(host, session_id)
-    key = (session_id, params.client_message_id) if params.client_message_id else None
-    if key is not None and key in host.prompt_answers:
-        return host.prompt_answers[key]
-    if params.client_message_id is not None:
-        existing = await host.store.find_admitted(session_id, params.client_message_id)
-        if existing is not None:
-            return p.PromptResult(user_message_id=existing, queued=False)
+    info = await require_session(host, params.session_id)
     blocks = [block.dump() for block in params.prompt]
     blocks += context_blocks(params.context, host.workspace_folders(), host.app.secrets)
-    result = await submit_prompt(
+    return await submit_prompt(
         host,
-        session_id,
+        info,
         blocks,
         client_message_id=params.client_message_id,
         focus=prompt_focus(params.context),
     )
-    if key is not None:
-        host.remember_answer(key, result)
-    return result
 
 
 async def submit_prompt(
     host: AgentHost,
-    session_id: str,
+    info: SessionInfo,
     blocks: list[dict[str, Any]],
     *,
     client_message_id: str | None,
     focus: PromptFocus | None = None,
 ) -> p.PromptResult:
     """Admit the input (durable before anything else) and run it now, or right after the
-    running turn; ``focus``: the editor context it came with (for its mentions)."""
-    host.scheduler.check_free(session_id)
-    host.stream.follow(session_id, await host.store.last_seq(session_id))
-    message_id = await host.app.sessions.admit(
-        session_id, blocks, client_message_id=client_message_id, focus=focus
+    running turn (``runtime/prompts.py``; a repeated ``clientMessageId`` gets its first
+    answer); ``focus``: the editor context it came with (for its mentions)."""
+    session_id = info.session_id
+    host.stream.follow(session_id, await host.sessions.last_seq(session_id))
+    admitted = await host.runtime.prompts.submit(
+        info, blocks, client_message_id=client_message_id, focus=focus
     )
-    queued = not host.scheduler.start(session_id)
-    return p.PromptResult(user_message_id=message_id, queued=queued)
+    return p.PromptResult(user_message_id=admitted.message_id, queued=admitted.queued)
 
 
 async def session_cancel(host: AgentHost, params: p.SessionIdParams) -> None:
-    await host.scheduler.cancel(params.session_id)
+    await host.turns.cancel(params.session_id)
 
 
 async def diagnostics(host: AgentHost, params: p.DiagnosticsParams) -> None:
@@ -238,7 +195,7 @@ async def diff_get(host: AgentHost, params: p.DiffGetParams) -> p.DiffGetResult:
 async def checkpoint_list(host: AgentHost, params: p.SessionIdParams) -> p.CheckpointListResult:
     info = await require_session(host, params.session_id)
     folder = path_of_uri(info.workspace_folder) or ""
-    events = await host.store.events(params.session_id)
+    events = await host.sessions.events(params.session_id)
     return p.CheckpointListResult(
         checkpoints=[
             p.CheckpointModel(
@@ -257,7 +214,7 @@ async def checkpoint_list(host: AgentHost, params: p.SessionIdParams) -> p.Check
 async def revert_stage(host: AgentHost, params: p.RevertStageParams) -> p.RevertStageResult:
     info = await require_session(host, params.session_id)
     folder = path_of_uri(info.workspace_folder) or ""
-    async with host.scheduler.exclusive(params.session_id, "reverting"):
+    async with host.turns.exclusive(params.session_id, "reverting"):
         result = await host.app.sessions.revert_stage(
             params.session_id, params.message_id, force=params.force, scope=params.scope
         )
@@ -269,14 +226,14 @@ async def revert_stage(host: AgentHost, params: p.RevertStageParams) -> p.Revert
 
 async def revert_clear(host: AgentHost, params: p.SessionIdParams) -> p.EmptyResult:
     await require_session(host, params.session_id)
-    async with host.scheduler.exclusive(params.session_id, "reverting"):
+    async with host.turns.exclusive(params.session_id, "reverting"):
         await host.app.sessions.revert_clear(params.session_id)
     return p.EmptyResult()
 
 
 async def revert_commit(host: AgentHost, params: p.SessionIdParams) -> p.RevertCommitResult:
     await require_session(host, params.session_id)
-    async with host.scheduler.exclusive(params.session_id, "reverting"):
+    async with host.turns.exclusive(params.session_id, "reverting"):
         dropped = await host.app.sessions.revert_commit(params.session_id)
     return p.RevertCommitResult(dropped=list(dropped))
 
@@ -314,11 +271,7 @@ async def mcp_list(host: AgentHost, params: p.McpListParams) -> p.McpListResult:
 async def permissions_list(
     host: AgentHost, params: p.PermissionsListParams
 ) -> p.PermissionsListResult:
-    folder = None
-    if params.workspace_folder is not None:
-        path = path_of_uri(params.workspace_folder)
-        folder = params.workspace_folder if path is None else file_uri(os.path.realpath(path))
-    saved = await host.store.saved_approvals(workspace_folder=folder)
+    saved = await host.sessions.approvals(params.workspace_folder)
     return p.PermissionsListResult(
         approvals=[
             p.SavedApprovalModel(
@@ -337,7 +290,7 @@ async def permissions_list(
 async def permissions_revoke(
     host: AgentHost, params: p.PermissionsRevokeParams
 ) -> p.PermissionsRevokeResult:
-    revoked = await host.store.revoke_approval(
+    revoked = await host.sessions.revoke(
         scope=params.scope,
         scope_id=params.scope_id,
         permission=params.permission,
@@ -379,7 +332,7 @@ async def review_resolve(host: AgentHost, params: p.ReviewResolveParams) -> p.Re
     paths = None
     if params.uris is not None:
         paths = [os.path.realpath(path) for path in map(path_of_uri, params.uris) if path]
-    async with host.scheduler.exclusive(params.session_id, "resolving review hunks"):
+    async with host.turns.exclusive(params.session_id, "resolving review hunks"):
         result = await host.app.sessions.review_resolve(
             params.session_id, params.action, hunk_ids=params.hunk_ids, paths=paths
         )

@@ -1,12 +1,13 @@
-"""What the server holds once initialized: the store, the agent, turns, the boundary.
+"""What the server holds once initialized: the runtime (store, agent, turns), the boundary.
 
 :func:`start_host` runs right after ``initialize`` is answered (``startup.py``) and only
 adapts: the client becomes the core's ports (``LspEditor``, the update stream or a plain
 client's progress), its workspace folders the workspace and the roots,
-``initializationOptions.agent.config`` a settings layer; the agent itself comes from
-:func:`lsp_agent.app.load_agent`. Without a usable model the server still starts: sessions
-can be listed, loaded and exported, and ``agent/session/new``/``prompt`` answer with the
-reason (no model configured, a bad config file) instead of the server failing to start.
+``initializationOptions.agent.config`` a settings layer; the sessions are hosted by
+:class:`lsp_agent.runtime.host.Runtime`, one agent for the whole (multi-root) workspace.
+Without a usable model the server still starts: sessions can be listed, loaded and exported,
+and ``agent/session/new``/``prompt`` answer with the reason (no model configured, a bad
+config file) instead of the server failing to start.
 """
 
 from __future__ import annotations
@@ -20,11 +21,9 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from lsp_agent.app import AgentInputs, App, data_dir, load_agent, open_data_store
+from lsp_agent.app import AgentInputs, App, data_dir
 from lsp_agent.core.errors import ConfigError, InvalidParams, LspAgentError
-from lsp_agent.core.export import export_session
 from lsp_agent.core.uris import path_of_uri
-from lsp_agent.lsp import protocol as p
 from lsp_agent.lsp.documents import OpenDocuments
 from lsp_agent.lsp.editor import ChangeSets, LspEditor
 from lsp_agent.lsp.plain import PlainProgress
@@ -32,12 +31,11 @@ from lsp_agent.lsp.protocol import AgentClientOptions
 from lsp_agent.lsp.queries import LspEditorQueries
 from lsp_agent.lsp.stream import UpdateStream
 from lsp_agent.lsp.timeouts import RequestTimeouts
-from lsp_agent.lsp.turns import TurnScheduler
-from lsp_agent.storage.event_log import SqliteEventStore
+from lsp_agent.runtime.host import AgentPlan, Runtime
+from lsp_agent.runtime.sessions import Sessions
+from lsp_agent.runtime.turns import TurnScheduler
 
 _log = logging.getLogger(__name__)
-
-KEPT_PROMPT_ANSWERS = 1024
 
 
 class AgentUnavailable(LspAgentError):
@@ -48,7 +46,7 @@ class AgentHost:
     def __init__(
         self,
         *,
-        store: SqliteEventStore,
+        runtime: Runtime,
         editor: LspEditor,
         stream: UpdateStream,
         documents: OpenDocuments,
@@ -60,7 +58,7 @@ class AgentHost:
     ) -> None:
         """``folders`` returns the workspace folders' uris now (they change at runtime);
         ``app_error`` says why there is no ``app``."""
-        self.store = store
+        self.runtime = runtime
         self.editor = editor
         self.stream = stream
         self.documents = documents
@@ -70,11 +68,6 @@ class AgentHost:
         self._app_error = app_error
         self.plain = plain
         """Progress and transcripts for a plain LSP client; None for an agent front-end."""
-        self.prompt_answers: dict[tuple[str, str], p.PromptResult] = {}
-        """Answers by (session, clientMessageId), so a retried prompt gets the same answer;
-        the oldest are forgotten past ``KEPT_PROMPT_ANSWERS`` (then the log still knows the
-        message id)."""
-        self.scheduler = TurnScheduler(run_turn=self._run_turn, has_pending=self._has_pending)
 
     @property
     def app(self) -> App:
@@ -82,10 +75,21 @@ class AgentHost:
             raise AgentUnavailable(self._app_error or "the agent is not available")
         return self._app
 
-    def remember_answer(self, key: tuple[str, str], result: p.PromptResult) -> None:
-        self.prompt_answers[key] = result
-        while len(self.prompt_answers) > KEPT_PROMPT_ANSWERS:
-            del self.prompt_answers[next(iter(self.prompt_answers))]
+    async def create_session(self, folder: str, **options: Any) -> str:
+        """A new session in ``folder``, followed from its first update (``AgentUnavailable``
+        without an agent)."""
+        self.app  # noqa: B018 -- the reason there is no agent, as the error
+        session_id = await self.runtime.create(folder, **options)
+        self.stream.follow(session_id, 0)
+        return session_id
+
+    @property
+    def sessions(self) -> Sessions:
+        return self.runtime.sessions
+
+    @property
+    def turns(self) -> TurnScheduler:
+        return self.runtime.turns
 
     @property
     def agent_available(self) -> bool:
@@ -117,22 +121,8 @@ class AgentHost:
             return
         self.editor.merge_diagnostics(uri, range_, diagnostics)
 
-    async def _run_turn(self, session_id: str) -> str:
-        outcome = await self.app.sessions.run_turn(session_id)
-        return outcome.stop_reason
-
-    async def _has_pending(self, session_id: str) -> bool:
-        return bool(await self.store.pending_inputs(session_id))
-
     async def aclose(self) -> None:
-        await self.scheduler.aclose()
-        if self.plain is not None:
-            await self.plain.aclose()
-        if self._app is not None:
-            await self._app.sessions.drain(timeout=2.0)
-            if self._app.mcp is not None:  # the store is ours, the MCP servers the app's
-                await self._app.mcp.aclose()
-        await self.store.close()
+        await self.runtime.aclose()
 
 
 async def start_host(
@@ -143,38 +133,7 @@ async def start_host(
     folders: Callable[[], Iterable[str]],
     options: AgentClientOptions | None,
 ) -> AgentHost:
-    """Open the store and load the agent for this client (see the module docstring)."""
-    store = await open_data_store(env)
-    plain: PlainProgress | None = None
-    if options is None:
-        plain = PlainProgress(
-            client=client,
-            can_create=client.client_supports("window", "work_done_progress"),
-            # ``{support: true}``: lsp-mode 8 declares an empty object and shows nothing
-            can_show_document=client.client_supports("window", "show_document", "support"),
-            transcript=lambda session_id: _transcript(store, session_id),
-            transcripts_dir=data_dir(env) / "transcripts",
-            cancel=lambda session_id: host.scheduler.cancel(session_id),
-            clock=time.monotonic,
-        )
-        send = plain.on_update
-    else:
-
-        def send(params: dict[str, Any]) -> None:
-            client.notify("agent/session/update", params)
-
-    stream = UpdateStream(store=store, send=send)
-    editor = LspEditor(
-        client=client,
-        documents=documents,
-        stream=stream,
-        ui=options.ui if options is not None else None,
-        change_sets=ChangeSets(),
-        forwards_diagnostics=options is not None and options.forwards_diagnostics,
-        annotate_edits=options is None and client.supports_change_annotations,
-        saves_documents=options is not None and options.saves_documents,
-        applies_edits=client.supports_apply_edit,
-    )
+    """Open the runtime and load the agent for this client (see the module docstring)."""
     roots = _real_paths(folders())
     init_config: dict[str, Any] | None = None
     if options is not None and options.config is not None:
@@ -193,28 +152,75 @@ async def start_host(
         folders=tuple(Path(root) for root in roots[1:]),
         editor_queries=queries,
     )
-    app: App | None = None
-    app_error: str | None = None
-    try:
-        app = await load_agent(
-            inputs,
-            editor=editor,
-            store=store,
-            roots=lambda _folder: _real_paths(folders()),
-            editor_diagnostics=True,
-        )
+
+    def ready(app: App) -> None:
         editor_settings = app.settings.editor
         client.timeouts = RequestTimeouts(
             ask=editor_settings.ask_timeout, request=editor_settings.request_timeout
         )
+        if app.mcp is not None:
+            # One warning per MCP server that could not start or stops (agent/mcp/list: all).
+            app.mcp.watch(
+                lambda line: client.notify(
+                    lsp.WINDOW_LOG_MESSAGE,
+                    lsp.LogMessageParams(type=lsp.MessageType.Warning, message=line),
+                )
+            )
+
+    def plan(_folder: str) -> AgentPlan:
+        return AgentPlan(
+            inputs=inputs,
+            editor=editor,
+            roots=lambda _folder: _real_paths(folders()),
+            editor_diagnostics=True,
+            ready=ready,
+        )
+
+    runtime = await Runtime.open(env, plan=plan, one_agent=True)
+    sessions = runtime.sessions
+    plain: PlainProgress | None = None
+    if options is None:
+        plain = PlainProgress(
+            client=client,
+            can_create=client.client_supports("window", "work_done_progress"),
+            # ``{support: true}``: lsp-mode 8 declares an empty object and shows nothing
+            can_show_document=client.client_supports("window", "show_document", "support"),
+            transcript=lambda session_id: _transcript(sessions, session_id),
+            transcripts_dir=data_dir(env) / "transcripts",
+            cancel=lambda session_id: runtime.turns.cancel(session_id),
+            clock=time.monotonic,
+        )
+        runtime.on_close(plain.aclose)
+        send = plain.on_update
+    else:
+
+        def send(params: dict[str, Any]) -> None:
+            client.notify("agent/session/update", params)
+
+    stream = UpdateStream(store=sessions.log, send=send)
+    editor = LspEditor(
+        client=client,
+        documents=documents,
+        stream=stream,
+        ui=options.ui if options is not None else None,
+        change_sets=ChangeSets(),
+        forwards_diagnostics=options is not None and options.forwards_diagnostics,
+        annotate_edits=options is None and client.supports_change_annotations,
+        saves_documents=options is not None and options.saves_documents,
+        applies_edits=client.supports_apply_edit,
+    )
+    app: App | None = None
+    app_error: str | None = None
+    try:
+        app = await runtime.agent(str(inputs.workspace))
     except ConfigError as error:
         _log.warning("the agent is not available: %s", error)
         app_error = str(error)
     except BaseException:
-        await store.close()  # ``initialize`` fails: nothing else will close it
+        await runtime.aclose()  # ``initialize`` fails: nothing else will close it
         raise
-    host = AgentHost(
-        store=store,
+    return AgentHost(
+        runtime=runtime,
         editor=editor,
         stream=stream,
         documents=documents,
@@ -224,15 +230,6 @@ async def start_host(
         app_error=app_error,
         plain=plain,
     )
-    if app is not None and app.mcp is not None:
-        # One warning per MCP server that could not start or stops (agent/mcp/list: all).
-        app.mcp.watch(
-            lambda line: client.notify(
-                lsp.WINDOW_LOG_MESSAGE,
-                lsp.LogMessageParams(type=lsp.MessageType.Warning, message=line),
-            )
-        )
-    return host
 
 
 def _real_paths(uris: Iterable[str]) -> list[str]:
@@ -245,9 +242,8 @@ def _real_paths(uris: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(paths))
 
 
-async def _transcript(store: SqliteEventStore, session_id: str) -> str:
+async def _transcript(sessions: Sessions, session_id: str) -> str:
     """The session as Markdown (what a plain client is shown at the end of a turn)."""
-    info = await store.session(session_id)
-    if info is None:
+    if await sessions.find(session_id) is None:
         return ""
-    return export_session(info, await store.transcript(session_id), [], "markdown")
+    return await sessions.export(session_id, "markdown")

@@ -54,6 +54,7 @@ from lsp_agent.core.documents import FilePreview
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission.rules import PermissionRequest, PermissionVerdict
+from lsp_agent.core.permission.subjects import EditedFileStat, EditSubject
 from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.patch.apply import HunkError, apply_hunks
@@ -229,7 +230,7 @@ def _done(changes: Sequence[_Change], title: str, notes: Mapping[str, str]) -> T
         output=output,
         title=changes[0].label() if len(changes) == 1 else title,
         metadata={
-            "files": [change.entry(display=True) for change in changes],
+            "files": [change.entry() for change in changes],
             "patch": _combined(changes),
         },
     )
@@ -297,20 +298,22 @@ class _Change:
     def summary(self) -> str:
         return f"{_LETTER[self.operation]} {self.label()}"
 
-    def entry(self, *, display: bool = False) -> dict[str, Any]:
-        """The file as the permission subject (``display``: and the tool's metadata) gives it."""
-        entry: dict[str, Any] = {
-            "path": self.final.path,
-            "additions": self.diff.additions,
-            "deletions": self.diff.deletions,
-            "operation": self.operation,
-        }
+    def stat(self) -> EditedFileStat:
+        """The file as the permission subject names it."""
+        return EditedFileStat(
+            path=self.final.path,
+            additions=self.diff.additions,
+            deletions=self.diff.deletions,
+            operation=self.operation,
+            moved_from=self.source.path if self.destination is not None else None,
+        )
+
+    def entry(self) -> dict[str, Any]:
+        """The file as the tool's metadata gives it: the subject's, with the display paths."""
+        entry = self.stat().to_json()
+        entry["display"] = self.final.display
         if self.destination is not None:
-            entry["movedFrom"] = self.source.path
-        if display:
-            entry["display"] = self.final.display
-            if self.destination is not None:
-                entry["movedFromDisplay"] = self.source.display
+            entry["movedFromDisplay"] = self.source.display
         return entry
 
 
@@ -330,11 +333,9 @@ def _request(title: str, changes: Sequence[_Change]) -> PermissionRequest:
         patterns=tuple(dict.fromkeys(patterns)),
         always=("*",),
         title=title,
-        subject={
-            "type": "edit",
-            "files": [change.entry() for change in changes],
-            "patch": _combined(changes),
-        },
+        subject=EditSubject(
+            files=tuple(change.stat() for change in changes), patch=_combined(changes)
+        ),
         previews=tuple(preview for change in changes for preview in change.previews()),
     )
 

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission.rules import PermissionRequest, literal
+from lsp_agent.core.permission.subjects import CommandSubject
 from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.sandbox import CommandSandbox, Launch, SandboxUnavailable
@@ -236,7 +237,7 @@ async def _authorize(
     one ask, in words: only a person may allow it, once. The plan when it may run, else the
     refusal the model reads."""
     plan = plan_permissions(command, workdir=workdir, boundary=ctx.boundary, home=home, env=env)
-    subject = {"type": "command", "command": command, "cwd": workdir}
+    subject = CommandSubject(command=command, cwd=workdir)
     if plan.hidden:
         return ToolOutcome(
             output=f"The command touches {', '.join(plan.hidden)}, in the agent's own data "
@@ -326,7 +327,7 @@ async def _authorize_network(
             always=plan.always,
             title=f"Let this command use the network: {_command_line(params.command)}",
             description=params.description,
-            subject={"type": "command", "command": params.command, "cwd": workdir},
+            subject=CommandSubject(command=params.command, cwd=workdir),
         )
     )
     if verdict.allowed:
@@ -371,8 +372,8 @@ def _outcome(run: CommandRun, *, timeout_ms: int, title: str, workdir: str) -> T
         output=f"{body}\n\n{status}",
         is_error=run.timed_out or run.limit is not None,
         title=title,
+        exit_code=exit_code,
         metadata={
-            "exit_code": exit_code,
             "timed_out": run.timed_out,
             **({"limit": run.limit} if run.limit is not None else {}),
             **run.metadata,

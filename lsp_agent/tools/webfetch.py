@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission.rules import PermissionRequest, literal
+from lsp_agent.core.permission.subjects import FetchSubject
 from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.tools.base import ToolRunContext, load_description, one_line_title, refusal
@@ -124,7 +125,7 @@ class WebfetchTool:
                 patterns=(url,),
                 always=(f"{literal(target.origin)}/*",),
                 title=f"Fetch {url}",
-                subject={"type": "fetch", "url": url},
+                subject=FetchSubject(url=url),
             )
         )
         if not verdict.allowed:

@@ -38,6 +38,7 @@ import attrs
 from lsp_agent.core.documents import DocumentEditResult, FilePreview
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.permission.rules import PermissionRequest
+from lsp_agent.core.permission.subjects import EditedFileStat, EditSubject
 from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.system import beneath
 from lsp_agent.workspace.temp_files import create_temp_at
@@ -383,14 +384,13 @@ def edit_request(
         patterns=tuple(patterns),
         always=("*",),
         title=title,
-        subject={
-            "type": "edit",
-            "files": [
-                {"path": f.path, "additions": f.diff.additions, "deletions": f.diff.deletions}
+        subject=EditSubject(
+            files=tuple(
+                EditedFileStat(path=f.path, additions=f.diff.additions, deletions=f.diff.deletions)
                 for f in files
-            ],
-            "patch": "".join(f.diff.patch for f in files),
-        },
+            ),
+            patch="".join(f.diff.patch for f in files),
+        ),
         previews=tuple(file_preview(f.path, f.base, f.proposed) for f in files),
     )
 

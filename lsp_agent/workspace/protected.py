@@ -18,6 +18,7 @@ import platformdirs
 
 from lsp_agent.core.permission.protected import config_reason, protected_reason
 from lsp_agent.core.permission.rules import PermissionRequest
+from lsp_agent.core.permission.subjects import EditSubject
 from lsp_agent.workspace.boundary import Resolved, WorkspaceBoundary, display_path
 
 __all__ = ["agent_config_files", "mark_protected", "protected_note", "protection"]
@@ -100,8 +101,7 @@ def _pattern_paths(request: PermissionRequest, boundary: WorkspaceBoundary) -> l
 
 def _paths(request: PermissionRequest) -> list[str]:
     paths = [preview.path for preview in request.previews]
-    subject = request.subject or {}
-    for entry in subject.get("files", ()) if isinstance(subject, dict) else ():
-        if isinstance(entry, dict):
-            paths += [p for p in (entry.get("path"), entry.get("movedFrom")) if isinstance(p, str)]
+    if isinstance(request.subject, EditSubject):
+        for entry in request.subject.files:
+            paths += [p for p in (entry.path, entry.moved_from) if p is not None]
     return [p for p in dict.fromkeys(paths) if os.path.isabs(p)]

@@ -88,7 +88,7 @@ async def test_the_client_starts_the_supervised_launch_and_the_output_comes_back
     # merged into the client's environment, the key still never reached the command
     assert outcome.output.startswith("key=none\nout\n\nExit code: 4")
     assert outcome.metadata["terminal_id"] == terminal.terminal_id
-    assert outcome.metadata["exit_code"] == 4
+    assert outcome.exit_code == 4
     assert s.channel.calls == [
         ("terminal/create", "term_1"),
         ("terminal/wait_for_exit", "term_1"),
@@ -110,7 +110,7 @@ async def test_a_signal_that_ended_the_command_is_reported(ws: Path) -> None:
     s = setup()
     outcome = await bash(ws, s, "kill -TERM $$")
     assert "Exit code: 143 (killed by signal SIGTERM)" in outcome.output
-    assert outcome.metadata["exit_code"] == 143
+    assert outcome.exit_code == 143
 
 
 async def test_a_timeout_kills_the_terminal_keeps_the_output_and_releases(ws: Path) -> None:

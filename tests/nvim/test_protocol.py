@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from lsp_agent.core.modes import CLIENT_MODES
 from lsp_agent.lsp import protocol as p
 from lsp_agent.lsp.schema import SESSION_UPDATES, protocol_schema
 
@@ -133,6 +134,21 @@ def test_protocol_tables_match_directions_and_kinds(editor: Any) -> None:
     assert set(tables["commands"].values()) == set(p.COMMAND_TYPES)
     kinds = set(tables["option_kinds"])
     assert kinds == set(SCHEMA["$defs"]["PermissionOptionModel"]["properties"]["kind"]["enum"])
+
+
+def test_the_modes_are_the_servers_named_once_in_the_lua_code(editor: Any, workspace: Path) -> None:
+    """Issue 34: one table of modes. The plugin checks `setup({mode})` against
+    protocol.lua's copy of the server's table (checked here) and no other Lua file lists
+    them; `:LspAgent mode` completes from the server's options before any session."""
+    assert editor.lua("return require('lsp_agent.protocol').modes") == list(CLIENT_MODES)
+    for path in LUA_FILES:
+        if path.name != "protocol.lua":
+            assert not re.search(r"[\"']build[\"'],\s*[\"']plan[\"']", path.read_text()), path
+    (workspace / "a.py").write_text("x = 1\n")
+    editor.edit(workspace / "a.py")
+    assert editor.lua("return require('lsp_agent.session').current") is None
+    complete = "return vim.fn.getcompletion(..., 'cmdline')"
+    assert editor.lua(complete, "LspAgent mode ") == list(CLIENT_MODES)
 
 
 def test_the_chat_handles_exactly_the_session_update_variants(editor: Any) -> None:

@@ -31,6 +31,7 @@ from lsp_agent.core.permission.rules import (
     options_for,
     wildcard_match,
 )
+from lsp_agent.core.permission.subjects import CommandSubject
 from lsp_agent.headless import render_ask
 from lsp_agent.shell.plan import plan_permissions
 from lsp_agent.testing.cli import run_cli
@@ -176,7 +177,7 @@ GIT = PermissionRequest(
     patterns=("git c* --help",),
     always=("git c[*] *",),
     title="Run: git 'c*' --help",
-    subject={"type": "command", "command": "git 'c*' --help", "cwd": "/ws"},
+    subject=CommandSubject(command="git 'c*' --help", cwd="/ws"),
 )
 
 

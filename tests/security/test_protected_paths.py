@@ -36,6 +36,7 @@ from lsp_agent.core.permission.rules import (
     PermissionRequest,
     Rule,
 )
+from lsp_agent.core.permission.subjects import EditedFileStat, EditSubject
 from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.session.service import SessionService
 from lsp_agent.core.stream_events import (
@@ -191,7 +192,7 @@ def test_a_link_to_a_protected_file_is_judged_where_it_points(ws: Path) -> None:
     request = PermissionRequest(
         permission="edit",
         patterns=("innocent.sh",),
-        subject={"type": "edit", "files": [{"path": str(ws / "innocent.sh")}]},
+        subject=EditSubject(files=(EditedFileStat(path=str(ws / "innocent.sh")),)),
     )
     assert mark_protected(request, WorkspaceBoundary([ws])).protected
 

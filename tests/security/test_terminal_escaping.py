@@ -26,6 +26,7 @@ import pytest
 
 from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.permission.rules import PermissionAsk, PermissionRequest
+from lsp_agent.core.permission.subjects import CommandSubject, EditSubject
 from lsp_agent.core.question import Question, QuestionAsk, QuestionOption
 from lsp_agent.display import block, one_line
 from lsp_agent.headless import TerminalEditor
@@ -53,7 +54,7 @@ def command_ask(command: str) -> PermissionAsk:
         patterns=(command,),
         title=f"Run {command}",
         description="list \x1b]0;owned\x07 files",
-        subject={"type": "command", "command": command, "cwd": "/ws"},
+        subject=CommandSubject(command=command, cwd="/ws"),
     )
     return PermissionAsk(session_id="s", tool_call_id="t", mode="build", request=request)
 
@@ -97,7 +98,7 @@ async def test_an_edit_asks_patch_is_escaped_but_keeps_its_lines() -> None:
         permission="edit",
         patterns=("a.py",),
         title="Edit a.py",
-        subject={"type": "edit", "patch": patch},
+        subject=EditSubject(patch=patch),
     )
     ask = PermissionAsk(session_id="s", tool_call_id="t", mode="build", request=request)
     ed, _, err = editor(["n\n"])

@@ -31,11 +31,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Literal
 
 import attrs
 
 from lsp_agent.core.documents import FilePreview
+from lsp_agent.core.permission.subjects import Subject
 from lsp_agent.core.permission_kinds import PermissionKind
 
 Action = Literal["allow", "ask", "deny"]
@@ -217,8 +218,8 @@ class PermissionRequest:
 
     ``patterns`` are the resources this call touches (workspace-relative paths, commands);
     ``always`` are the patterns an "allow for session/always" answer would remember.
-    ``subject`` is shown to the user: ``{type: "edit", files, patch}``,
-    ``{type: "command", command, cwd}`` or ``{type: "fetch", url}``.
+    ``subject`` is shown to the user (``permission/subjects.py``): the files and diff of an
+    edit, a command and its folder, or a url.
 
     ``previews`` (``edit`` asks) are the before/after texts of every file, for an editor that
     shows a diff. They live in memory only: the gate never copies them into an event (the
@@ -241,7 +242,7 @@ class PermissionRequest:
     always: tuple[str, ...] = ("*",)
     title: str = ""
     description: str | None = None
-    subject: dict[str, Any] | None = None
+    subject: Subject | None = None
     previews: tuple[FilePreview, ...] = attrs.field(default=(), eq=False, repr=False)
     unjudged: tuple[str, ...] = ()
     protected: tuple[str, ...] = ()

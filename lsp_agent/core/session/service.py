@@ -122,9 +122,10 @@ class SessionService:
 
         ``mode`` (build or plan) and ``model`` (a ``provider/model`` the catalog resolves)
         default to the configured ones (the model: ``agents.<mode>.model``, else ``model``);
-        anything else raises ``InvalidConfigValue``.
+        anything else raises ``InvalidConfigValue`` (a subagent's mode only for a child
+        session, ``parent_session_id``). The one check of a client's mode.
         """
-        if mode is not None and mode not in SUBAGENTS:
+        if mode is not None and not (parent_session_id is not None and mode in SUBAGENTS):
             check_client_mode(mode)
         if model is not None:
             check_model_ref(model)
@@ -148,19 +149,18 @@ class SessionService:
         *,
         client_message_id: str | None = None,
         focus: PromptFocus | None = None,
+        info: SessionInfo | None = None,
     ) -> str:
-        """Make the input durable and return its message id (idempotent per client id).
+        """Make the input durable and return its message id.
 
         A staged revert is committed first: a new prompt makes it final. What the
         content's links and mentions name is attached now, with the input (``focus``: the
-        editor context it came with)."""
-        info = await self._require(session_id)
+        editor context it came with). ``client_message_id`` is recorded; the runtime
+        de-duplicates by it before admitting (``runtime/prompts.py``). ``info``: the
+        session's row, when the caller has just read it."""
+        info = info or await self._require(session_id)
         if staged_revert(await self._store.events(session_id)) is not None:
             await self._reverts.commit(session_id)
-        if client_message_id is not None:
-            existing = await self._store.find_admitted(session_id, client_message_id)
-            if existing is not None:
-                return existing
         message_id = self._ids.new("msg")
         attached = None
         if self._attachments is not None:
@@ -207,7 +207,8 @@ class SessionService:
         model: str | None = None,
         scope: SubagentScope | None = None,
     ) -> TurnOutcome:
-        info = await self._require(session_id)
+        seen_changes = self._config.count(session_id)  # before the read: a change during it
+        info = await self._require(session_id)  # the turn's one read of the row
         if model is not None:
             self._catalog.resolve(model)
         recorder = Recorder(
@@ -225,7 +226,7 @@ class SessionService:
             model_override=model,
             scope=scope,
         )
-        config, provider = live.apply(info)
+        config, provider = live.start(info, seen_changes)
         start_title = None
         if self._options.titles and not info.title:
             titler = self._setup.side_model("title", provider, config.model)
@@ -269,6 +270,7 @@ class SessionService:
             subtasks=subtask,
             on_first_answer=start_title,
             refresh=live.refresh,
+            session=info,
         )
         try:
             return await runner.run()

@@ -167,6 +167,12 @@ class LiveConfig:
         assert self._config is not None, "apply() first"
         return self._config
 
+    def start(self, info: SessionInfo, seen_changes: int) -> tuple[TurnConfig, Provider]:
+        """The turn's first config, from the row the turn read (``seen_changes``: the count
+        of changes before that read), so the first step reads it only if it changed since."""
+        self._info, self._seen_changes = info, seen_changes
+        return self.apply(info)
+
     def apply(self, info: SessionInfo) -> tuple[TurnConfig, Provider]:
         mode = self._mode_override or info.mode
         ref = self._model_override or info.model

@@ -42,7 +42,7 @@ from lsp_agent.core.permission.rules import Rule
 from lsp_agent.core.recorder import Recorder
 from lsp_agent.core.retry import RetryPolicy
 from lsp_agent.core.secrets.filter import NO_SECRETS, SecretFilter
-from lsp_agent.core.transcript import TranscriptMessage
+from lsp_agent.core.transcript import SessionInfo, TranscriptMessage
 from lsp_agent.core.turn.call_events import SubtaskRunner
 from lsp_agent.core.turn.model_view import ModelView
 from lsp_agent.core.turn.permission_gate import PermissionGate
@@ -122,8 +122,11 @@ class TurnRunner:
         on_first_answer: Callable[[], None] | None = None,
         refresh: SessionConfig | None = None,
         notices: Notices = no_notices,
+        session: SessionInfo | None = None,
     ) -> None:
-        """``on_first_answer`` runs once the model has answered (side work such as a title
+        """``session``: the row the caller has just read (else it is read at the start).
+
+        ``on_first_answer`` runs once the model has answered (side work such as a title
         waits for it, so a bad key or an outage costs one request, not two).
 
         ``refresh`` is called at the start of every step: a mode or model the session was
@@ -134,6 +137,7 @@ class TurnRunner:
         server that could not start); a turn's first state update carries the new ones.
         """
         self._session_id = session_id
+        self._session = session
         self._notices = notices
         self._config = config
         self._provider = provider
@@ -172,7 +176,7 @@ class TurnRunner:
         )
 
     async def run(self) -> TurnOutcome:
-        info = await self._store.session(self._session_id)
+        info = self._session or await self._store.session(self._session_id)
         if info is not None:
             self._records.usage = info.usage
         step = 0
@@ -304,13 +308,13 @@ class TurnRunner:
     async def _request(self, last: bool, *, allow_compaction: bool = True) -> ModelRequest:
         await self._view.note_changes(self._config.workspace_roots)
         await self._rec.flush()  # the step's queued records are part of what is read back
-        transcript = await self._store.transcript(self._session_id)
+        transcript = await self._view.transcript()
         if (
             allow_compaction
             and await self._needs_compaction(transcript)
             and await self._compact(reason="threshold")
         ):
-            transcript = await self._store.transcript(self._session_id)
+            transcript = await self._view.transcript()
         return self._build(transcript, last=last)
 
     def _build(self, transcript: list[TranscriptMessage], *, last: bool) -> ModelRequest:

@@ -112,7 +112,7 @@ class PermissionGate:
             always=list(request.saves),
             title=request.title,
             description=request.description or None,
-            subject=request.subject,
+            subject=None if request.subject is None else request.subject.to_json(),
         )
         # request.previews (whole file texts) go to the editor with the ask, never into the log.
         # One transaction: the ask is queued and committed with the state change.

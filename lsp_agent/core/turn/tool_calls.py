@@ -179,9 +179,6 @@ class ToolCalls:
             output += await self._count_failure(name, outcome.output)
         else:
             self._breaker.succeeded(name)
-        exit_code = outcome.metadata.get("exit_code")
-        if not isinstance(exit_code, int) or isinstance(exit_code, bool):
-            exit_code = None  # else a command's status, for the editors to show
         # A finished result is recorded even if a cancel arrives meanwhile: never lost.
         await asyncio.shield(
             self._records.tool_update(
@@ -191,7 +188,7 @@ class ToolCalls:
                 status="failed" if outcome.is_error else "completed",
                 output=None if outcome.is_error else output,
                 error=output if outcome.is_error else None,
-                exit_code=exit_code,
+                exit_code=outcome.exit_code,
                 # a person or a rule said no: not a failure of the tool
                 refused=True if outcome.is_error and refusals else None,
             )

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from lsp_agent.testing.fake_llm.completion import Completion
+from lsp_agent.testing.fake_llm.script import StreamError
 
 
 def _anthropic_usage(c: Completion, output_tokens: int) -> dict[str, Any]:
@@ -121,3 +122,16 @@ def is_anthropic_text(data: Mapping[str, Any]) -> bool:
         and isinstance(delta, dict)
         and delta.get("type") == "text_delta"
     )
+
+
+def stream_events(c: Completion) -> tuple[list[bytes], list[bool]]:
+    """The SSE events of a streamed message, and which of them carry answer text."""
+    named = anthropic_events(c)
+    events = [sse_anthropic(name, data) for name, data in named]
+    return events, [is_anthropic_text(data) for _, data in named]
+
+
+def error_event(error: StreamError) -> bytes:
+    """An ``error`` event in the middle of a stream."""
+    payload = {"type": "error", "error": {"type": error.type, "message": error.message}}
+    return sse_anthropic("error", payload)

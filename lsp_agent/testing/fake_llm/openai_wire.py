@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from lsp_agent.testing.fake_llm.completion import Completion
+from lsp_agent.testing.fake_llm.script import StreamError
 
 
 def _openai_usage(c: Completion) -> dict[str, Any]:
@@ -113,3 +114,21 @@ def is_openai_text(chunk: Mapping[str, Any]) -> bool:
     delta = choices[0].get("delta", {})
     # The first chunk carries the role and an empty content; it is not a text delta.
     return "content" in delta and "role" not in delta
+
+
+def stream_events(
+    c: Completion, body: Mapping[str, Any], created: int
+) -> tuple[list[bytes], list[bool]]:
+    """The SSE events of a streamed completion (usage last when the request asked for it),
+    and which of them carry answer text."""
+    options = body.get("stream_options")
+    include_usage = isinstance(options, dict) and options.get("include_usage") is True
+    chunks = openai_chunks(c, created, include_usage)
+    events = [sse_openai(chunk) for chunk in chunks] + [sse_openai("[DONE]")]
+    return events, [is_openai_text(chunk) for chunk in chunks] + [False]
+
+
+def error_event(error: StreamError) -> bytes:
+    """An error in the middle of a stream, as OpenAI-compatible servers send it."""
+    payload = {"error": {"message": error.message, "type": error.type, "param": None, "code": None}}
+    return sse_openai(payload)

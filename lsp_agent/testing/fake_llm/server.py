@@ -1,5 +1,6 @@
-"""The fake server: connections, routing, the script's steps taken in order (or by history),
-and each response written in the wire format the request spoke."""
+"""The fake server: its socket and connections, routing, the control routes and the public
+face tests use; what a model request is answered with is ``responses``', the script's
+progress and the log ``progress``'."""
 
 from __future__ import annotations
 
@@ -7,45 +8,26 @@ import asyncio
 import contextlib
 import json
 import socket
-import threading
-import time
-from collections.abc import Sequence
 from types import TracebackType
-from typing import Any, Literal, Self
+from typing import Any, Self
 
-from lsp_agent.testing.fake_llm.anthropic_wire import (
-    anthropic_events,
-    anthropic_message,
-    is_anthropic_text,
-    sse_anthropic,
-)
 from lsp_agent.testing.fake_llm.completion import (
-    Completion,
-    ScriptStep,
-    expand_turn,
     fake_id,
-    render_turn,
 )
-from lsp_agent.testing.fake_llm.error_bodies import error_body, resolve_error, simple_error
+from lsp_agent.testing.fake_llm.error_bodies import error_body, simple_error
 from lsp_agent.testing.fake_llm.http_io import (
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_REQUEST_TIMEOUT,
-    LAST_CHUNK,
     MAX_HEAD_BYTES,
     HttpError,
     Request,
-    chunk_frame,
     read_request,
-    response_head,
+    send_json,
 )
-from lsp_agent.testing.fake_llm.openai_wire import (
-    is_openai_text,
-    openai_chunks,
-    openai_completion,
-    sse_openai,
-)
+from lsp_agent.testing.fake_llm.progress import ScriptLog
 from lsp_agent.testing.fake_llm.records import Provider, RequestRecord
-from lsp_agent.testing.fake_llm.script import Script, ScriptError, ScriptLike, Turn, parse_script
+from lsp_agent.testing.fake_llm.responses import ModelResponses
+from lsp_agent.testing.fake_llm.script import Script, ScriptError, ScriptLike, parse_script
 
 
 class FakeLLMServer:
@@ -71,19 +53,13 @@ class FakeLLMServer:
         record_delta_times: bool = False,
     ) -> None:
         self._host = host
-        self._record_delta_times = record_delta_times
         self._requested_port = port
         self._request_timeout = request_timeout
         self._max_body = max_body_bytes
-        self._lock = threading.Lock()
-        self._changed = threading.Condition(self._lock)
-        self._script = Script()
-        self._steps: list[ScriptStep] = []
-        self._next_step = 0
-        self._log: list[RequestRecord] = []
-        self._next_seq = 0
-        self._holds_begun = 0
-        self._releases = 0
+        self._progress = ScriptLog()
+        self._responses = ModelResponses(
+            self._progress, record_delta_times=record_delta_times, stall=self._stall
+        )
         self._server: asyncio.Server | None = None
         self._port: int | None = None
         self._connections: set[asyncio.Task[None]] = set()
@@ -151,14 +127,12 @@ class FakeLLMServer:
 
     @property
     def script(self) -> Script:
-        with self._lock:
-            return self._script
+        return self._progress.script
 
     @property
     def requests(self) -> list[RequestRecord]:
         """A snapshot of the request log (copies; safe to read from any thread)."""
-        with self._lock:
-            return [r.copy() for r in self._log]
+        return self._progress.requests
 
     def model_bodies(self) -> list[dict[str, Any]]:
         """The bodies of the model requests, in order (side requests such as titles left out)."""
@@ -167,44 +141,25 @@ class FakeLLMServer:
     @property
     def remaining_turns(self) -> int:
         """How many script turns have not been (completely) served yet."""
-        with self._lock:
-            return len({s.turn_index for s in self._steps[self._next_step :]})
+        return self._progress.remaining_turns
 
     def log_json(self) -> list[dict[str, Any]]:
-        with self._lock:
-            return [r.to_json() for r in self._log]
+        return self._progress.log_json()
 
     def set_script(self, script: ScriptLike) -> None:
         """Replace the script; serving restarts at its first turn. The log is kept."""
-        parsed = parse_script(script)
-        steps = [step for i, turn in enumerate(parsed.turns) for step in expand_turn(turn, i)]
-        with self._lock:
-            self._script = parsed
-            self._steps = steps
-            self._next_step = 0
+        self._progress.set_script(script)
 
     def release(self) -> None:
         """Let one ``hold_after`` stream go on: the earliest held (or the next to hold).
 
         Any thread may call it, before or after the stream reaches its hold.
         """
-        with self._lock:
-            self._releases += 1
-
-    async def _hold(self) -> None:
-        with self._lock:
-            self._holds_begun += 1
-            ticket = self._holds_begun
-        while True:
-            with self._lock:
-                if self._releases >= ticket:
-                    return
-            await asyncio.sleep(0.005)
+        self._progress.release()
 
     def clear_log(self) -> None:
         """Forget logged requests (``seq`` numbers keep increasing)."""
-        with self._lock:
-            self._log.clear()
+        self._progress.clear()
 
     def wait_for_requests(
         self, count: int, timeout: float = 10.0, *, finished: bool = True
@@ -214,16 +169,7 @@ class FakeLLMServer:
         Raises ``TimeoutError``. Do not call it on the server's own event loop; use
         ``wait_for_requests_async`` there.
         """
-        deadline = time.monotonic() + timeout
-        with self._changed:
-            while not self._enough(count, finished):
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise TimeoutError(
-                        f"fake LLM: {len(self._log)} requests logged, expected {count}"
-                    )
-                self._changed.wait(remaining)
-            return [r.copy() for r in self._log]
+        return self._progress.wait_for(count, timeout, finished=finished)
 
     async def wait_for_requests_async(
         self,
@@ -233,51 +179,7 @@ class FakeLLMServer:
         finished: bool = True,
     ) -> list[RequestRecord]:
         """Like ``wait_for_requests`` but polls without blocking the event loop."""
-        async with asyncio.timeout(timeout):
-            while True:
-                with self._lock:
-                    if self._enough(count, finished):
-                        return [r.copy() for r in self._log]
-                await asyncio.sleep(0.005)
-
-    def _enough(self, count: int, finished: bool) -> bool:
-        if len(self._log) < count:
-            return False
-        return not finished or all(r.ended_monotonic is not None for r in self._log[:count])
-
-    # ----------------------------------------------------------------- log helpers
-
-    def _new_record(
-        self, req: Request, provider: Provider | None, body: Any, stream: bool
-    ) -> RequestRecord:
-        with self._changed:
-            record = RequestRecord(
-                seq=self._next_seq,
-                method=req.method,
-                path=req.path,
-                query=req.query,
-                headers=dict(req.headers),
-                body=body,
-                body_bytes=len(req.body),
-                provider=provider,
-                stream=stream,
-                connection=req.connection,
-                arrived_monotonic=req.arrived_monotonic,
-                arrived_wall=req.arrived_wall,
-            )
-            self._next_seq += 1
-            self._log.append(record)
-            self._changed.notify_all()
-            return record
-
-    def _update(self, record: RequestRecord, **changes: Any) -> None:
-        with self._changed:
-            for key, value in changes.items():
-                setattr(record, key, value)
-            self._changed.notify_all()
-
-    def _finish(self, record: RequestRecord, **changes: Any) -> None:
-        self._update(record, ended_monotonic=time.monotonic(), ended_wall=time.time(), **changes)
+        return await self._progress.wait_for_async(count, timeout, finished=finished)
 
     # ----------------------------------------------------------------- connections
 
@@ -320,7 +222,7 @@ class FakeLLMServer:
                     break
                 except HttpError as err:
                     info = simple_error(err.status, err.message)
-                    await self._send_json(
+                    await send_json(
                         writer, err.status, error_body(None, info, "req_fake"), close=True
                     )
                     break
@@ -349,25 +251,6 @@ class FakeLLMServer:
             while await reader.read(65536):
                 pass
 
-    async def _send_json(
-        self,
-        writer: asyncio.StreamWriter,
-        status: int,
-        payload: Any,
-        *,
-        close: bool = False,
-        extra_headers: Sequence[tuple[str, str]] = (),
-    ) -> None:
-        data = json.dumps(payload, ensure_ascii=False).encode()
-        headers = [
-            ("content-type", "application/json"),
-            ("content-length", str(len(data))),
-            ("connection", "close" if close else "keep-alive"),
-            *extra_headers,
-        ]
-        writer.write(response_head(status, headers) + data)
-        await writer.drain()
-
     async def _dispatch(self, req: Request, writer: asyncio.StreamWriter) -> bool:
         """Serve one request; return whether the connection may be reused."""
         keep = not req.wants_close
@@ -388,20 +271,18 @@ class FakeLLMServer:
             except (json.JSONDecodeError, UnicodeDecodeError) as err:
                 parse_error = f"request body is not valid JSON: {err}"
         stream = isinstance(body, dict) and body.get("stream") is True
-        record = self._new_record(req, provider, body, stream)
+        record = self._progress.new_record(req, provider, body, stream)
         try:
             return await self._serve_logged(req, writer, record, provider, body, parse_error, keep)
         except BaseException as err:
-            with self._lock:
-                finished = record.ended_monotonic is not None
-            if not finished:
+            if not self._progress.finished(record):
                 if isinstance(err, ConnectionError):
                     reason = "client disconnected"
                 elif isinstance(err, asyncio.CancelledError):
                     reason = "server stopped"
                 else:
                     reason = f"fake LLM internal error: {err!r}"
-                self._finish(record, error=reason)
+                self._progress.finish(record, error=reason)
             raise
 
     async def _serve_logged(
@@ -418,298 +299,38 @@ class FakeLLMServer:
         if provider is None or req.method != "POST":
             status = 404 if provider is None else 405
             info = simple_error(status, f"fake LLM: no route for {req.method} {req.path}")
-            await self._send_json(
-                writer, status, error_body(provider, info, request_id), close=not keep
-            )
-            self._finish(record, kind="not_found", status=status)
+            await send_json(writer, status, error_body(provider, info, request_id), close=not keep)
+            self._progress.finish(record, kind="not_found", status=status)
             return keep
         if parse_error is not None or not isinstance(body, dict):
             info = simple_error(400, parse_error or "request body must be a JSON object")
-            await self._send_json(
-                writer, 400, error_body(provider, info, request_id), close=not keep
-            )
-            self._finish(record, kind="bad_request", status=400)
+            await send_json(writer, 400, error_body(provider, info, request_id), close=not keep)
+            self._progress.finish(record, kind="bad_request", status=400)
             return keep
         if req.path.endswith("/count_tokens"):
             payload = {"input_tokens": max(1, len(req.body) // 4)}
-            await self._send_json(writer, 200, payload, close=not keep)
-            self._finish(record, turn="side", kind="count_tokens", status=200)
+            await send_json(writer, 200, payload, close=not keep)
+            self._progress.finish(record, turn="side", kind="count_tokens", status=200)
             return keep
-        return await self._serve_model(req, writer, record, provider, body, keep, request_id)
+        return await self._responses.serve(req, writer, record, provider, body, keep, request_id)
 
     async def _control(self, req: Request, writer: asyncio.StreamWriter, keep: bool) -> bool:
         if req.method == "GET" and req.path == "/_health":
-            await self._send_json(writer, 200, {"status": "ok"}, close=not keep)
+            await send_json(writer, 200, {"status": "ok"}, close=not keep)
         elif req.method == "GET" and req.path == "/_log":
-            await self._send_json(writer, 200, self.log_json(), close=not keep)
+            await send_json(writer, 200, self.log_json(), close=not keep)
         elif req.method == "POST" and req.path == "/_script":
             try:
                 self.set_script(
                     parse_script(json.loads(req.body or b"null"), source="POST /_script")
                 )
             except (ScriptError, json.JSONDecodeError, UnicodeDecodeError) as err:
-                await self._send_json(writer, 400, {"error": str(err)}, close=not keep)
+                await send_json(writer, 400, {"error": str(err)}, close=not keep)
             else:
                 turns = len(self.script.turns)
-                await self._send_json(writer, 200, {"ok": True, "turns": turns}, close=not keep)
+                await send_json(writer, 200, {"ok": True, "turns": turns}, close=not keep)
         else:
-            await self._send_json(
+            await send_json(
                 writer, 404, {"error": f"no control route {req.method} {req.path}"}, close=not keep
             )
         return keep
-
-    def _take_step(
-        self, record: RequestRecord, is_side: bool
-    ) -> ScriptStep | Literal["side"] | None:
-        with self._changed:
-            if is_side and not self._script.side_requests_use_script:
-                record.turn = "side"
-                record.kind = "side"
-                self._changed.notify_all()
-                return "side"
-            if self._script.by_history:
-                index = _assistant_messages(record.body)
-                if index >= len(self._steps):
-                    record.kind = "exhausted"
-                    self._changed.notify_all()
-                    return None
-                step = self._steps[index]
-                self._next_step = max(self._next_step, index + 1)
-            elif self._next_step >= len(self._steps):
-                record.kind = "exhausted"
-                self._changed.notify_all()
-                return None
-            else:
-                step = self._steps[self._next_step]
-                self._next_step += 1
-            record.turn = step.turn_index
-            record.attempt = step.attempt
-            record.kind = "error" if step.turn.is_error else "success"
-            self._changed.notify_all()
-            return step
-
-    async def _serve_model(
-        self,
-        req: Request,
-        writer: asyncio.StreamWriter,
-        record: RequestRecord,
-        provider: Provider,
-        body: dict[str, Any],
-        keep: bool,
-        request_id: str,
-    ) -> bool:
-        is_side = not body.get("tools")
-        taken = self._take_step(record, is_side)
-        id_header = ("x-request-id" if provider == "openai" else "request-id", request_id)
-        if taken is None:
-            with self._lock:
-                served = len(self._script.turns)
-            info = simple_error(
-                500,
-                f"fake LLM script exhausted: all {served} turns were served; "
-                f"unexpected request #{record.seq} to {req.path}",
-            )
-            await self._send_json(
-                writer,
-                500,
-                error_body(provider, info, request_id),
-                close=not keep,
-                extra_headers=[("x-should-retry", "false"), id_header],
-            )
-            self._finish(record, status=500)
-            return keep
-        if taken == "side":
-            with self._lock:
-                side_text, side_turn = self._script.side_text, self._script.side_turn
-            turn = side_turn if side_turn is not None else Turn(text=side_text)
-            completion = render_turn(turn, body, len(req.body), record.seq)
-        else:
-            turn = taken.turn
-            if turn.delay:
-                await asyncio.sleep(turn.delay)
-            if turn.is_error:
-                return await self._serve_error(writer, record, provider, turn, keep, request_id)
-            completion = render_turn(turn, body, len(req.body), record.seq)
-        created = int(time.time())
-        if not record.stream:
-            if turn.drop_after is not None:
-                writer.transport.abort()
-                self._finish(record, dropped=True)
-                return False
-            payload = (
-                openai_completion(completion, created)
-                if provider == "openai"
-                else anthropic_message(completion)
-            )
-            await self._send_json(writer, 200, payload, close=not keep, extra_headers=[id_header])
-            self._finish(record, status=200)
-            return keep
-        # HTTP/1.1 gets a chunked body (the connection stays reusable); an HTTP/1.0
-        # client gets a close-delimited body.
-        chunked = req.version != "HTTP/1.0"
-        return await self._serve_stream(
-            writer, record, provider, body, turn, completion, keep and chunked, chunked, id_header
-        )
-
-    async def _serve_error(
-        self,
-        writer: asyncio.StreamWriter,
-        record: RequestRecord,
-        provider: Provider,
-        turn: Turn,
-        keep: bool,
-        request_id: str,
-    ) -> bool:
-        info = resolve_error(turn)
-        headers: list[tuple[str, str]] = [
-            ("x-request-id" if provider == "openai" else "request-id", request_id)
-        ]
-        if turn.retry_after is not None:
-            headers.append(("retry-after", f"{turn.retry_after:g}"))
-        if turn.retry_after_ms is not None:
-            headers.append(("retry-after-ms", f"{turn.retry_after_ms:g}"))
-        if turn.should_retry is not None:
-            headers.append(("x-should-retry", "true" if turn.should_retry else "false"))
-        await self._send_json(
-            writer,
-            info.status,
-            error_body(provider, info, request_id),
-            close=not keep,
-            extra_headers=headers,
-        )
-        self._finish(record, status=info.status)
-        return keep
-
-    async def _serve_stream(
-        self,
-        writer: asyncio.StreamWriter,
-        record: RequestRecord,
-        provider: Provider,
-        body: dict[str, Any],
-        turn: Turn,
-        completion: Completion,
-        keep: bool,
-        chunked: bool,
-        id_header: tuple[str, str],
-    ) -> bool:
-        events: list[bytes]
-        is_text: list[bool]  # which events carry an answer-text delta
-        if provider == "openai":
-            options = body.get("stream_options")
-            include_usage = isinstance(options, dict) and options.get("include_usage") is True
-            chunks = openai_chunks(completion, int(time.time()), include_usage)
-            events = [sse_openai(c) for c in chunks] + [sse_openai("[DONE]")]
-            is_text = [is_openai_text(c) for c in chunks] + [False]
-        else:
-            named = anthropic_events(completion)
-            events = [sse_anthropic(name, data) for name, data in named]
-            is_text = [is_anthropic_text(data) for _, data in named]
-        try:
-            events, is_text = _rearrange(turn, events, is_text)
-        except ValueError as err:
-            info = simple_error(500, f"fake LLM: {err}")
-            await self._send_json(writer, 500, error_body(provider, info, "req_fake"), close=True)
-            self._finish(record, status=500, error=str(err))
-            return False
-        record_times = self._record_delta_times
-        headers = [
-            ("content-type", "text/event-stream; charset=utf-8"),
-            ("cache-control", "no-cache"),
-            ("connection", "keep-alive" if keep else "close"),
-            id_header,
-        ]
-        if chunked:
-            headers.append(("transfer-encoding", "chunked"))
-        writer.write(response_head(200, headers))
-        await writer.drain()
-        self._update(record, status=200)
-        sent = 0
-        error = turn.stream_error
-        started = time.monotonic()  # for `paced`: event k is due at started + k * chunk_delay
-        held = False
-        for position in range(len(events) + 1):
-            if turn.drop_after is not None and sent >= turn.drop_after:
-                writer.transport.abort()
-                self._finish(record, dropped=True, events_sent=sent)
-                return False
-            if turn.hold_after is not None and sent == turn.hold_after and not held:
-                held = True
-                await self._hold()
-            if turn.stall_after is not None and sent >= turn.stall_after:
-                self._update(record, stalled=True)
-                await self._stall(record.connection)
-                writer.transport.abort()
-                self._finish(record, events_sent=sent, error="client disconnected")
-                return False
-            if error is not None and (position == error.after or position == len(events)):
-                if provider == "openai":
-                    payload: dict[str, Any] = {
-                        "error": {
-                            "message": error.message,
-                            "type": error.type,
-                            "param": None,
-                            "code": None,
-                        }
-                    }
-                    data = sse_openai(payload)
-                else:
-                    payload = {
-                        "type": "error",
-                        "error": {"type": error.type, "message": error.message},
-                    }
-                    data = sse_anthropic("error", payload)
-                writer.write(chunk_frame(data) if chunked else data)
-                await writer.drain()
-                sent += 1
-                break
-            if position == len(events):
-                break
-            if position > 0 and turn.chunk_delay:
-                if not turn.paced:
-                    await asyncio.sleep(turn.chunk_delay)
-                elif (wait := started + position * turn.chunk_delay - time.monotonic()) > 0:
-                    await asyncio.sleep(wait)
-            writer.write(chunk_frame(events[position]) if chunked else events[position])
-            await writer.drain()
-            if record_times and is_text[position]:
-                written = time.monotonic()
-                with self._lock:
-                    record.delta_times.append(written)
-            sent += 1
-            self._update(record, events_sent=sent)
-        if chunked:
-            writer.write(LAST_CHUNK)
-            await writer.drain()
-        self._finish(record, events_sent=sent)
-        return keep
-
-
-def _assistant_messages(body: Any) -> int:
-    """How many assistant messages a request's conversation holds (both wire formats)."""
-    messages = body.get("messages") if isinstance(body, dict) else None
-    if not isinstance(messages, list):
-        return 0
-    return sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
-
-
-def _rearrange(
-    turn: Turn, events: list[bytes], is_text: list[bool]
-) -> tuple[list[bytes], list[bool]]:
-    """Apply ``event_order`` (pick, reorder, repeat) and then ``inject`` (raw bytes)."""
-    if turn.event_order is not None:
-        wrong = [i for i in turn.event_order if not 0 <= i < len(events)]
-        if wrong:
-            raise ValueError(
-                f"event_order indexes {wrong} are out of range: the stream has {len(events)} events"
-            )
-        events = [events[i] for i in turn.event_order]
-        is_text = [is_text[i] for i in turn.event_order]
-    # Last first, so each index refers to the stream before any injection (ties keep order).
-    for item in reversed(sorted(turn.inject, key=lambda i: i.before)):
-        if item.before > len(events):
-            raise ValueError(
-                f"inject before {item.before} is out of range: the stream has {len(events)} events"
-            )
-        events.insert(item.before, item.raw.encode())
-        is_text.insert(item.before, False)
-    return events, is_text

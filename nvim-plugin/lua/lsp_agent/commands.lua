@@ -105,18 +105,46 @@ function M.run(cmd)
   fn(rest, cmd)
 end
 
+--- The options a new session would start with, from the server (`agent/config/options`),
+--- asked once of a running client; nil when none runs.
+local new_session_options = nil
+
+local function server_options()
+  if new_session_options then
+    return new_session_options
+  end
+  local protocol = require("lsp_agent.protocol")
+  for _, client in ipairs(vim.lsp.get_clients({ name = "lsp_agent" })) do
+    if client.initialized then
+      local answer = client:request_sync(protocol.requests.config_options, vim.empty_dict(), 2000)
+      if answer and not answer.err and answer.result then
+        new_session_options = answer.result.configOptions or {}
+        return new_session_options
+      end
+    end
+  end
+end
+
+--- The values of a session option (mode, model) as the server offers them: the current
+--- session's options, else those a new session would start with.
 local function option_values(config_id)
   local session = require("lsp_agent.session")
   local s = session.current and session.sessions[session.current]
+  local options = s and s.config_options
+  if not options or #options == 0 then
+    options = server_options() or {}
+  end
   local values = {}
-  if s then
-    local _, option = s:config_value(config_id)
-    for _, choice in ipairs(option and option.options or {}) do
-      table.insert(values, choice.value)
+  for _, option in ipairs(options) do
+    if option.configId == config_id then
+      for _, choice in ipairs(option.options or {}) do
+        table.insert(values, choice.value)
+      end
     end
   end
   if config_id == "mode" and #values == 0 then
-    values = { "build", "plan" }
+    -- no server to ask yet: the modes setup() checks against
+    values = vim.deepcopy(require("lsp_agent.protocol").modes)
   end
   return values
 end

@@ -64,7 +64,7 @@ M.defaults = {
 M.defaults.keymaps.chat.follow = "gf"
 
 local ENUMS = {
-  mode = { "build", "plan" },
+  mode = require("lsp_agent.protocol").modes,
   ["window.layout"] = { "vertical", "horizontal", "tab", "float" },
   ["window.position"] = { "right", "left", "bottom", "top" },
 }

@@ -6,6 +6,7 @@
 --- buffer outlives the tab until the ask is answered, so closing the diff keeps the edits.
 local client_mod = require("lsp_agent.client")
 local config = require("lsp_agent.config")
+local labels = require("lsp_agent.diff_labels")
 local log = require("lsp_agent.log")
 local protocol = require("lsp_agent.protocol")
 local util = require("lsp_agent.util")
@@ -101,7 +102,8 @@ local function map_close(buf)
   end
 end
 
---- Open the diff of one file; returns the tab page. `hint`: what closing the tab does;
+--- Open the diff of one file; returns the tab page. `hint`: what closing the tab does (or
+--- { hint, shorter hint } for narrow windows);
 --- `editable`: the proposal side can be edited (a pending permission).
 function M.show(result, change_set_id, hint, editable)
   local path = vim.uri_to_fname(result.uri)
@@ -121,22 +123,24 @@ function M.show(result, change_set_id, hint, editable)
   end
   map_close(left)
   map_close(right)
-  vim.wo.winbar = "current: " .. util.escape_status(shown)
+  local key = config.options.keymaps.diff.close or nil
+  labels.set_winbar({ side = "current", path = shown })
   vim.cmd("diffthis")
   vim.cmd("rightbelow vsplit")
   vim.api.nvim_win_set_buf(0, right)
-  local key = config.options.keymaps.diff.close
-  local closing = key and (key .. " or :tabclose") or ":tabclose"
-  local suffix = hint and (" │ %s: %s"):format(closing, hint) or ""
-  local side = editable and "proposed by the agent (edit it: your text is what an allow applies): " or "proposed by the agent: "
-  vim.wo.winbar = util.escape_status(side .. shown .. suffix)
+  if type(hint) == "table" then
+    labels.set_winbar({ side = "proposed", path = shown, editable = editable, close = key, hint = hint[1], short_hint = hint[2] })
+  else
+    labels.set_winbar({ side = "proposed", path = shown, editable = editable, close = key, hint = hint })
+  end
   vim.cmd("diffthis")
   vim.t[tab].lsp_agent_diff = change_set_id
+  labels.label_tab(tab, path)
   return tab
 end
 
 --- Fetch and show every file of a change set; `cb(tabs)` when done. `opts.hint`: shown in
---- the winbar, what closing the tab does; `opts.editable`: the proposals can be edited.
+--- the winbar, what closing the tab does (or { hint, shorter hint }); `opts.editable`: the proposals can be edited.
 function M.open(client, session_id, change_set_id, uris, cb, opts)
   local hint = opts and opts.hint
   local editable = opts and opts.editable or false

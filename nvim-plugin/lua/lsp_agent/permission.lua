@@ -210,7 +210,7 @@ local function view_diff(ask)
       log.warn("could not show the diff")
       return show(ask)
     end
-  end, { hint = "back to the permission prompt (:LspAgent allow applies your edits)", editable = true })
+  end, { hint = { "back to the permission prompt (:LspAgent allow applies your edits)", "back to the permission prompt" }, editable = true })
 end
 
 --- Show the ask's prompt (one `vim.ui.select`, answered now or later; only the answer of

@@ -22,6 +22,7 @@ M.requests = {
   session_compact = "agent/session/compact",
   permissions_list = "agent/permissions/list",
   permissions_revoke = "agent/permissions/revoke",
+  config_options = "agent/config/options",
 }
 
 --- Client -> server notifications.
@@ -56,6 +57,12 @@ M.commands = {
 
 --- Permission option kinds (protocol.md §4).
 M.option_kinds = { "allow_once", "allow_session", "allow_always", "reject_once" }
+
+--- The modes a client may pick: the server's one table of modes (`lsp_agent.core.modes`,
+--- checked by tests/nvim/test_protocol.py), here only so `setup()` can refuse a misspelt
+--- `mode` before the server runs. At run time the modes come from the server's
+--- `configOptions` (the session's, or `agent/config/options` before the first session).
+M.modes = { "build", "plan" }
 
 --- `scope` of `agent/revert/stage` (protocol.md §7): what a rewind takes back.
 M.revert_scopes = { "both", "code", "conversation" }

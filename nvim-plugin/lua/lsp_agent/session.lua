@@ -87,14 +87,23 @@ function M.get(id, client_id)
   return s
 end
 
+--- The index of the running turn's last item: the prompts queued behind the turn stay after it.
+function Session:turn_end()
+  local at = #self.items
+  while at > 0 and self.items[at].queued do
+    at = at - 1
+  end
+  return at
+end
+
 function Session:add(item)
-  table.insert(self.items, item)
+  table.insert(self.items, item.queued and #self.items + 1 or self:turn_end() + 1, item)
   return item
 end
 
---- The last text or thought segment of `message_id`, when it is the last item.
+--- The last text or thought segment of `message_id`, when it is the turn's last item.
 function Session:segment(kind, message_id)
-  local last = self.items[#self.items]
+  local last = self.items[self:turn_end()]
   if last and last.kind == kind and last.message_id == message_id then
     return last
   end
@@ -114,9 +123,15 @@ end
 local apply = {}
 
 function apply.user_message(s, u)
-  for _, item in ipairs(s.items) do
+  for i, item in ipairs(s.items) do
     if item.kind == "user" and item.message_id == u.messageId then
       item.state = u.state
+      if item.queued and u.state == "promoted" then
+        -- its turn starts: it joins the conversation after the answer it waited for
+        item.queued = nil
+        table.remove(s.items, i)
+        table.insert(s.items, s:turn_end() + 1, item)
+      end
       return
     end
   end
@@ -135,6 +150,8 @@ function apply.user_message(s, u)
     blocks = blocks,
     context = context,
     state = u.state,
+    -- admitted while a turn runs: it waits below that turn until it is promoted
+    queued = u.state == "admitted" and s.state ~= "idle" or nil,
   })
   s.last_user_message = u.messageId
 end
@@ -161,7 +178,7 @@ function apply.tool_call_update(s, u)
     tool = s:add({ kind = "tool", id = u.toolCallId, message_id = u.messageId })
     s.tools[u.toolCallId] = tool
   end
-  for _, key in ipairs({ "toolName", "title", "status", "rawInput", "content", "locations", "exitCode" }) do
+  for _, key in ipairs({ "toolName", "title", "status", "rawInput", "content", "locations", "exitCode", "refused" }) do
     local value = util.nn(u[key])
     if value ~= nil then
       tool[key] = value

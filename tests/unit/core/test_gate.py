@@ -13,6 +13,7 @@ from lsp_agent.core.messages import ToolCallPart, ToolSpec, Usage
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.options import AgentOptions
 from lsp_agent.core.permission.rules import PermissionReply, PermissionRequest, Rule
+from lsp_agent.core.permission.subjects import EditedFileStat, EditSubject
 from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.session.service import SessionService
 from lsp_agent.core.stream_events import (
@@ -261,7 +262,7 @@ class PreviewingTools(AskingTools):
                 permission="edit",
                 patterns=(path,),
                 title=f"Write {path}",
-                subject={"type": "edit", "files": [{"path": path}], "patch": "-old\n+new\n"},
+                subject=EditSubject(files=(EditedFileStat(path=path),), patch="-old\n+new\n"),
                 previews=(
                     FilePreview(
                         path=f"/ws/{path}",

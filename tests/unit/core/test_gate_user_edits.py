@@ -12,6 +12,7 @@ import pytest
 from lsp_agent.core.documents import FilePreview
 from lsp_agent.core.messages import ToolCallPart
 from lsp_agent.core.permission.rules import PermissionReply, PermissionRequest
+from lsp_agent.core.permission.subjects import EditSubject
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
 from lsp_agent.storage.event_log import SqliteEventStore
 from lsp_agent.wire.updates import to_update
@@ -37,7 +38,7 @@ class ProposingTools(AskingTools):
                 permission="edit",
                 patterns=("a.py", "gone.py"),
                 title="Patch",
-                subject={"type": "edit", "files": [], "patch": ""},
+                subject=EditSubject(),
                 previews=(
                     FilePreview(path="/ws/a.py", base_text="x = 1\n", proposed_text=PROPOSED),
                     FilePreview(path="/ws/gone.py", base_text="g = 1\n", proposed_text=None),

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from lsp_agent.core import events as ev
 from lsp_agent.core.errors import ProviderError
 from lsp_agent.core.messages import (
     ModelRequest,
@@ -52,6 +53,8 @@ class EchoTools:
         self.calls.append(call)
         if call.input.get("fail"):
             return ToolOutcome(output="no such file", is_error=True)
+        if "exit" in call.input:  # a command's status
+            return ToolOutcome(output="ran", exit_code=call.input["exit"])
         return ToolOutcome(output=f"contents of {call.input.get('file_path')}", title="a.py")
 
 
@@ -140,6 +143,21 @@ async def test_tool_results_are_fed_back_to_the_model(store: SqliteEventStore) -
     call = transcript[1].to_json()["parts"][0]
     assert call["status"] == "completed"
     assert call["output"] == "contents of a.py"
+
+
+async def test_a_commands_exit_status_reaches_the_tool_call_event(
+    store: SqliteEventStore,
+) -> None:
+    h = Harness(store, [tool_call("t1", exit=3), text("Done.")])
+    await h.turn()
+    calls = [e.event for e in h.editor.events if e.type == "tool_call_updated"]
+    assert [(c.status, c.exit_code) for c in calls if isinstance(c, ev.ToolCallUpdated)] == [
+        ("pending", None),
+        ("pending", None),
+        ("in_progress", None),
+        ("completed", 3),
+    ]
+    assert [e.data.get("exitCode") for e in h.editor.events].count(3) == 1
 
 
 async def test_a_failed_tool_is_an_error_result_and_the_turn_goes_on(

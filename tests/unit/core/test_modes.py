@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from types import SimpleNamespace
 from typing import Any, cast, get_args
 
 import pytest
@@ -11,12 +10,9 @@ from pydantic import TypeAdapter, ValidationError
 
 from lsp_agent.cli import build_parser
 from lsp_agent.config.settings import Mode as SettingsMode
-from lsp_agent.core.errors import InvalidParams
 from lsp_agent.core.event_writer import EventWriter
 from lsp_agent.core.modes import CLIENT_MODES, DEFAULT_MODE, MODES, SUBAGENTS, yes_approves
 from lsp_agent.core.session.config_options import ConfigChanges
-from lsp_agent.lsp import handlers
-from lsp_agent.lsp import protocol as p
 from lsp_agent.testing.clock import FakeClock
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.models import FakeModels
@@ -48,33 +44,6 @@ def test_settings_accept_exactly_the_client_modes(name: str) -> None:
     else:
         with pytest.raises(ValidationError, match="Input should be 'build' or 'plan'"):
             adapter.validate_python(name)
-
-
-class _Sessions:
-    def __init__(self) -> None:
-        self.modes: list[str | None] = []
-
-    async def create(self, **kwargs: Any) -> str:
-        self.modes.append(kwargs["mode"])
-        return "ses_1"
-
-
-@pytest.mark.parametrize("name", [*MODES, "yolo"])
-async def test_session_new_accepts_exactly_the_client_modes(name: str) -> None:
-    sessions = _Sessions()
-    host = SimpleNamespace(
-        folder_for=lambda uri: "/ws",
-        app=SimpleNamespace(sessions=sessions),
-        stream=SimpleNamespace(follow=lambda session_id, seq: None),
-        agent_available=False,
-    )
-    params = p.SessionNewParams(mode=name)
-    if name in CLIENT_MODES:
-        await handlers.session_new(cast(Any, host), params)
-        assert sessions.modes == [name]
-    else:
-        with pytest.raises(InvalidParams, match="is not one of build, plan"):
-            await handlers.session_new(cast(Any, host), params)
 
 
 def test_the_task_tool_offers_the_subagents() -> None:

@@ -16,6 +16,7 @@ from lsp_agent.core.errors import InvalidConfigValue, SessionNotFound
 from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.messages import ThinkingConfig, ToolCallPart, ToolSpec, Usage
 from lsp_agent.core.models import ModelInfo
+from lsp_agent.core.modes import CLIENT_MODES, MODES, SUBAGENTS
 from lsp_agent.core.options import AgentOptions
 from lsp_agent.core.permission.rules import PermissionReply, PermissionRequest, Rule
 from lsp_agent.core.permission_kinds import PermissionKind
@@ -28,6 +29,7 @@ from lsp_agent.core.stream_events import (
     UsageReported,
 )
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
+from lsp_agent.core.transcript import SessionInfo
 from lsp_agent.storage.event_log import SqliteEventStore
 from lsp_agent.testing.clock import FakeClock, SequentialIds
 from lsp_agent.testing.editor import RecordingEditor
@@ -234,6 +236,27 @@ async def test_without_a_catalog_only_the_configured_model_is_accepted(
         await s.service.set_config(sid, "model", "beta/b1")
     with pytest.raises(InvalidConfigValue, match="unknown model"):
         await s.service.create(workspace_folder="/ws", model="beta/b1")
+
+
+@pytest.mark.parametrize("name", [*MODES, "yolo"])
+async def test_create_accepts_exactly_the_client_modes(store: SqliteEventStore, name: str) -> None:
+    """The one check of a mode a client asks for (``agent/session/new``, issue 34): a
+    subagent's mode only for a child session."""
+    s = Setup(store, [])
+    if name in CLIENT_MODES:
+        sid = await s.service.create(workspace_folder="/ws", mode=name)
+        info = await store.session(sid)
+        assert info is not None
+        assert info.mode == name
+    else:
+        with pytest.raises(InvalidConfigValue, match=f"unknown mode {name!r}"):
+            await s.service.create(workspace_folder="/ws", mode=name)
+    if name in SUBAGENTS:
+        parent = await s.service.create(workspace_folder="/ws")
+        child = await s.service.create(workspace_folder="/ws", mode=name, parent_session_id=parent)
+        info = await store.session(child)
+        assert info is not None
+        assert info.mode == name
 
 
 async def test_create_validates_mode_and_model(store: SqliteEventStore) -> None:
@@ -524,3 +547,25 @@ async def test_the_service_is_freed_without_the_cycle_collector(store: SqliteEve
         assert service() is None
     finally:
         gc.enable()
+
+
+async def test_a_prompt_reads_the_session_row_once_at_admission_and_once_per_turn(
+    store: SqliteEventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 34: the door's read is passed down to ``admit``; the turn reads the row once at
+    its start and hands it to the loop and to its first step (was 5 reads in all)."""
+    s = Setup(store, [text("one"), text("two")], titles=False)
+    sid = await s.service.create(workspace_folder="/ws")
+    reads: list[str] = []
+    read = store.session
+
+    async def counted(session_id: str) -> SessionInfo | None:
+        reads.append(session_id)
+        return await read(session_id)
+
+    monkeypatch.setattr(store, "session", counted)
+    info = await store.session(sid)  # the door's one read
+    await s.service.admit(sid, [{"type": "text", "text": "go"}], info=info)
+    assert len(reads) == 1
+    await s.service.run_turn(sid)
+    assert len(reads) == 2

@@ -9,6 +9,7 @@ import pytest
 
 from lsp_agent.core.documents import NOT_OPEN
 from lsp_agent.core.permission.rules import PermissionAsk, PermissionRequest
+from lsp_agent.core.permission.subjects import EditSubject
 from lsp_agent.headless import NO_TERMINAL, TerminalEditor
 
 
@@ -17,7 +18,7 @@ def ask(permission: str = "edit", mode: str = "build") -> PermissionAsk:
         permission=permission,
         patterns=("a.py",),
         title="Edit a.py",
-        subject={"type": "edit", "patch": "--- a/a.py\n+++ b/a.py\n@@\n-x\n+y\n"},
+        subject=EditSubject(patch="--- a/a.py\n+++ b/a.py\n@@\n-x\n+y\n"),
     )
     return PermissionAsk(session_id="s", tool_call_id="t", mode=mode, request=request)
 

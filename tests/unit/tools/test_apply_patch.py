@@ -292,8 +292,9 @@ async def test_one_permission_request_covers_every_file(ws: Path) -> None:
     assert request.always == ("*",)
     assert request.title == "Apply patch to 4 files"
     assert request.subject is not None
-    assert request.subject["type"] == "edit"
-    assert request.subject["files"] == [
+    subject = request.subject.to_json()
+    assert subject["type"] == "edit"
+    assert subject["files"] == [
         {"path": str(ws / "a.py"), "additions": 1, "deletions": 1, "operation": "modify"},
         {
             "path": str(ws / "sub/b2.py"),
@@ -305,10 +306,10 @@ async def test_one_permission_request_covers_every_file(ws: Path) -> None:
         {"path": str(ws / "c.py"), "additions": 0, "deletions": 1, "operation": "delete"},
         {"path": str(ws / "d.py"), "additions": 1, "deletions": 0, "operation": "add"},
     ]
-    assert request.subject["patch"] == outcome.metadata["patch"]
-    assert "--- b.py\n+++ sub/b2.py\n" in request.subject["patch"]
-    assert "--- a.py\n+++ a.py\n" in request.subject["patch"]
-    assert "--- /dev/null\n+++ d.py\n" in request.subject["patch"]
+    assert subject["patch"] == outcome.metadata["patch"]
+    assert "--- b.py\n+++ sub/b2.py\n" in subject["patch"]
+    assert "--- a.py\n+++ a.py\n" in subject["patch"]
+    assert "--- /dev/null\n+++ d.py\n" in subject["patch"]
 
 
 async def test_one_bad_hunk_changes_no_file_at_all(ws: Path) -> None:

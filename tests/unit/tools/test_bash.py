@@ -18,6 +18,7 @@ import attrs
 import pytest
 
 from lsp_agent.core.permission.rules import ALLOWED, PermissionRequest, PermissionVerdict
+from lsp_agent.core.permission.subjects import CommandSubject
 from lsp_agent.core.tooling import SilentToolEvents, ToolOutcome
 from lsp_agent.shell.process import group_alive
 from lsp_agent.testing.permissions import RecordingAsk, allow_all, deny
@@ -234,7 +235,8 @@ async def test_one_bash_ask_holds_every_pattern_and_shows_the_command(ws: Path) 
     assert request.permission == "bash"
     assert request.patterns == ("git log --oneline", "head -5", "ls -la")
     assert request.always == ("git log *", "head *", "ls *")
-    assert request.subject == {"type": "command", "command": command, "cwd": str(ws)}
+    assert request.subject == CommandSubject(command=command, cwd=str(ws))
+    assert request.subject.to_json() == {"type": "command", "command": command, "cwd": str(ws)}
 
 
 async def test_a_refused_command_does_not_run(ws: Path) -> None:
@@ -252,7 +254,7 @@ async def test_cd_alone_asks_nothing_and_runs(ws: Path) -> None:
 
     assert ask.requests == []
     assert not outcome.is_error
-    assert outcome.metadata["exit_code"] == 0
+    assert outcome.exit_code == 0
 
 
 async def test_an_outside_workdir_is_asked_and_refused_nothing_runs(ws: Path) -> None:
@@ -329,7 +331,7 @@ async def test_output_and_a_non_zero_exit_code_are_reported(ws: Path) -> None:
     assert not outcome.is_error
     assert outcome.output == "out\nerr\n\nExit code: 3"
     assert outcome.title == "Fail on purpose"
-    assert outcome.metadata["exit_code"] == 3
+    assert outcome.exit_code == 3
     assert outcome.metadata["timed_out"] is False
     assert outcome.metadata["workdir"] == str(ws)
     assert isinstance(outcome.metadata["pgid"], int)
@@ -463,7 +465,7 @@ async def test_a_timeout_kills_the_whole_group_and_keeps_the_output(ws: Path) ->
     assert TIMED_OUT in outcome.output
     assert "retry with a larger timeout" in outcome.output
     assert outcome.metadata["timed_out"] is True
-    assert outcome.metadata["exit_code"] is None
+    assert outcome.exit_code is None
     assert not any(alive(pid) for pid in pids)
     assert not group_alive(outcome.metadata["pgid"])
     assert events.log[-1] == ("ended", outcome.metadata["pgid"])
@@ -513,7 +515,7 @@ async def test_background_processes_left_behind_are_stopped(ws: Path) -> None:
 async def test_a_command_killed_by_a_signal_reports_it(ws: Path) -> None:
     outcome = await bash(ws, "kill -KILL $$")
 
-    assert outcome.metadata["exit_code"] == 128 + signal.SIGKILL
+    assert outcome.exit_code == 128 + signal.SIGKILL
     assert "killed by signal SIGKILL" in outcome.output
 
 

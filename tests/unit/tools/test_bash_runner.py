@@ -146,27 +146,30 @@ async def test_the_permission_asks_are_the_same_as_without_a_runner(ws: Path) ->
 
 
 @pytest.mark.parametrize(
-    ("result", "expected", "metadata"),
+    ("result", "expected", "exit_code", "metadata"),
     [
         (
             CommandRun(returncode=2, timed_out=False, leftovers=False, output="no\n"),
             "no\n\nExit code: 2",
-            {"exit_code": 2, "timed_out": False},
+            2,
+            {"timed_out": False},
         ),
         (
             CommandRun(returncode=-signal.SIGTERM, timed_out=False, leftovers=False, output=""),
             "(no output)\n\nExit code: 143 (killed by signal SIGTERM)",
-            {"exit_code": 143},
+            143,
+            {},
         ),
         (
             CommandRun(returncode=None, timed_out=True, leftovers=False, output="slow"),
             "slow\n\nCommand timed out after 500 ms and was stopped",
-            {"exit_code": None, "timed_out": True},
+            None,
+            {"timed_out": True},
         ),
     ],
 )
 async def test_the_runners_result_becomes_the_usual_outcome(
-    ws: Path, result: CommandRun, expected: str, metadata: dict[str, Any]
+    ws: Path, result: CommandRun, expected: str, exit_code: int | None, metadata: dict[str, Any]
 ) -> None:
     hosted = attrs.evolve(result, metadata={"terminal_id": "term_7"})
     outcome = await run(ws, tool(FakeRunner(hosted)), "x", timeout=500)
@@ -175,6 +178,7 @@ async def test_the_runners_result_becomes_the_usual_outcome(
     assert outcome.metadata["terminal_id"] == "term_7"
     assert outcome.metadata["workdir"] == str(ws)
     assert "pgid" not in outcome.metadata
+    assert outcome.exit_code == exit_code
     for key, value in metadata.items():
         assert outcome.metadata[key] == value
 

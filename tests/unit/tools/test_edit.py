@@ -376,7 +376,8 @@ async def test_the_permission_request_carries_the_diff_and_the_display_path(ws: 
     assert request.patterns == ("src/a.py",)
     assert request.always == ("*",)
     assert request.title == "Edit src/a.py"
-    assert request.subject == {
+    assert request.subject is not None
+    assert request.subject.to_json() == {
         "type": "edit",
         "files": [{"path": str(ws / "src" / "a.py"), "additions": 2, "deletions": 1}],
         "patch": ("--- src/a.py\n+++ src/a.py\n@@ -1,2 +1,3 @@\n x = 1\n-y = 2\n+y = 3\n+z = 4\n"),
@@ -463,7 +464,7 @@ async def test_an_open_document_is_edited_through_the_editor_not_on_disk(ws: Pat
     assert editor.applied == [(str(path), "unsaved line\nmore\n", "new line\nmore\n")]
     (request,) = ask.requests
     assert request.subject is not None
-    assert "-unsaved line\n+new line\n" in request.subject["patch"]
+    assert "-unsaved line\n+new line\n" in request.subject.to_json()["patch"]
     assert request.previews == (
         FilePreview(
             path=str(path), base_text="unsaved line\nmore\n", proposed_text="new line\nmore\n"

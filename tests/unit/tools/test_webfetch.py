@@ -20,6 +20,7 @@ import pytest
 from pydantic import ValidationError
 
 from lsp_agent.core.permission.rules import PermissionRequest
+from lsp_agent.core.permission.subjects import FetchSubject
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.testing.permissions import RecordingAsk, deny
 from lsp_agent.testing.tools import tool_context
@@ -501,7 +502,7 @@ async def test_the_permission_request(h: Harness) -> None:
             patterns=(url,),
             always=(f"{h.server.base}/*",),
             title=f"Fetch {url}",
-            subject={"type": "fetch", "url": url},
+            subject=FetchSubject(url=url),
         )
     ]
 

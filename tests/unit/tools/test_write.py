@@ -171,7 +171,8 @@ async def test_the_permission_request_carries_the_diff_and_the_display_path(ws: 
     assert request.patterns == ("src/a.txt",)
     assert request.always == ("*",)
     assert request.title == "Write src/a.txt"
-    assert request.subject == {
+    assert request.subject is not None
+    assert request.subject.to_json() == {
         "type": "edit",
         "files": [{"path": str(ws / "src" / "a.txt"), "additions": 1, "deletions": 0}],
         "patch": "--- src/a.txt\n+++ src/a.txt\n@@ -1 +1,2 @@\n one\n+two\n",
@@ -288,7 +289,7 @@ async def test_an_open_document_is_changed_through_the_editor_not_on_disk(ws: Pa
     assert editor.buffers[str(path)] == "new\n"
     (request,) = ask.requests
     assert request.subject is not None
-    assert "-unsaved\n+new\n" in request.subject["patch"]
+    assert "-unsaved\n+new\n" in request.subject.to_json()["patch"]
     assert request.previews == (
         FilePreview(path=str(path), base_text="unsaved\n", proposed_text="new\n"),
     )

@@ -13,7 +13,10 @@ export interface Completions extends Part {
 }
 
 export function createCompletions(ui: Ui, input: HTMLTextAreaElement, picked: (mention: PickedMention) => void): Completions {
-  const el = h("div", { class: "mention-list", "data-testid": "mention-list", role: "listbox", hidden: true });
+  const el = h("div", { class: "mention-list", id: "mention-list", "data-testid": "mention-list", role: "listbox", "aria-label": "Mentions", hidden: true });
+  // the input drives the list (a combobox): screen readers follow the selected item without moving the focus
+  input.setAttribute("aria-autocomplete", "list");
+  input.setAttribute("aria-controls", el.id);
   let id = 0;
   let query: MentionQuery | undefined;
   let items: MentionItem[] = [];
@@ -22,11 +25,14 @@ export function createCompletions(ui: Ui, input: HTMLTextAreaElement, picked: (m
 
   const draw = () => {
     el.hidden = !items.length;
+    input.setAttribute("aria-expanded", String(!el.hidden));
+    if (items.length) input.setAttribute("aria-activedescendant", `mention-${index}`);
+    else input.removeAttribute("aria-activedescendant");
     el.replaceChildren(
       ...items.map((item, i) =>
         h(
           "div",
-          { class: `mention-item${i === index ? " selected" : ""}`, role: "option", "data-testid": "mention-item", "data-insert": item.insert, onmousedown: (e) => { e.preventDefault(); accept(i); } },
+          { class: `mention-item${i === index ? " selected" : ""}`, id: `mention-${i}`, role: "option", "aria-selected": String(i === index), "data-testid": "mention-item", "data-insert": item.insert, onmousedown: (e) => { e.preventDefault(); accept(i); } },
           h("span", { class: "mention-label" }, item.label),
           item.detail ? h("span", { class: "mention-detail" }, item.detail) : undefined,
         ),
@@ -38,6 +44,8 @@ export function createCompletions(ui: Ui, input: HTMLTextAreaElement, picked: (m
     items = [];
     el.hidden = true;
     el.replaceChildren();
+    input.setAttribute("aria-expanded", "false");
+    input.removeAttribute("aria-activedescendant");
   };
   const accept = (i: number) => {
     const item = items[i];

@@ -1,7 +1,7 @@
 /** The drop-downs: the sessions (toolbar) and the session's mode and model (footer). */
-import type { ConfigOption } from "../shared/protocol";
 import { h } from "./dom";
 import type { Part, Ui } from "./ui";
+import { pickerOption } from "./view";
 
 export function createSessionPicker(ui: Ui): Part<HTMLSelectElement> {
   const el = h("select", { "data-testid": "sessions-select", title: "Sessions", "aria-label": "Sessions" });
@@ -33,10 +33,7 @@ export function createConfigPicker(ui: Ui, configId: "mode" | "model"): Part<HTM
   const el = h("select", { "data-testid": `${configId}-select`, title: label, "aria-label": label });
   el.addEventListener("change", () => ui.post({ type: "setConfigOption", configId, value: el.value }));
   const render = () => {
-    const state = ui.state();
-    // before the first session: the server's choices (the first prompt's session starts with them)
-    const options = state.session?.configOptions.length ? state.session.configOptions : state.configOptions ?? [];
-    const option: ConfigOption | undefined = options.find((o) => o.configId === configId);
+    const option = pickerOption(ui.state(), configId);
     el.disabled = !option;
     const current = option?.options.find((o) => o.value === option.currentValue);
     el.title = current ? `${label}: ${current.name}` : label;

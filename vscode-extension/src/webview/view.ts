@@ -3,8 +3,14 @@
  * test/unit/webviewView.test.ts): a tool card's title and badge, the working indicator, what a
  * permission card says.
  */
-import type { SessionView, ToolItem, UserItem } from "../shared/reducer";
-import type { RequestPermissionParams } from "../shared/protocol";
+import type { ChatState, SessionView, ToolItem, UserItem } from "../shared/reducer";
+import type { ConfigOption, RequestPermissionParams } from "../shared/protocol";
+
+/** The mode or model picker's option: the session's, else (before the first session) the server's choices. */
+export function pickerOption(state: ChatState, configId: "mode" | "model"): ConfigOption | undefined {
+  const options = state.session?.configOptions.length ? state.session.configOptions : state.configOptions ?? [];
+  return options.find((o) => o.configId === configId);
+}
 
 /** The tool's own words for the call ("Run python3 hello.py", "Edit src/app.py"), else its name. */
 export function toolTitle(t: ToolItem): string {

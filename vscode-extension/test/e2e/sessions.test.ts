@@ -55,6 +55,9 @@ describe("VS Code (code-server): sessions, search and pending changes", { timeou
     await send(`and the ${WORD} number two`, "Noted twice.");
 
     await runCommand(wb.page, "LSP Agent: Search Sessions…");
+    // typed only once the search's own box has the focus (not the palette's, nor the editor)
+    await wb.page.locator(".quick-input-widget", { hasText: "LSP Agent: Search Sessions" }).waitFor();
+    await until("the search box focused", () => wb.page.evaluate(() => document.activeElement?.closest(".quick-input-widget") !== null && (document.activeElement as HTMLInputElement).value === ""), 10000);
     await wb.page.keyboard.type(WORD);
     await until("two hits", async () => (await rows().count()) === 2 && (await rows().first().textContent())?.includes("number"), 20000);
     const descriptions: string[] = [];

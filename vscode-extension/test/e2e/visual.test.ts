@@ -162,15 +162,24 @@ describe("VS Code: the panel at 300 and 600 px, light, dark and high contrast", 
     await until("the session to be idle", async () => (await state().textContent()) === "idle");
   });
 
-  step("a prompt typed during a turn is 'Queued' until the turn reads it", async () => {
+  step("a prompt typed during a turn is scrolled into view and 'Queued' until the turn reads it", async () => {
     await wb.fake.setScript({ turns: [{ delay: 4, text: "First answer." }, { text: "Second answer." }] });
     await web().getByTestId("prompt-input").fill("first");
     await web().getByTestId("send-button").click();
     await until("the turn to run", async () => (await working().getAttribute("data-active")) === "true", 15000);
+    // read back up the conversation, then send: the sent prompt is scrolled into view
+    await web().getByTestId("transcript").evaluate((t) => (t.scrollTop = 0));
     await web().getByTestId("prompt-input").fill("second, while it works");
     await web().getByTestId("send-button").click();
     const queued = web().getByTestId("message-user").filter({ hasText: "second, while it works" });
     await queued.getByTestId("message-queued").waitFor();
+    const inView = () =>
+      queued.evaluate((el) => {
+        const box = el.getBoundingClientRect();
+        const view = el.closest("main")!.getBoundingClientRect();
+        return box.top >= view.top - 1 && box.bottom <= view.bottom + 1;
+      });
+    await until("the sent prompt in view", inView, 5000);
     assert.equal(await queued.getAttribute("data-state"), "admitted");
     await web().getByTestId("message-assistant").filter({ hasText: "Second answer." }).waitFor();
     assert.equal(await queued.getByTestId("message-queued").count(), 0);
@@ -186,6 +195,30 @@ describe("VS Code: the panel at 300 and 600 px, light, dark and high contrast", 
     assert.match((await error.getByTestId("turn-error-message").textContent()) ?? "", /401/);
     assert.equal(await error.getAttribute("role"), "alert");
     await until("the session to be idle", async () => (await state().textContent())?.startsWith("idle"));
+  });
+
+  step("every control is reached with Tab and shows where the focus is", async () => {
+    // from the first control of the page to the last (the next Tab leaves the page)
+    await web().getByTestId("sessions-select").focus();
+    const reached = new Set<string>(["sessions-select"]);
+    const unringed: string[] = [];
+    for (let i = 0; i < 120; i++) {
+      await wb.page.keyboard.press("Tab");
+      const focused = await web().locator("body").evaluate(() => {
+        const el = document.activeElement as HTMLElement | null;
+        if (!el || el === document.body) return undefined;
+        const style = getComputedStyle(el);
+        const ring = style.outlineStyle !== "none" && parseFloat(style.outlineWidth) > 0;
+        return { id: el.getAttribute("data-testid") ?? `${el.tagName.toLowerCase()}.${el.className}`, ring };
+      });
+      if (!focused) break; // past the last control: the focus left the page
+      reached.add(focused.id);
+      if (!focused.ring) unringed.push(focused.id);
+    }
+    for (const id of ["sessions-select", "new-session-button", "search-sessions-button", "transcript", "rewind-button", "code-copy", "turn-error-retry", "changes-keep-all", "change-file-undo", "change-hunk-undo", "mode-select", "model-select", "prompt-input", "send-button", "undo-button"]) {
+      assert.ok(reached.has(id), `Tab never reached ${id} (reached: ${[...reached].join(", ")})`);
+    }
+    assert.deepEqual([...new Set(unringed)], [], "focused without a visible focus ring");
   });
 
   for (const [theme, themeName] of THEMES) {

@@ -121,6 +121,10 @@ describe("VS Code (code-server) with lsp-agent", { timeout: 240_000 }, () => {
 
   step("Ask… from the palette; Stop ends a running bash tool", async () => {
     await web().getByTestId("new-session-button").click();
+    // the first step's edit of a.py still waits for Keep or Undo: + New asks first
+    const dialog = wb.page.locator(".monaco-dialog-box", { hasText: "wait for Keep or Undo" });
+    await dialog.waitFor();
+    await dialog.locator(".monaco-button", { hasText: "Keep All, Then Start" }).click();
     await until("a new, empty session", async () => (await web().getByTestId("message-user").count()) === 0 && (await state().textContent()) === "idle");
     await wb.fake.setScript({ turns: [{ tool_calls: [{ name: "bash", input: { command: "sleep 30", description: "wait a long time" } }] }] });
     // this time from the palette: "LSP Agent: Ask…" asks with an input box

@@ -2,8 +2,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { RequestPermissionParams, SessionUpdate } from "../../src/shared/protocol";
-import { applyUpdate, emptySession, type SessionView, type ToolItem, type UserItem } from "../../src/shared/reducer";
-import { isQueued, permissionText, toolBadge, toolTitle, workingLabel } from "../../src/webview/view";
+import type { ConfigOption } from "../../src/shared/protocol";
+import { applyUpdate, emptySession, initialChatState, type SessionView, type ToolItem, type UserItem } from "../../src/shared/reducer";
+import { isQueued, permissionText, pickerOption, toolBadge, toolTitle, workingLabel } from "../../src/webview/view";
 
 function apply(s: SessionView, ...updates: SessionUpdate[]): SessionView {
   for (const update of updates) s = applyUpdate(s, { sessionId: s.sessionId, seq: s.lastSeq + 1, update }).session;
@@ -72,6 +73,25 @@ describe("queued prompts", () => {
     assert.equal(isQueued(user(s)), true);
     s = apply(s, { sessionUpdate: "user_message", messageId: "u2", content: [], state: "promoted" });
     assert.equal(isQueued(user(s)), false);
+  });
+});
+
+describe("the mode and model pickers", () => {
+  const model = (currentValue: string): ConfigOption => ({
+    configId: "model",
+    name: "Model",
+    category: "model",
+    type: "select",
+    currentValue,
+    options: [{ value: "anthropic/a", name: "anthropic/a" }, { value: "anthropic/b", name: "anthropic/b" }],
+  });
+
+  it("are filled before the first session from the server's choices, then from the session's", () => {
+    const before = { ...initialChatState(), configOptions: [model("anthropic/a")] };
+    assert.equal(pickerOption(before, "model")?.currentValue, "anthropic/a");
+    assert.equal(pickerOption(before, "mode"), undefined);
+    const during = { ...before, session: { ...emptySession("s1"), configOptions: [model("anthropic/b")] } };
+    assert.equal(pickerOption(during, "model")?.currentValue, "anthropic/b");
   });
 });
 

@@ -8,6 +8,7 @@
 ---   gauge.lua      the context gauge ('statusline') and the user's statusline component
 ---   focus_chip.lua the focus sent with the next prompt, shown above the prompt area
 ---   submit.lua     sending the prompt area's text (mentions, focus)
+---   spinner.lua    the working indicator that turns in the winbar while a turn runs
 ---   window.lua     buffers, keys, windows, closing, jumping to code
 local focus_chip = require("lsp_agent.chat.focus_chip")
 local focus_mod = require("lsp_agent.focus")

@@ -41,7 +41,7 @@ function M.render_lines(s)
         if #lines > 0 then
           add("")
         end
-        add("## You" .. (item.state == "admitted" and " (queued)" or ""))
+        add("## You" .. (item.queued and " (queued: sent when the turn ends)" or ""))
         users[#lines] = item.message_id
         add("")
         vim.list_extend(lines, split(item.text))

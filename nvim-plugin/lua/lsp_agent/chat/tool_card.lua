@@ -19,20 +19,8 @@ local ICON = {
   failed = "✗",
   cancelled = "⊘",
   interrupted = "■",
+  refused = "⊘",
 }
-
---- What a tool call is about, when it has no title.
-local function tool_subject(tool)
-  local input = type(tool.rawInput) == "table" and tool.rawInput or {}
-  local value = input.command or input.file_path or input.path or input.pattern or input.url or input.description
-  if type(value) ~= "string" then
-    return ""
-  end
-  if value:match("^/") or value:match("^file://") then
-    value = util.display_path(value)
-  end
-  return (value:gsub("\n.*", " …"))
-end
 
 --- Where a tool call points: { path, line? } or nil.
 function M.tool_location(tool)
@@ -71,19 +59,23 @@ function M.tool_status(tool)
   if tool.permission == "rejected" and tool.status ~= "in_progress" then
     return "denied" .. (tool.permission_reason and (": " .. tool.permission_reason) or "")
   end
+  if tool.refused then
+    -- the person or a rule said no: not a failure of the tool (protocol.md `refused`)
+    return "refused"
+  end
   return STATUS[tool.status] or tool.status or "pending"
 end
 
---- One line for a tool call: icon, name, subject, [status], → location.
+--- One line for a tool call: icon, name, the server's title for it (the tool's own words,
+--- e.g. "Run python3 hello.py"), [status], → location.
 function M.tool_line(tool)
-  local title = util.nn(tool.title)
-  if not title or title == "" then
-    title = tool_subject(tool)
-  end
+  local title = util.nn(tool.title) or ""
   local name = tool.toolName or tool.tool_kind or "tool"
   local icon = ICON[tool.status] or "○"
   if tool.status == "completed" and (exit_code(tool) or 0) ~= 0 then
     icon = ICON.failed
+  elseif tool.refused or (tool.permission == "rejected" and tool.status ~= "in_progress") then
+    icon = ICON.refused
   end
   local line = ("- %s %s"):format(icon, name)
   if title ~= "" and title ~= name then

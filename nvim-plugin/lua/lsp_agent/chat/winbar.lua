@@ -1,6 +1,7 @@
 --- The chat window's winbar (title, mode · model, usage, state: what gives way first when it
 --- is narrow) and the prompt area's (its keys).
 local config = require("lsp_agent.config")
+local spinner = require("lsp_agent.chat.spinner")
 local state = require("lsp_agent.chat.state")
 local util = require("lsp_agent.util")
 
@@ -35,33 +36,16 @@ local function usage_text(s, detail)
   return #parts > 0 and table.concat(parts, " · ") or nil
 end
 
-
 --- The words for a session state (shared with the statusline).
 M.STATE_TEXT = { idle = "idle", running = "● running", requires_action = "? waiting for you" }
 local STATE_ICON = { idle = "○", running = "●", requires_action = "?" }
 local SEPARATOR = " │ "
 local MIN_TITLE = 12
 
-local function width_of(text)
-  return vim.fn.strdisplaywidth(text)
-end
+local width_of = util.width_of
 
 --- `text` cut to `width` display cells, with "…" when cut.
-function M.truncate(text, width)
-  if width_of(text) <= width then
-    return text
-  end
-  if width < 1 then
-    return ""
-  end
-  local n = vim.fn.strchars(text)
-  while n > 0 and width_of(vim.fn.strcharpart(text, 0, n)) > width - 1 do
-    n = n - 1
-  end
-  return vim.fn.strcharpart(text, 0, n) .. "…"
-end
-
-M.width_of = width_of
+M.truncate = util.truncate
 
 local function join(parts)
   return table.concat(
@@ -97,12 +81,18 @@ function M.winbar_text(s, width)
   end
   local words = s.pending_permission and "? permission" or M.STATE_TEXT[s.state] or s.state
   local icon = s.pending_permission and "?" or STATE_ICON[s.state] or s.state
+  if spinner.working(s) then
+    -- the working indicator: it turns while the turn runs (spinner.lua)
+    icon = spinner.frame()
+    words = icon .. (s.compacting and " compacting…" or " working…")
+  end
   -- from the most to the least detailed; `true` is where the title goes
+  -- (no usage yet is "", not nil: a nil would end the level before the state)
   local levels = {
-    { "lsp-agent", true, settings(false), usage_text(s, "full"), words },
-    { true, settings(false), usage_text(s, "full"), words },
-    { true, settings(false), usage_text(s, "short"), words },
-    { true, settings(false), usage_text(s, "tiny"), words },
+    { "lsp-agent", true, settings(false), usage_text(s, "full") or "", words },
+    { true, settings(false), usage_text(s, "full") or "", words },
+    { true, settings(false), usage_text(s, "short") or "", words },
+    { true, settings(false), usage_text(s, "tiny") or "", words },
     { true, settings(false), words },
     { settings(false), words },
     { settings(true), words },

@@ -1,6 +1,10 @@
-"""Turns run in the background, one at a time per session; input that arrives meanwhile is
-queued (already admitted) and runs right after. Cancel stops the turn; other work that must
-not overlap a turn (compact, delete) holds the session exclusively."""
+"""One turn at a time per session, for every front door.
+
+A turn runs in a task of its own: started in the background (``start``: input that arrives
+meanwhile is queued, already admitted, and runs right after) or claimed by a door that awaits
+it (``claim``: ACP's ``session/prompt``, ``lsp-agent run``). Cancel stops the turn and waits
+for it to record its end; other work that must not overlap a turn (compact, delete, revert)
+holds the session exclusively; closing cancels every turn."""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 from lsp_agent.core.errors import SessionBusy
 
@@ -26,7 +31,7 @@ class TurnScheduler:
     def __init__(self, *, run_turn: RunTurn, has_pending: HasPending) -> None:
         self._run_turn = run_turn
         self._has_pending = has_pending
-        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._tasks: dict[str, asyncio.Task[Any]] = {}
         self._again: set[str] = set()
         self._exclusive: dict[str, str] = {}
 
@@ -38,6 +43,12 @@ class TurnScheduler:
         if session_id in self._exclusive:
             raise SessionBusy(session_id, self._exclusive[session_id])
 
+    def check_idle(self, session_id: str) -> None:
+        """``SessionBusy`` while a turn runs or other work holds the session."""
+        self.check_free(session_id)
+        if session_id in self._tasks:
+            raise SessionBusy(session_id, "a turn is running")
+
     def start(self, session_id: str) -> bool:
         """Run the session's pending input; False when a turn is running (it will be run
         right after, by that turn's driver)."""
@@ -47,16 +58,31 @@ class TurnScheduler:
             return False
         task = asyncio.create_task(self._drive(session_id), name=f"turn {session_id}")
         self._tasks[session_id] = task
+        # A task cancelled before its first step never runs ``_drive``'s ``finally``.
+        task.add_done_callback(lambda done: self._release(session_id, done))
         return True
 
-    async def cancel(self, session_id: str) -> None:
-        """Stop the running turn (idempotent; nothing happens when idle)."""
+    def claim(self, session_id: str, task: asyncio.Task[Any]) -> None:
+        """Run ``task`` as the session's turn (a door that awaits its turn); ``SessionBusy``
+        while a turn runs or other work holds the session."""
+        self.check_idle(session_id)
+        self._tasks[session_id] = task
+        task.add_done_callback(lambda done: self._release(session_id, done))
+
+    def _release(self, session_id: str, task: asyncio.Task[Any]) -> None:
+        if self._tasks.get(session_id) is task:
+            del self._tasks[session_id]
+
+    async def cancel(self, session_id: str, *, wait: bool = True) -> None:
+        """Stop the running turn (idempotent; nothing happens when idle); ``wait``: until it
+        has recorded its end (at most ``CANCEL_WAIT``)."""
         self._again.discard(session_id)
         task = self._tasks.get(session_id)
         if task is None:
             return
         task.cancel()
-        await asyncio.wait([task], timeout=CANCEL_WAIT)
+        if wait:
+            await asyncio.wait([task], timeout=CANCEL_WAIT)
 
     @contextlib.asynccontextmanager
     async def exclusive(self, session_id: str, doing: str) -> AsyncIterator[None]:
