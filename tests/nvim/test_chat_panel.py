@@ -122,17 +122,6 @@ def test_a_refused_call_reads_refused_not_failed(editor: Any) -> None:
     assert line == "- ✗ bash Run make [failed]"
 
 
-SCREEN = """
-local rows = {}
-for row = 1, vim.o.lines do
-  local cells = {}
-  for col = 1, vim.o.columns do cells[col] = vim.fn.screenstring(row, col) end
-  rows[row] = table.concat(cells)
-end
-return rows
-"""
-
-
 def test_the_diff_tab_labels_and_winbars_name_the_file_at_80_and_160_columns(
     editor: Any, workspace: Any
 ) -> None:
@@ -153,7 +142,7 @@ def test_the_diff_tab_labels_and_winbars_name_the_file_at_80_and_160_columns(
         editor.command(f"set columns={columns}")
         editor.command("wincmd =")  # both sides share the width, as when the tab opens
         editor.command("redraw!")
-        tabline, winbars = editor.lua(SCREEN)[:2]
+        tabline, winbars = editor.screen_rows()[:2]
         assert "Δ module.py" in tabline, tabline
         assert len(tabline.rstrip()) <= columns
         half = columns // 2
