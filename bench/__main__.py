@@ -38,6 +38,8 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, Settings]:
                         help="--long: session sizes, comma-separated")  # fmt: skip
     parser.add_argument("--provider", choices=sorted(long.MODELS), default="anthropic",
                         help="--long: the provider the sessions use")  # fmt: skip
+    parser.add_argument("--baseline", type=Path,
+                        help="--long: also measure this checkout's agent")  # fmt: skip
     args = parser.parse_args(argv)
     if args.runs < 1 or args.warmup < 0:
         parser.error("--runs must be at least 1 and --warmup at least 0")
@@ -67,7 +69,9 @@ def main_long(args: argparse.Namespace, argv: list[str]) -> int:
         raise SystemExit("--steps takes sizes like 10,100,800") from None
     if any(n < 1 for n in steps):
         raise SystemExit("--steps: every size must be at least 1")
-    sessions = asyncio.run(long.run_long(long.Settings(steps=steps, provider=args.provider)))
+    sessions = asyncio.run(
+        long.run_long(long.Settings(steps=steps, provider=args.provider, baseline=args.baseline))
+    )
     doc = long_report.write(sessions, args.out, command_line(argv))
     raw = {"sessions": [s.to_json() for s in sessions]}
     (args.out / "benchmarks-long.json").write_text(json.dumps(raw, indent=1) + "\n")

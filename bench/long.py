@@ -20,6 +20,8 @@ produces every figure.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import itertools
 import json
 import os
@@ -28,16 +30,18 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from bench import serve_path
+from bench.measured import run_measured
 from bench.workload import isolated_env
 from lsp_agent.testing.fake_llm import FakeLLMServer, RequestRecord, running_fake_llm
 
+ROOT = Path(__file__).resolve().parents[1]
 MODELS = {"anthropic": "anthropic/claude-bench", "openai": "openai/gpt-bench"}
 FILE = "".join(f"line_{i} = {i}\n" for i in range(4))
 """Small, so 800 steps make the ~240 KB request the issue measured (each step adds a call and
@@ -53,6 +57,16 @@ class Settings:
     provider: str = "anthropic"
     paths: tuple[str, ...] = ("run", "serve")
     timeout: float = 900.0
+    baseline: Path | None = None
+    """Another checkout's root: its agent is measured too, session for session, alternating
+    with this one's (before/after in the same run)."""
+
+    def agents(self) -> tuple[tuple[str, str | None], ...]:
+        """(label, PYTHONPATH for the agent's processes) of each agent measured."""
+        ours = str(ROOT)  # this checkout's agent, whatever the environment installed
+        if self.baseline is None:
+            return (("lsp-agent", ours),)
+        return (("before", str(self.baseline)), ("after", ours))
 
 
 @attrs.frozen(kw_only=True)
@@ -67,6 +81,7 @@ class Floor:
 
 @attrs.frozen(kw_only=True)
 class Session:
+    agent: str
     path: str
     steps: int
     gaps_ms: tuple[float, ...]
@@ -75,12 +90,14 @@ class Session:
     floor_first: Floor
     floor_last: Floor
 
-    def tenths(self) -> list[float]:
-        """The median overhead of each tenth of the session's steps."""
-        return [statistics.median(chunk) for chunk in _tenths(self.gaps_ms)]
+    def tenths(self, q: float = 0.5) -> list[float]:
+        """The overhead of each tenth of the session's steps: its median, or its ``q``
+        quantile (the lower quartile is what other jobs on a shared machine move least:
+        their bursts only ever add to a step)."""
+        return [percentile(chunk, q) for chunk in _tenths(self.gaps_ms)]
 
-    def growth(self) -> float:
-        tenths = self.tenths()
+    def growth(self, q: float = 0.5) -> float:
+        tenths = self.tenths(q)
         return tenths[-1] / tenths[0]
 
     def net_growth(self) -> float | None:
@@ -92,8 +109,25 @@ class Session:
 
     def to_json(self) -> dict[str, Any]:
         data = attrs.asdict(self)
-        data.update(tenths_ms=self.tenths(), growth=self.growth(), net_growth=self.net_growth())
+        data.update(
+            tenths_ms=self.tenths(),
+            growth=self.growth(),
+            tenths_lower_quartile_ms=self.tenths(0.25),
+            growth_lower_quartile=self.growth(0.25),
+            net_growth=self.net_growth(),
+        )
         return data
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q`` quantile, interpolated (the median for 0.5)."""
+    if q == 0.5:
+        return statistics.median(values)
+    return (
+        statistics.quantiles(values, n=100, method="inclusive")[round(q * 100) - 1]
+        if len(values) > 1
+        else values[0]
+    )
 
 
 def _tenths(values: Sequence[float]) -> list[list[float]]:
@@ -130,10 +164,11 @@ def prepare(root: Path, steps: int, provider: str) -> tuple[Path, Path]:
     return workspace, home
 
 
-def provider_env(home: Path, server: FakeLLMServer, **extra: str) -> dict[str, str]:
-    """The agent's environment; a ``PYTHONPATH`` given to the bench passes on, so the agent of
-    another checkout can be measured with this harness (before/after in the same run)."""
-    passed = {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}
+def provider_env(
+    home: Path, server: FakeLLMServer, pythonpath: str | None, **extra: str
+) -> dict[str, str]:
+    """The agent's environment; ``pythonpath`` puts another checkout's agent first."""
+    passed = {"PYTHONPATH": pythonpath} if pythonpath else {}
     return isolated_env(
         home,
         ANTHROPIC_BASE_URL=server.anthropic_base_url,
@@ -162,11 +197,12 @@ def gaps(records: Sequence[RequestRecord]) -> list[float]:
     return out
 
 
-async def serve_session(server: FakeLLMServer, root: Path, steps: int, provider: str,
-                        timeout: float) -> tuple[list[RequestRecord], float]:  # fmt: skip
+async def serve_session(server: FakeLLMServer, root: Path, steps: int, settings: Settings,
+                        pythonpath: str | None) -> tuple[list[RequestRecord], float]:  # fmt: skip
     """N steps in one prompt of a fresh ``lsp-agent serve``: model requests, VmHWM (MiB)."""
+    provider, timeout = settings.provider, settings.timeout
     workspace, home = prepare(root, steps, provider)
-    env = provider_env(home, server, LSP_AGENT_MODEL=MODELS[provider])
+    env = provider_env(home, server, pythonpath, LSP_AGENT_MODEL=MODELS[provider])
     async with serve_path.started(env, workspace) as (client, _):
         server.set_script(script(steps))
         server.clear_log()
@@ -215,13 +251,14 @@ def measure_floor(server: FakeLLMServer, record: RequestRecord, provider: str) -
 
 
 def session_figures(
-    server: FakeLLMServer, path: str, steps: int, provider: str,
+    server: FakeLLMServer, agent: str, path: str, steps: int, provider: str,
     records: list[RequestRecord], rss: float,
 ) -> Session:  # fmt: skip
     first, last = sample_body(records, True), sample_body(records, False)
     floor_first = measure_floor(server, first, provider)
     floor_last = measure_floor(server, last, provider)
     return Session(
+        agent=agent,
         path=path,
         steps=steps,
         gaps_ms=tuple(gaps(records)),
@@ -232,33 +269,34 @@ def session_figures(
     )
 
 
+@contextlib.contextmanager
+def no_gc() -> Iterator[None]:
+    """No cyclic garbage collection in this process during a session: the fake server (a
+    thread here) keeps every request body, and a collection walking them would delay its
+    arrival stamps by tens of ms, more the longer the session — a growth not the agent's."""
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+        gc.collect()
+
+
 async def run_long(settings: Settings) -> list[Session]:
-    """Every size through every path, smallest first, alternating the paths."""
+    """Every size through every path (and agent), smallest first, alternating the order."""
     sessions: list[Session] = []
+    runs = [(path, agent) for path in settings.paths for agent in settings.agents()]
     with running_fake_llm() as server:
         for index, steps in enumerate(settings.steps):
-            order = settings.paths if index % 2 == 0 else tuple(reversed(settings.paths))
-            for path in order:
-                with tempfile.TemporaryDirectory(prefix="lsp-agent-long-") as tmp:
-                    root = Path(tmp).resolve()
-                    began = time.monotonic()
-                    if path == "run":
-                        records, rss = await asyncio.to_thread(
-                            run_measured_session, server, root, steps, settings
-                        )
-                    else:
-                        records, rss = await serve_session(
-                            server, root, steps, settings.provider, settings.timeout
-                        )
-                    session = session_figures(server, path, steps, settings.provider, records, rss)
-                    del records
-                    server.clear_log()
+            for path, (agent, pythonpath) in runs if index % 2 == 0 else reversed(runs):
+                began = time.monotonic()
+                session = await one_session(server, settings, steps, path, agent, pythonpath)
                 sessions.append(session)
                 print(
-                    f"{path:5} {steps:5} steps: first tenth {session.tenths()[0]:.1f} ms, "
-                    f"last {session.tenths()[-1]:.1f} ms, growth {session.growth():.2f}x, "
-                    f"floor {session.floor_first.send_ms:.1f} -> {session.floor_last.send_ms:.1f}"
-                    f" ms, RSS {session.peak_rss_mib:.1f} MiB "
+                    f"{agent:9} {path:5} {steps:5} steps: first tenth "
+                    f"{session.tenths()[0]:.1f} ms, last {session.tenths()[-1]:.1f} ms, growth "
+                    f"{session.growth():.2f}x, floor {session.floor_first.send_ms:.1f} -> "
+                    f"{session.floor_last.send_ms:.1f} ms, RSS {session.peak_rss_mib:.1f} MiB "
                     f"({time.monotonic() - began:.0f} s)",
                     file=sys.stderr,
                     flush=True,
@@ -266,31 +304,40 @@ async def run_long(settings: Settings) -> list[Session]:
     return sessions
 
 
+async def one_session(
+    server: FakeLLMServer, settings: Settings, steps: int, path: str, agent: str,
+    pythonpath: str | None,
+) -> Session:  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="lsp-agent-long-") as tmp, no_gc():
+        root = Path(tmp).resolve()
+        if path == "run":
+            records, rss = await asyncio.to_thread(
+                run_measured_session, server, root, steps, settings, pythonpath
+            )
+        else:
+            records, rss = await serve_session(server, root, steps, settings, pythonpath)
+        try:
+            return session_figures(server, agent, path, steps, settings.provider, records, rss)
+        finally:
+            del records
+            server.clear_log()
+
+
 def run_measured_session(
-    server: FakeLLMServer, root: Path, steps: int, settings: Settings
+    server: FakeLLMServer, root: Path, steps: int, settings: Settings, pythonpath: str | None
 ) -> tuple[list[RequestRecord], float]:
-    """``run_session`` with the process's peak RSS from ``wait4``."""
+    """N steps through a fresh ``lsp-agent run``: the model requests and the peak RSS (MiB),
+    taken by ``bench/measured.py``'s small wrapper (a fork of this process, which holds every
+    request body, would count this process's memory as the child's)."""
     workspace, home = prepare(root, steps, settings.provider)
     server.set_script(script(steps))
     server.clear_log()
     argv = [sys.executable, "-m", "lsp_agent", "run", "--max-steps", str(steps + 10)]
     argv += ["--model", MODELS[settings.provider], PROMPT]
-    env = provider_env(home, server, PWD=str(workspace))
-    with open(root / "stderr.txt", "wb") as err:
-        proc = subprocess.Popen(argv, cwd=workspace, env=env, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=err)  # fmt: skip
-        deadline = time.monotonic() + settings.timeout
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() > deadline:
-                proc.kill()
-                proc.wait()
-                raise RuntimeError(f"lsp-agent run took longer than {settings.timeout} s")
-            time.sleep(0.05)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        tail = (root / "stderr.txt").read_text(errors="replace")[-2000:]
-        raise RuntimeError(f"lsp-agent run exited {proc.returncode}: {tail}")
-    return model_requests(server, steps), usage.ru_maxrss / 1024
+    env = provider_env(home, server, pythonpath, PWD=str(workspace))
+    process = run_measured(
+        argv, cwd=workspace, env=env, out=root / "measured.json", timeout=settings.timeout
+    )
+    if process.returncode != 0:
+        raise RuntimeError(f"lsp-agent run exited {process.returncode}: {process.stderr_tail}")
+    return model_requests(server, steps), process.peak_rss_mib

@@ -10,6 +10,7 @@ compares with the fake LLM's request times.
 from __future__ import annotations
 
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -35,7 +36,11 @@ def run_measured(
     """Run ``argv`` under this module in a fresh interpreter; its figures."""
     wrapper = [sys.executable, "-m", "bench.measured", str(out), "--", *argv]
     root = str(Path(__file__).resolve().parents[1])
-    wrapper_env = {**env, "PYTHONPATH": root}
+    # A PYTHONPATH of the caller's (another checkout's agent) stays first.
+    wrapper_env = {
+        **env,
+        "PYTHONPATH": os.pathsep.join(p for p in (env.get("PYTHONPATH"), root) if p),
+    }
     done = subprocess.run(
         wrapper, cwd=cwd, env=wrapper_env, capture_output=True, text=True, timeout=timeout
     )

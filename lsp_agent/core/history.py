@@ -40,6 +40,28 @@ def fold(transcript: Sequence[TranscriptMessage]) -> list[Message]:
     return messages
 
 
+class FoldCache:
+    """:func:`fold`, each transcript message folded once for as long as it is unchanged.
+
+    Folding is message by message (one entry never affects another's messages), so the
+    messages of an entry seen before — the same object, as ``LiveTranscript`` keeps an
+    untouched message's — are reused: a step folds only what it added or changed, and the
+    folded ``Message`` objects stay the same ones from request to request."""
+
+    def __init__(self) -> None:
+        self._folded: dict[str, tuple[TranscriptMessage, list[Message]]] = {}
+
+    def fold(self, transcript: Sequence[TranscriptMessage]) -> list[Message]:
+        messages: list[Message] = []
+        for entry in transcript:
+            cached = self._folded.get(entry.message_id)
+            if cached is None or cached[0] is not entry:
+                cached = (entry, fold([entry]))
+                self._folded[entry.message_id] = cached
+            messages.extend(cached[1])
+        return messages
+
+
 def _user_parts(entry: TranscriptMessage) -> tuple[Part, ...]:
     return tuple(TextPart(text=part.text) for part in entry.parts if isinstance(part, TextPartView))
 

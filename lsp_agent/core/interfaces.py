@@ -65,6 +65,13 @@ class EventStore(Protocol):
         """Promoted user messages and assistant messages, in order (the projection)."""
         ...
 
+    async def transcript_changes(
+        self, session_id: str, after_seq: int
+    ) -> tuple[list[TranscriptMessage], int]:
+        """The messages added or changed by events after ``after_seq``, in order, and the
+        seq read up to: what keeps a transcript already read up to date."""
+        ...
+
     async def pending_inputs(self, session_id: str) -> list[str]:
         """Message ids admitted but not yet promoted, oldest first."""
         ...

@@ -46,6 +46,7 @@ from lsp_agent.providers.errors import (
     parse_tool_input,
     truncated,
 )
+from lsp_agent.providers.wire_cache import WireCache, WireItems, compact_json, encode_with_list
 from lsp_agent.providers.wire_json import count, obj, text
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -85,6 +86,7 @@ class AnthropicProvider:
         self._env = env
         self._http_client = http_client
         self._cached: tuple[str, anthropic.AsyncAnthropic] | None = None
+        self._wire = WireCache()
 
     @property
     def name(self) -> str:
@@ -100,7 +102,7 @@ class AnthropicProvider:
         try:
             response = await client.post(
                 "/v1/messages",
-                content=request_body(request),
+                content=request_body(request, self._wire),
                 options={"headers": {"content-type": "application/json"}},
                 cast_to=object,
                 stream=True,
@@ -161,27 +163,40 @@ class AnthropicProvider:
         return self._cached[1]
 
 
-def request_body(request: ModelRequest) -> bytes:
+def request_body(request: ModelRequest, cache: WireCache | None = None) -> bytes:
     """The serialized streaming request.
 
     Sent as bytes through the SDK's own ``post`` (its auth, headers, errors and SSE parsing):
     ``messages.create`` would first walk and copy the whole body in Python on every step,
-    a cost that grows with the conversation. The body is plain JSON data already.
+    a cost that grows with the conversation. The body is plain JSON data already, its
+    messages converted and encoded once each (``cache``, see ``wire_cache``).
     """
-    body = request_params(request)
+    body, texts = _params(request, cache or WireCache())
     body["stream"] = True
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    return encode_with_list(body, "messages", texts)
 
 
 def request_params(request: ModelRequest) -> dict[str, Any]:
     """The JSON body of ``POST /v1/messages`` (minus ``stream``), as plain data."""
+    return _params(request, WireCache())[0]
+
+
+def _params(request: ModelRequest, cache: WireCache) -> tuple[dict[str, Any], list[str]]:
+    """The body, and the JSON of each of its messages (the marked last one's included)."""
     system = [{"type": "text", "text": block.text} for block in request.system]
     tools = [
         {"name": t.name, "description": t.description, "input_schema": t.input_schema}
         for t in request.tools
     ]
-    messages = [m for m in (_message(m) for m in request.messages) if m["content"]]
+    wired = cache.wire(request.messages, _message_items)
+    messages = [item for w in wired for item in w.items]
+    texts = [text for w in wired for text in w.texts]
+    if messages:  # the last message gets a cache mark: a copy, the kept one stays unmarked
+        last = messages[-1]
+        messages[-1] = {**last, "content": [dict(block) for block in last["content"]]}
     _mark_cache(request, system, tools, messages)
+    if messages:
+        texts[-1] = compact_json(messages[-1])
     params: dict[str, Any] = {
         "model": request.model,
         "max_tokens": request.max_output_tokens,
@@ -199,7 +214,13 @@ def request_params(request: ModelRequest) -> dict[str, Any]:
         if request.max_output_tokens <= budget:
             # Thinking counts toward max_tokens, which must exceed the budget.
             params["max_tokens"] = budget + request.max_output_tokens
-    return params
+    return params, texts
+
+
+def _message_items(message: Message) -> WireItems:
+    """The message's wire form, or nothing for a message with no block the API takes."""
+    wire = _message(message)
+    return [wire] if wire["content"] else []
 
 
 def _message(message: Message) -> dict[str, Any]:

@@ -45,6 +45,7 @@ from lsp_agent.providers.errors import (
     parse_tool_input,
     truncated,
 )
+from lsp_agent.providers.wire_cache import WireCache, compact_json, encode_with_list
 from lsp_agent.providers.wire_json import count, items, obj, text
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -85,6 +86,7 @@ class OpenAIProvider:
         self._compatible = compatible
         self._http_client = http_client
         self._cached: tuple[str, openai.AsyncOpenAI] | None = None
+        self._wire = WireCache()
 
     @property
     def name(self) -> str:
@@ -98,7 +100,7 @@ class OpenAIProvider:
         try:
             response = await client.post(
                 "/chat/completions",
-                content=request_body(request, compatible=self._compatible),
+                content=request_body(request, compatible=self._compatible, cache=self._wire),
                 options={
                     "headers": {"content-type": "application/json"},
                     "security": {"bearer_auth": True},
@@ -161,26 +163,38 @@ class OpenAIProvider:
         return self._cached[1]
 
 
-def request_body(request: ModelRequest, *, compatible: bool) -> bytes:
+def request_body(
+    request: ModelRequest, *, compatible: bool, cache: WireCache | None = None
+) -> bytes:
     """The serialized streaming request, sent through the SDK's own ``post``.
 
     ``chat.completions.create`` would validate and copy the whole body in Python on every
-    step, a cost that grows with the conversation; the body is plain JSON data already.
+    step, a cost that grows with the conversation; the body is plain JSON data already, its
+    messages converted and encoded once each (``cache``, see ``wire_cache``).
     """
-    body = request_params(request, compatible=compatible)
+    body, texts = _params(request, compatible, cache or WireCache())
     body["stream"] = True
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    return encode_with_list(body, "messages", texts)
 
 
 def request_params(request: ModelRequest, *, compatible: bool) -> dict[str, Any]:
     """The JSON body of ``POST /chat/completions`` (minus ``stream``), as plain data."""
+    return _params(request, compatible, WireCache())[0]
+
+
+def _params(
+    request: ModelRequest, compatible: bool, cache: WireCache
+) -> tuple[dict[str, Any], list[str]]:
+    """The body, and the JSON of each item of its ``messages``."""
     messages: list[dict[str, Any]] = []
     if request.system:
         messages.append(
             {"role": "system", "content": "\n\n".join(block.text for block in request.system)}
         )
-    for message in request.messages:
-        messages.extend(_messages(message))
+    texts = [compact_json(m) for m in messages]
+    for wired in cache.wire(request.messages, _messages):
+        messages.extend(wired.items)
+        texts.extend(wired.texts)
     params: dict[str, Any] = {
         "model": request.model,
         "messages": messages,
@@ -206,7 +220,7 @@ def request_params(request: ModelRequest, *, compatible: bool) -> dict[str, Any]
         params["max_completion_tokens"] = request.max_output_tokens
         if request.thinking is not None:
             params["reasoning_effort"] = _effort(request.thinking)
-    return params
+    return params, texts
 
 
 def _messages(message: Message) -> list[dict[str, Any]]:

@@ -66,7 +66,13 @@ from lsp_agent.storage.db import (
     in_connection_thread,
     open_checked_db,
 )
-from lsp_agent.storage.projections import ProjectionError, clear_projections, dumps, project
+from lsp_agent.storage.projections import (
+    MESSAGE_EVENTS,
+    ProjectionError,
+    clear_projections,
+    dumps,
+    project,
+)
 from lsp_agent.storage.search_index import DEFAULT_LIMIT, SearchHit, search
 from lsp_agent.system.owner import current_owner
 
@@ -83,9 +89,20 @@ FROM messages AS m
 LEFT JOIN parts AS p ON p.message_id = m.message_id
 LEFT JOIN tool_calls AS t ON p.type = 'tool_call' AND t.tool_call_id = p.part_id
 WHERE m.session_id = ?
+{}
 ORDER BY m.seq, p.position
 """
 
+
+_CHANGED_MESSAGES_SQL = f"""
+SELECT DISTINCT json_extract(data, '$.messageId') AS message_id FROM events
+WHERE session_id = ? AND seq > ? AND type IN ({", ".join(f"'{t}'" for t in MESSAGE_EVENTS)})
+"""
+
+
+_MAX_CHANGED = 500
+"""More changed messages than this are picked from the whole transcript (SQLite caps the
+number of ``?`` in a statement)."""
 
 _ASK_EVENTS = (
     "permission_asked",
@@ -323,21 +340,17 @@ class SqliteEventStore:
 
     async def transcript(self, session_id: str) -> list[TranscriptMessage]:
         """Promoted user messages and assistant messages in conversation order."""
-        rows = await self._read(_TRANSCRIPT_SQL, (session_id,))
-        messages: list[TranscriptMessage] = []
-        for message_id, group in groupby(rows, key=lambda row: row["message_id"]):
-            group_rows = list(group)
-            parts = tuple(_part_view(row) for row in group_rows if row["part_id"] is not None)
-            messages.append(
-                TranscriptMessage(
-                    message_id=message_id,
-                    role=group_rows[0]["role"],
-                    status=group_rows[0]["status"],
-                    parts=parts,
-                    seq=group_rows[0]["message_seq"],
-                )
-            )
-        return messages
+        return _messages(await self._read(_TRANSCRIPT_SQL.format(""), (session_id,)))
+
+    async def transcript_changes(
+        self, session_id: str, after_seq: int
+    ) -> tuple[list[TranscriptMessage], int]:
+        """The transcript messages that events after ``after_seq`` added or changed, in
+        conversation order, and the seq they are read up to — one snapshot, whose cost
+        follows the new events, not the length of the session."""
+        return await self._run_read(
+            lambda conn: _read_transaction(conn, _transcript_changes, session_id, after_seq)
+        )
 
     async def pending_inputs(self, session_id: str) -> list[str]:
         """Message ids admitted but not yet promoted, oldest first."""
@@ -705,6 +718,47 @@ def _session_info(row: sqlite3.Row) -> SessionInfo:
             cost=row["cost"],
         ),
     )
+
+
+def _messages(rows: Sequence[sqlite3.Row]) -> list[TranscriptMessage]:
+    messages: list[TranscriptMessage] = []
+    for message_id, group in groupby(rows, key=lambda row: row["message_id"]):
+        group_rows = list(group)
+        parts = tuple(_part_view(row) for row in group_rows if row["part_id"] is not None)
+        messages.append(
+            TranscriptMessage(
+                message_id=message_id,
+                role=group_rows[0]["role"],
+                status=group_rows[0]["status"],
+                parts=parts,
+                seq=group_rows[0]["message_seq"],
+            )
+        )
+    return messages
+
+
+def _transcript_changes(
+    conn: sqlite3.Connection, session_id: str, after_seq: int
+) -> tuple[list[TranscriptMessage], int]:
+    through = _last_seq(conn, session_id)
+    if after_seq <= 0:
+        return _messages(
+            conn.execute(_TRANSCRIPT_SQL.format(""), (session_id,)).fetchall()
+        ), through
+    changed = [
+        str(row["message_id"])
+        for row in conn.execute(_CHANGED_MESSAGES_SQL, (session_id, after_seq))
+        if row["message_id"] is not None
+    ]
+    if not changed:
+        return [], through
+    if len(changed) > _MAX_CHANGED:
+        wanted = set(changed)
+        rows = conn.execute(_TRANSCRIPT_SQL.format(""), (session_id,)).fetchall()
+        return [m for m in _messages(rows) if m.message_id in wanted], through
+    marks = ", ".join("?" for _ in changed)
+    sql = _TRANSCRIPT_SQL.format(f"AND m.message_id IN ({marks})")
+    return _messages(conn.execute(sql, (session_id, *changed)).fetchall()), through
 
 
 def _part_view(row: sqlite3.Row) -> PartView:

@@ -592,6 +592,20 @@ PROJECTORS: Final[Mapping[str, Projector]] = {
 }
 
 
+MESSAGE_EVENTS: Final = (
+    "user_message_promoted",
+    "context_noted",
+    "assistant_message_started",
+    "text_delta",
+    "reasoning_delta",
+    "reasoning_ended",
+    "tool_call_updated",
+    "assistant_message_ended",
+)
+"""The event types whose projector adds or changes the transcript message named by their
+``messageId`` (and only that one): what ``transcript_changes`` follows."""
+
+
 def _fetch_one(
     conn: sqlite3.Connection, sql: str, params: tuple[Any, ...] = ()
 ) -> sqlite3.Row | None:

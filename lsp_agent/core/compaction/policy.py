@@ -88,10 +88,13 @@ def current_view(
 
 
 def model_messages(
-    transcript: Sequence[TranscriptMessage], point: CompactionPoint | None
+    transcript: Sequence[TranscriptMessage],
+    point: CompactionPoint | None,
+    folder: Callable[[Sequence[TranscriptMessage]], list[Message]] = fold,
 ) -> list[Message]:
-    """What the model is sent: the summary at ``point`` (if any), then the verbatim messages."""
-    messages = fold(current_view(transcript, point))
+    """What the model is sent: the summary at ``point`` (if any), then the verbatim messages
+    (folded by ``folder``: :func:`fold`, or a ``FoldCache``'s)."""
+    messages = folder(current_view(transcript, point))
     if point is None:
         return messages
     return [summary_message(point.summary), *messages]
@@ -148,9 +151,13 @@ async def needs_compaction(
     settles it."""
     if not policy.auto or context_used == 0:
         return False
-    last_answer = max(
-        (i for i, m in enumerate(view) if m.role == "assistant" and m.status == "completed"),
-        default=-1,
+    last_answer = next(
+        (
+            i
+            for i in range(len(view) - 1, -1, -1)  # from the end: the last answer is near it
+            if view[i].role == "assistant" and view[i].status == "completed"
+        ),
+        -1,
     )
     # The answer itself was in the last response; its tool results and all after were not.
     since = fold(view[last_answer:])[1:] if last_answer >= 0 else fold(view)

@@ -305,13 +305,13 @@ class TurnRunner:
     async def _request(self, last: bool, *, allow_compaction: bool = True) -> ModelRequest:
         await self._view.note_changes(self._config.workspace_roots)
         await self._rec.flush()  # the step's queued records are part of what is read back
-        transcript = await self._store.transcript(self._session_id)
+        transcript = await self._view.transcript()
         if (
             allow_compaction
             and await self._needs_compaction(transcript)
             and await self._compact(reason="threshold")
         ):
-            transcript = await self._store.transcript(self._session_id)
+            transcript = await self._view.transcript()
         return self._build(transcript, last=last)
 
     def _build(self, transcript: list[TranscriptMessage], *, last: bool) -> ModelRequest:

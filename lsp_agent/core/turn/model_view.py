@@ -33,6 +33,7 @@ from lsp_agent.core.context import (
 )
 from lsp_agent.core.errors import ContextUnavailable
 from lsp_agent.core.events import StoredEvent
+from lsp_agent.core.history import FoldCache
 from lsp_agent.core.interfaces import Clock, EventStore, IdFactory, Provider
 from lsp_agent.core.messages import Message, SystemBlock, ThinkingConfig
 from lsp_agent.core.models import ModelInfo
@@ -40,6 +41,7 @@ from lsp_agent.core.recorder import Recorder
 from lsp_agent.core.review.ledger import fold
 from lsp_agent.core.review.note import code_rewind_note, undo_note
 from lsp_agent.core.transcript import TranscriptMessage
+from lsp_agent.core.turn.live_transcript import LiveTranscript
 
 
 class ModelView:
@@ -65,6 +67,8 @@ class ModelView:
         self._fresh_epoch = False
         self._point: CompactionPoint | None = None
         self._hidden: frozenset[str] = frozenset()
+        self._transcript = LiveTranscript(store, session_id)
+        self._fold = FoldCache()
 
     @property
     def hidden(self) -> frozenset[str]:
@@ -143,10 +147,16 @@ class ModelView:
         """The mode's ``prompt``, then the epoch's baseline: the same bytes all epoch long."""
         return (SystemBlock(text=prompt), SystemBlock(text=self._epoch.baseline, cache=True))
 
+    async def transcript(self) -> list[TranscriptMessage]:
+        """The session's transcript now, caught up with what the events since the last call
+        added or changed (the whole of it is read only the first time)."""
+        return await self._transcript.current()
+
     def messages(self, transcript: Sequence[TranscriptMessage]) -> list[Message]:
         """The history the model is sent: the summary, then the visible messages after it."""
-        visible = [m for m in transcript if m.message_id not in self._hidden]
-        return model_messages(visible, self._point)
+        hidden = self._hidden
+        visible = [m for m in transcript if m.message_id not in hidden] if hidden else transcript
+        return model_messages(visible, self._point, self._fold.fold)
 
     def verbatim(self, transcript: Sequence[TranscriptMessage]) -> list[TranscriptMessage]:
         """The transcript messages after the compaction point (what compacting would fold)."""

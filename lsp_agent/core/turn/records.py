@@ -68,6 +68,7 @@ class TurnRecords:
         output: str | None = None,
         error: str | None = None,
         exit_code: int | None = None,
+        refused: bool | None = None,
     ) -> None:
         call = ev.ToolCallUpdated(
             tool_call_id=call_id,
@@ -80,6 +81,7 @@ class TurnRecords:
             output=output,
             error=error,
             exit_code=exit_code,
+            refused=refused,
         )
         if status in ("pending", "in_progress"):
             self._open_tools[call_id] = call
