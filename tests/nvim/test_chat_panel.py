@@ -157,3 +157,19 @@ def test_the_diff_tab_labels_and_winbars_name_the_file_at_80_and_160_columns(
     editor.wait_chat("Done.")
     editor.wait_idle()
     assert editor.lua("return vim.o.tabline") == ""
+
+
+def test_a_command_ask_says_the_command_once(editor: Any) -> None:
+    """Issue 35: the ask read "Run: python3 hello.py — $ python3 hello.py"."""
+    describe = "return require('lsp_agent.permission').describe(...)"
+    subject = {"type": "command", "command": "python3 hello.py"}
+    ask = {"title": "Run: python3 hello.py", "permission": "bash", "subject": subject}
+    assert editor.lua(describe, ask) == "lsp-agent: Run: python3 hello.py"
+    described = {**ask, "description": "Say hello"}
+    assert editor.lua(describe, described) == "lsp-agent: Run: python3 hello.py — Say hello"
+    # a title that does not say the command: the command is the detail, once
+    other = {**ask, "title": "Let this command use the network"}
+    assert (
+        editor.lua(describe, other)
+        == "lsp-agent: Let this command use the network — $ python3 hello.py"
+    )
