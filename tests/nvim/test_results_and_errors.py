@@ -26,11 +26,10 @@ def test_a_failed_command_shows_its_exit_status_and_last_lines(
     editor.wait_idle()
     lines = editor.chat_lines()
 
-    [failed] = [line for line in lines if "Run the tests" in line]
-    assert failed.startswith("- ✗ bash")
+    # each line titled by the server: the command it runs (issue 34: the tool's own words)
+    [failed] = [line for line in lines if line.startswith("- ✗ bash Run echo line1; echo line2")]
     assert "[exit 3]" in failed
-    [fine] = [line for line in lines if "Say fine" in line]
-    assert fine.startswith("- ✓ bash")
+    [fine] = [line for line in lines if line.startswith("- ✓ bash Run echo fine")]
     assert "[exit 0]" in fine
     at = lines.index(failed)
     # the last lines are visible under the call; the earlier ones folded away
