@@ -5,6 +5,11 @@ text, a tool call's three updates, usage, ended), is appended to a fresh SQLite 
 ``events()`` reads it back ``--repeat`` times, once as stored JSON only and once decoding
 every event to its typed form (``StoredEvent.event``). The medians are printed in ms.
 
+Measured when typed events came in (2 shared cores, a quiet moment): load 52–69 ms, decode
+21–29 ms (about 2 µs an event, the frozen dataclass's ``__init__`` half of it); before, the
+readers indexed the loaded dicts and paid nothing here. Readers that fold the log (review
+ledger, checkpoints, context epochs) decode only the types they read.
+
     python bench/event_decode.py [--events 10000] [--repeat 7]
 """
 

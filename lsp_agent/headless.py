@@ -2,11 +2,11 @@
 
 The assistant's text streams to stdout; everything else goes to stderr, so
 ``lsp-agent run … > answer.txt`` captures just the answer. On stderr each tool call gets one
-line when it starts (``→ bash ls``) and, if it fails or is refused, one line saying why
-(``✗ …``); a command's output (the ``bash`` tool) follows its line when it ends, its last
-:data:`OUTPUT_TAIL_LINES` lines indented (dimmed on a colour terminal), ending with the exit
-code. With ``--json`` every committed event is printed as one ``agent/session/update``
-params object per line instead. Model and tool text is printed through
+line when it starts, in the tool's own words (``→ Run ls``), and, if it fails or is refused,
+one line saying why (``✗ …``); a command's output (the ``bash`` tool) follows its line when
+it ends, its last :data:`OUTPUT_TAIL_LINES` lines indented (dimmed on a colour terminal),
+ending with the exit code. With ``--json`` every committed event is printed as one
+``agent/session/update`` params object per line instead. Model and tool text is printed through
 :mod:`lsp_agent.display`: control characters appear escaped, never interpreted.
 
 Permission asks (docs/permissions.md): on a terminal the user picks once / session / always
@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Sequence
-from typing import Any, TextIO
+from typing import TextIO
 
 from lsp_agent.core import events as ev
 from lsp_agent.core.diagnostics import DiagnosticsCache
@@ -34,12 +34,10 @@ from lsp_agent.core.transcript import SessionInfo
 from lsp_agent.display import block, one_line
 from lsp_agent.wire.updates import to_update
 
-_SUMMARY_KEYS = ("file_path", "path", "pattern", "command", "url", "description")
 NO_TERMINAL = "not approved: no terminal (use --yes or a permission rule)"
 OUTPUT_TAIL_LINES = 10
 """How many of a command's last output lines are shown under its tool line."""
 _LINE_CHARS = 240
-_SUMMARY_CHARS = 160
 _SHOWS_OUTPUT = frozenset({"execute"})
 _DIM, _RESET = "\x1b[2m", "\x1b[0m"
 _CHOICES: dict[str, OptionKind] = {
@@ -72,7 +70,6 @@ class TerminalEditor:
         self._read_line = read_line
         self._color = color
         self._mid_line = False
-        self._inputs: dict[str, dict[str, Any]] = {}
         self._started: set[str] = set()
         self._refusals: dict[str, str] = {}
         self._root: str | None = None
@@ -223,11 +220,8 @@ class TerminalEditor:
 
     def _on_tool_call_updated(self, call: ev.ToolCallUpdated, indent: str) -> None:
         status = call.status
-        name = one_line(call.tool_name)
         call_id = call.tool_call_id
-        if call.input is not None:
-            self._inputs[call_id] = call.input
-        line = f"{name} {_summary(self._inputs.get(call_id, {}))}".rstrip()
+        line = one_line(call.title or call.tool_name)
         if status == "in_progress":
             if call_id not in self._started:  # later updates only carry streamed output
                 self._started.add(call_id)
@@ -244,7 +238,6 @@ class TerminalEditor:
             self._say(f"{indent}✗ {line}: {one_line(reason)}")
         if status not in ("pending", "in_progress"):
             self._started.discard(call_id)
-            self._inputs.pop(call_id, None)
 
     def _show_output(self, output: str, indent: str) -> None:
         lines = output.rstrip("\n").split("\n")  # not splitlines(): a \r is shown, not split on
@@ -332,11 +325,3 @@ def protected_refusal(protected: Sequence[str]) -> str:
 
 def _reject(reason: str) -> PermissionReply:
     return PermissionReply(kind="reject_once", reason=reason)
-
-
-def _summary(args: dict[str, Any]) -> str:
-    for key in _SUMMARY_KEYS:
-        if key in args:
-            text = one_line(str(args[key]))
-            return text if len(text) <= _SUMMARY_CHARS else text[:_SUMMARY_CHARS] + "…"
-    return ""

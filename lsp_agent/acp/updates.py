@@ -5,10 +5,11 @@ The ACP shapes are not the LSP protocol's (``wire/``): a tool call is announced 
 it announced. Kinds and statuses map onto ACP's (``cancelled``/``interrupted`` → ``failed``);
 ``locations`` come from the call's input (the files it names); an edit's ``diff`` content
 (oldText/newText) from the texts the editor wrote or the permission ask previewed
-(:meth:`UpdateMapper.note_diff`); a bash call run in the client's terminal
-(:meth:`UpdateMapper.note_terminal`) embeds that terminal, and its final output as text too (not
-every client renders terminals). A call whose input is still streaming is not announced
-until the input is complete: the first ``tool_call`` carries the input, title and kind.
+(:meth:`UpdateMapper.note_diff`); the title is the tool's own (every update carries it); a
+bash call run in the client's terminal (:meth:`UpdateMapper.note_terminal`) embeds that
+terminal, and its final output as text too (not every client renders terminals). A call
+whose input is still streaming is not announced until the input is complete: the first
+``tool_call`` carries the input, title and kind.
 
 Events the client has no update for (state changes, permission and question records,
 checkpoints, …) map to nothing. With ``replay`` (``session/load``) the user's messages are
@@ -24,10 +25,8 @@ from typing import Any
 
 from lsp_agent.core import events as ev
 from lsp_agent.core.events import StoredEvent
+from lsp_agent.core.messages import TOOL_KINDS
 
-_ACP_KINDS = frozenset(
-    {"read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode"}
-)
 _STATUSES = {
     "pending": "pending",
     "in_progress": "in_progress",
@@ -36,7 +35,6 @@ _STATUSES = {
     "cancelled": "failed",
     "interrupted": "failed",
 }
-_SUMMARY_KEYS = ("file_path", "path", "pattern", "command", "url", "description", "query")
 _PATH_KEYS = ("file_path", "path")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.M)
 _PATCH_MOVE = re.compile(r"^\*\*\* Move to: (.+)$", re.M)
@@ -121,8 +119,10 @@ class UpdateMapper:
             body["status"] = status
         if first or call.kind is not None:
             tool_kind = call.kind or "other"
-            body["kind"] = tool_kind if tool_kind in _ACP_KINDS else "other"
-        title = call.title or (_title(call) if first or raw_input else None)
+            body["kind"] = tool_kind if tool_kind in TOOL_KINDS else "other"
+        # the tool's own words for the call (core/turn/records.py); a call logged before
+        # calls had titles is announced by its tool's name (ACP's tool_call needs a title)
+        title = call.title or (call.tool_name if first else None)
         if title:
             body["title"] = title[:_TITLE_CHARS]
         if raw_input is not None:
@@ -182,18 +182,6 @@ def _chunk(kind: str, text: str) -> dict[str, Any]:
 
 def _session_info(title: str, time: str) -> dict[str, Any]:
     return {"sessionUpdate": "session_info_update", "title": title, "updatedAt": time}
-
-
-def _title(call: ev.ToolCallUpdated) -> str:
-    name = call.tool_name
-    raw_input = call.input
-    if raw_input is not None:
-        for key in _SUMMARY_KEYS:
-            value = raw_input.get(key)
-            if isinstance(value, str) and value:
-                line = " ".join(value.split())
-                return f"{name} {line}"
-    return name
 
 
 def user_blocks(content: list[dict[str, Any]]) -> list[dict[str, Any]]:

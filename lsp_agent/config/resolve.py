@@ -20,6 +20,7 @@ from lsp_agent.config.settings import (
 )
 from lsp_agent.core.errors import ConfigError
 from lsp_agent.core.models import ModelInfo
+from lsp_agent.core.modes import SIDE_AGENTS as CORE_SIDE_AGENTS
 from lsp_agent.providers import PROVIDER_KINDS, ProviderType
 
 __all__ = [
@@ -149,7 +150,7 @@ def _resolve(settings: Settings, ref: str) -> ResolvedModel:
 # Agents
 
 #: The agents whose requests are side jobs: ``small_model`` is their fallback.
-SIDE_AGENTS: Final = ("title", "summary")
+SIDE_AGENTS: Final = CORE_SIDE_AGENTS
 
 
 def agent_model_ref(settings: Settings, agent: str) -> str | None:

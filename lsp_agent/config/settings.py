@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import (
@@ -29,8 +29,10 @@ from pydantic import (
 from lsp_agent.core.errors import ConfigError
 from lsp_agent.core.messages import REASONING_BUDGETS as CORE_REASONING_BUDGETS
 from lsp_agent.core.models import ModelInfo
+from lsp_agent.core.modes import AGENT_NAMES as CORE_AGENT_NAMES
 from lsp_agent.core.modes import CLIENT_MODES, DEFAULT_MODE
 from lsp_agent.core.permission.rules import wildcard_match
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.providers import ProviderType
 
 __all__ = [
@@ -219,9 +221,10 @@ ReasoningEffort = Literal["low", "medium", "high"]
 #: table: a session's thought level uses the same).
 REASONING_BUDGETS: Final[Mapping[str, int]] = CORE_REASONING_BUDGETS
 
-#: The agents ``agents`` may configure: the two modes, the ``task`` tool's subagents, and the
-#: title and summary (compaction) side requests.
-AGENT_NAMES: Final = ("build", "plan", "task", "title", "summary")
+#: The agents ``agents`` may configure: the core's table (``core.modes``: the two modes, the
+#: ``task`` tool's subagents, the title and summary side requests). :class:`AgentsConfig`
+#: has a field for each (a unit test holds them together).
+AGENT_NAMES: Final = CORE_AGENT_NAMES
 
 
 class AgentConfig(_Config):
@@ -416,33 +419,40 @@ class PermissionRule(BaseModel):
     the user's own layers (docs/permissions.md)."""
 
 
-def _defaults(actions: Iterable[tuple[str, Action]]) -> tuple[PermissionRule, ...]:
-    return tuple(PermissionRule(permission=p, pattern="*", action=a) for p, a in actions)
+def _defaults(actions: Mapping[PermissionKind, Action]) -> tuple[PermissionRule, ...]:
+    missing = [kind.value for kind in PermissionKind if kind not in actions]
+    if missing:  # every permission a tool may declare has a built-in rule
+        raise ValueError(f"no built-in rule for {', '.join(missing)}")
+    return tuple(
+        PermissionRule(permission=kind.value, pattern="*", action=actions[kind])
+        for kind in PermissionKind
+    )
 
 
-#: docs/permissions.md: the built-in layer, first in every rule list.
+#: docs/permissions.md: the built-in layer, first in every rule list (one rule per
+#: permission, in the order of :class:`PermissionKind`).
 DEFAULT_PERMISSION_RULES: Final[tuple[PermissionRule, ...]] = _defaults(
-    [
-        ("read", "allow"),
-        ("list", "allow"),
-        ("glob", "allow"),
-        ("grep", "allow"),
-        ("todowrite", "allow"),
-        ("question", "allow"),
-        ("diagnostics", "allow"),
-        ("task", "allow"),
-        ("skill", "allow"),
-        ("edit", "ask"),
-        ("bash", "ask"),
-        ("webfetch", "ask"),
-        ("external_directory", "ask"),
-        ("bash_network", "ask"),
-        ("mcp", "ask"),
-    ]
+    {
+        PermissionKind.READ: "allow",
+        PermissionKind.LIST: "allow",
+        PermissionKind.GLOB: "allow",
+        PermissionKind.GREP: "allow",
+        PermissionKind.TODOWRITE: "allow",
+        PermissionKind.QUESTION: "allow",
+        PermissionKind.DIAGNOSTICS: "allow",
+        PermissionKind.TASK: "allow",
+        PermissionKind.SKILL: "allow",
+        PermissionKind.EDIT: "ask",
+        PermissionKind.BASH: "ask",
+        PermissionKind.WEBFETCH: "ask",
+        PermissionKind.EXTERNAL_DIRECTORY: "ask",
+        PermissionKind.BASH_NETWORK: "ask",
+        PermissionKind.MCP: "ask",
+    }
 )
 
-PERMISSION_NAMES: Final[tuple[str, ...]] = tuple(r.permission for r in DEFAULT_PERMISSION_RULES)
-"""Every permission a rule may name: the built-in layer has a rule for each."""
+PERMISSION_NAMES: Final[tuple[str, ...]] = tuple(kind.value for kind in PermissionKind)
+"""Every permission a rule may name: the ones a tool may declare (``PermissionKind``)."""
 _COVERED_BY_EDIT = ("write", "apply_patch")
 
 

@@ -212,8 +212,9 @@ class ReasoningEnded:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallUpdated:
-    """An upsert of a tool call; ``title``: the tool's own words for the call; ``exitCode``:
-    a finished command's exit status (``bash``)."""
+    """An upsert of a tool call; ``title``: the tool's own words for the call (every update
+    carries it); ``exitCode``: a finished command's exit status (``bash``); ``refused``: a
+    ``failed`` call the permission gate did not allow (a person or a rule said no)."""
 
     TYPE: ClassVar[Literal["tool_call_updated"]] = "tool_call_updated"
     tool_call_id: str
@@ -226,6 +227,7 @@ class ToolCallUpdated:
     output: str | None = None
     error: str | None = None
     exit_code: int | None = None
+    refused: bool | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

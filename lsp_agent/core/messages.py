@@ -7,10 +7,12 @@ splits them into ``tool`` role messages.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Final, Literal
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final, Literal, get_args
 
 import attrs
+
+from lsp_agent.core.permission_kinds import PermissionKind
 
 Role = Literal["user", "assistant"]
 
@@ -93,23 +95,36 @@ class SystemBlock:
     cache: bool = False
 
 
-ToolKind = Literal["read", "edit", "execute", "fetch", "search", "think", "other"]
-"""What a tool does, as an editor shows its calls (the protocol's tool call ``kind``)."""
+ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
+"""What a tool does, as an editor shows its calls (the protocol's tool call ``kind``; ACP's
+list less its ``switch_mode``, which no tool is)."""
+
+TOOL_KINDS: Final[tuple[ToolKind, ...]] = get_args(ToolKind)
+"""Every :data:`ToolKind`, in order: the one list the protocol schema exports
+(``toolKinds`` in docs/protocol.schema.json) and the front-ends are checked against."""
+
+
+CallDescriber = Callable[[Mapping[str, Any], Sequence[str]], "str | None"]
+"""(a call's input, the workspace folders) → the call's title, or None."""
 
 
 @attrs.frozen(kw_only=True)
 class ToolSpec:
     """A tool as the core knows it. The model is sent only ``name``, ``description`` and
     ``input_schema``; ``kind`` (how its calls are shown), ``mutates`` (whether it may change
-    files, so its step is snapshotted) and ``permission`` (the key its asks use, when it is not
-    the tool's own name or ``edit``) are for the turn."""
+    files, so its step is snapshotted) and ``permission`` (what its asks use, the rules and
+    a mode's limits match: the tool declares it) are for the turn."""
 
     name: str
     description: str
     input_schema: dict[str, Any]
     kind: ToolKind
     mutates: bool
-    permission: str | None = None
+    permission: PermissionKind
+    describe: CallDescriber | None = attrs.field(default=None, eq=False, repr=False)
+    """The tool's own words for a call of it, from its input and the workspace folders
+    ("Run python3 hello.py"); None when the input does not fit (still streaming): the title
+    every update of the call carries (the tool's name without one)."""
 
 
 @attrs.frozen(kw_only=True)

@@ -1,9 +1,15 @@
 """The modes a session runs in, in one table: what a client may choose, and the subagents.
 
-A mode names its system prompt and its rules. The rules are *limits* (permission.py): they
-only make a decision stricter. ``build`` and ``plan`` are a client's choice (``run --mode``,
-``agent/session/new``, ``setConfigOption``, the ``mode`` setting); ``general`` and
-``explore`` are the subagents the ``task`` tool starts. An unknown mode denies everything.
+A mode names its system prompt, its rules and the ``agents.<name>`` entry that configures its
+model (:data:`AGENT_NAMES` is derived from this table and the side requests). The rules are
+*limits* (permission.py): they only make a decision stricter, and they name permissions
+(:class:`PermissionKind`), never a tool: a tool is governed by the permission it declares.
+``build`` and ``plan`` are a client's choice (``run --mode``, ``agent/session/new``,
+``setConfigOption``, the ``mode`` setting; a client learns them, with their titles and
+descriptions, from the session's ``mode`` config option); ``general`` and ``explore`` are the
+subagents the ``task`` tool starts. ``explore`` is read-only by an *allow-list*: every
+permission but the reading ones is denied, so a new tool, or any MCP tool, is denied there
+unless it declares a reading permission. An unknown mode denies everything.
 
 A subagent is never looser than its parent: it inherits every limit its parent runs under,
 and a parent whose mode names ``subagents_as`` (``plan``) runs every child as that subagent
@@ -18,6 +24,7 @@ import attrs
 
 from lsp_agent.core.errors import InvalidConfigValue
 from lsp_agent.core.permission.rules import Action, Rule
+from lsp_agent.core.permission_kinds import PermissionKind
 
 
 @attrs.frozen(kw_only=True)
@@ -27,6 +34,8 @@ class Mode:
     description: str
     prompt: str
     """The system prompt's name (a key of ``core.prompts.SECTIONS``)."""
+    agent: str
+    """The ``agents.<name>`` entry that configures its model (a subagent's: ``task``)."""
     rules: tuple[Rule, ...] = ()
     """Limits on the configured rules, added to every call's rule set."""
     subagent: bool = False
@@ -37,14 +46,35 @@ class Mode:
     """``--yes`` may approve an ask raised in this mode (plan's asks are its point: never)."""
 
 
-def _limits(source: str, actions: Mapping[str, Action]) -> tuple[Rule, ...]:
+def _limits(source: str, actions: Mapping[PermissionKind, Action]) -> tuple[Rule, ...]:
     return tuple(
         Rule(permission=permission, pattern="*", action=action, source=source, limit=True)
         for permission, action in actions.items()
     )
 
 
-_EXPLORE_DENIES = ("edit", "bash", "webfetch", "task", "todowrite", "question", "skill")
+def _only(source: str, allowed: Sequence[PermissionKind]) -> tuple[Rule, ...]:
+    """An allow-list: one limit denying every permission but ``allowed``."""
+    rule = Rule(
+        permission="*",
+        pattern="*",
+        action="deny",
+        source=source,
+        limit=True,
+        sparing=tuple(allowed),
+    )
+    return (rule,)
+
+
+EXPLORE_ALLOWS: tuple[PermissionKind, ...] = (
+    PermissionKind.READ,
+    PermissionKind.LIST,
+    PermissionKind.GLOB,
+    PermissionKind.GREP,
+    PermissionKind.DIAGNOSTICS,
+    PermissionKind.EXTERNAL_DIRECTORY,
+)
+"""What the read-only ``explore`` subagent may do (still as the rules say): look around."""
 
 MODES: Mapping[str, Mode] = {
     mode.name: mode
@@ -54,13 +84,22 @@ MODES: Mapping[str, Mode] = {
             title="Build",
             description="Works on the code: reads, edits files and runs commands.",
             prompt="build",
+            agent="build",
         ),
         Mode(
             name="plan",
             title="Plan",
             description="Investigates and proposes a plan; no file edits, every command asked.",
             prompt="plan",
-            rules=_limits("plan mode", {"edit": "deny", "bash": "ask", "mcp": "ask"}),
+            agent="plan",
+            rules=_limits(
+                "plan mode",
+                {
+                    PermissionKind.EDIT: "deny",
+                    PermissionKind.BASH: "ask",
+                    PermissionKind.MCP: "ask",
+                },
+            ),
             subagents_as="explore",
             yes_approves=False,
         ),
@@ -70,7 +109,11 @@ MODES: Mapping[str, Mode] = {
             description="A subagent: what its parent may do, but no further subagents and "
             "no plan of its own.",
             prompt="general",
-            rules=_limits("general subagent", dict.fromkeys(("task", "todowrite"), "deny")),
+            agent="task",
+            rules=_limits(
+                "general subagent",
+                dict.fromkeys((PermissionKind.TASK, PermissionKind.TODOWRITE), "deny"),
+            ),
             subagent=True,
         ),
         Mode(
@@ -78,7 +121,8 @@ MODES: Mapping[str, Mode] = {
             title="Explore",
             description="A read-only subagent: it may look around, nothing else.",
             prompt="explore",
-            rules=_limits("explore subagent", dict.fromkeys(_EXPLORE_DENIES, "deny")),
+            agent="task",
+            rules=_only("explore subagent (read-only)", EXPLORE_ALLOWS),
             subagent=True,
         ),
     )
@@ -88,6 +132,21 @@ DEFAULT_MODE = "build"
 CLIENT_MODES = tuple(name for name, mode in MODES.items() if not mode.subagent)
 """The modes a client may choose, in the order it lists them."""
 SUBAGENTS = tuple(name for name, mode in MODES.items() if mode.subagent)
+
+SIDE_AGENTS = ("title", "summary")
+"""The side requests a session makes besides its turns (a title, a compaction summary):
+agents with a model of their own (``small_model`` is their fallback), but no mode."""
+
+AGENT_NAMES = tuple(dict.fromkeys([*(mode.agent for mode in MODES.values()), *SIDE_AGENTS]))
+"""Every ``agents.<name>`` the configuration may set: the modes' agents, then the side
+requests (``build``, ``plan``, ``task``, ``title``, ``summary``)."""
+
+
+def agent_of(mode: str) -> str:
+    """The ``agents`` entry a turn in ``mode`` reads (a subagent's is ``task``; an unknown
+    mode's, its own name: nothing is configured for it)."""
+    found = MODES.get(mode)
+    return found.agent if found is not None else mode
 
 
 def mode_rules(mode: str, read_only_mcp: Sequence[str] = ()) -> tuple[Rule, ...]:

@@ -9,7 +9,7 @@ import attrs
 from lsp_agent.core.compaction.policy import CompactionPolicy
 from lsp_agent.core.messages import REASONING_BUDGETS, ThinkingConfig
 from lsp_agent.core.models import ModelInfo
-from lsp_agent.core.modes import DEFAULT_MODE, MODES
+from lsp_agent.core.modes import DEFAULT_MODE, agent_of
 from lsp_agent.core.permission.rules import Rule
 from lsp_agent.core.retry import RetryPolicy
 from lsp_agent.core.secrets.filter import NO_SECRETS, SecretFilter
@@ -36,12 +36,6 @@ class AgentSettings:
 NO_AGENT_SETTINGS = AgentSettings()
 
 
-def agent_of(mode: str) -> str:
-    """The ``agents`` entry a turn in ``mode`` reads: a subagent's is ``task``."""
-    found = MODES.get(mode)
-    return "task" if found is not None and found.subagent else mode
-
-
 @attrs.frozen(kw_only=True)
 class AgentOptions:
     """The settings the core reads, already resolved by the composition root."""
@@ -61,7 +55,7 @@ class AgentOptions:
     compaction_for: Callable[[ModelInfo], CompactionPolicy] | None = None
     """The policy for another model a session switches to (default: ``compaction``)."""
     agents: Mapping[str, AgentSettings] = attrs.field(factory=dict)
-    """``build``, ``plan``, ``task``, ``title``, ``summary``: what is configured for each."""
+    """Each of ``core.modes.AGENT_NAMES``: what is configured for it."""
 
     def compaction_of(self, model: ModelInfo) -> CompactionPolicy:
         if self.compaction_for is None or model == self.model:

@@ -23,6 +23,7 @@ from typing import Any, Final
 
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, models_json_schema
 
+from lsp_agent.core.messages import TOOL_KINDS
 from lsp_agent.lsp import protocol as p
 
 JSON_SCHEMA_DIALECT: Final = "https://json-schema.org/draft/2020-12/schema"
@@ -48,7 +49,9 @@ SESSION_UPDATES: Final = (
     "internal",
 )
 """Every ``update.sessionUpdate`` value the server can send in ``agent/session/update``
-(protocol.md §3). ``wire/updates.py`` builds them; a unit test checks that it builds no other."""
+(protocol.md §3). ``wire/updates.py`` builds them; a unit test checks that it builds no other.
+The schema's ``toolKinds`` is the core's one list of tool kinds (``TOOL_KINDS``): every
+``kind`` a ``tool_call_update`` may carry, for the front-ends' drift tests."""
 
 _ASK_QUESTION = "agent/session/askQuestion"
 _QUESTION_OUTCOME = "AskQuestionOutcome"
@@ -130,6 +133,7 @@ def protocol_schema() -> dict[str, Any]:
             "$defs": defs,
             "errorCodes": _error_codes(),
             "sessionUpdates": list(SESSION_UPDATES),
+            "toolKinds": list(TOOL_KINDS),
         }
     )
     return schema

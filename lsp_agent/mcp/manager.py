@@ -7,6 +7,7 @@ the very same tuple: the tool block of the requests stays byte-identical (prompt
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -17,6 +18,7 @@ import attrs
 from lsp_agent.config.settings import McpServerConfig
 from lsp_agent.core.messages import ToolSpec
 from lsp_agent.core.permission.rules import PermissionRequest, literal
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
 from lsp_agent.mcp.connection import ServerConnection, Status
 from lsp_agent.mcp.naming import tool_name
@@ -136,10 +138,10 @@ class McpManager:
         # server's own readOnlyHint lets nothing run unasked (nor in plan mode).
         verdict = await ctx.ask(
             PermissionRequest(
-                permission="mcp",
+                permission=PermissionKind.MCP,
                 patterns=(title,),
                 always=(literal(title),),  # a tool named get* covers no other tool
-                title=f"Run {tool} of the MCP server {server}",
+                title=_describe(server, tool, arguments, ()),
                 description=_shown_arguments(arguments),
             )
         )
@@ -197,13 +199,19 @@ class McpManager:
                         input_schema=schema,
                         kind="read" if read_only else "other",
                         mutates=not read_only,
-                        permission="mcp",
+                        permission=PermissionKind.MCP,
+                        describe=functools.partial(_describe, connection.name, tool.name),
                     )
                 )
                 offered[name] = _Offered(connection=connection, tool=tool.name, read_only=read_only)
         self._offered = offered
         if tuple(specs) != self._specs:
             self._specs = tuple(specs)
+
+
+def _describe(server: str, tool: str, arguments: Mapping[str, Any], roots: Sequence[str]) -> str:
+    """An MCP call's title: which tool of which server (the arguments are the server's)."""
+    return f"Run {tool} of the MCP server {server}"
 
 
 def _shown_arguments(arguments: Mapping[str, Any]) -> str:

@@ -67,6 +67,8 @@ class Runtime:
         self._plan = plan
         self._one_agent = one_agent
         self._apps: dict[str, App] = {}
+        self._folders: dict[str, str] = {}
+        """The folder of each session this runtime created or admitted to (its agent's)."""
         self._loading: dict[str, asyncio.Lock] = {}
         self._closing: list[Closing] = []
         self.turns = TurnScheduler(run_turn=self._run_turn, has_pending=self._has_pending)
@@ -113,7 +115,9 @@ class Runtime:
 
     async def agent_of(self, info: SessionInfo) -> App:
         """The agent of a stored session (the one for its folder)."""
-        return await self.agent(local_path(info.workspace_folder))
+        folder = local_path(info.workspace_folder)
+        self._folders[info.session_id] = folder
+        return await self.agent(folder)
 
     async def _service_of(self, info: SessionInfo) -> SessionService:
         return (await self.agent_of(info)).sessions
@@ -124,16 +128,21 @@ class Runtime:
         """A new session working in ``folder`` (a real path); ``options``:
         ``SessionService.create``'s ``title``, ``mode``, ``model``."""
         app = await self.agent(folder)
-        return await app.sessions.create(workspace_folder=folder, **options)
+        session_id = await app.sessions.create(workspace_folder=folder, **options)
+        self._folders[session_id] = folder
+        return session_id
 
     # -- turns --------------------------------------------------------------------------
 
     async def _run_turn(self, session_id: str) -> str:
-        info = await self.sessions.find(session_id)
-        if info is None:  # deleted meanwhile
-            return "end_turn"
-        app = await self.agent_of(info)
-        outcome = await app.sessions.run_turn(session_id)
+        folder = self._folders.get(session_id)
+        if folder is None:  # admitted by an earlier process
+            info = await self.sessions.find(session_id)
+            if info is None:  # deleted meanwhile
+                return "end_turn"
+            folder = local_path(info.workspace_folder)
+        app = await self.agent(folder)
+        outcome = await app.sessions.run_turn(session_id)  # the turn's one read of the row
         return outcome.stop_reason
 
     async def _has_pending(self, session_id: str) -> bool:

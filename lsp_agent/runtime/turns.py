@@ -58,6 +58,8 @@ class TurnScheduler:
             return False
         task = asyncio.create_task(self._drive(session_id), name=f"turn {session_id}")
         self._tasks[session_id] = task
+        # A task cancelled before its first step never runs ``_drive``'s ``finally``.
+        task.add_done_callback(lambda done: self._release(session_id, done))
         return True
 
     def claim(self, session_id: str, task: asyncio.Task[Any]) -> None:

@@ -63,6 +63,9 @@ class PermissionPlan:
     parse)."""
     unknown: tuple[str, ...] = ()
     """Words whose path cannot be judged before the shell runs, and interpreter code."""
+    code: tuple[str, ...] = ()
+    """The interpreter code of ``unknown`` (``python3 -c …``, ``bash (a shell)``…); the
+    rest of it are paths only the running shell knows."""
     hidden: tuple[str, ...] = ()
     """Paths in the agent's own data folder: the command is refused."""
 
@@ -108,6 +111,7 @@ def plan_permissions(
         parsed=parsed,
         unjudged=unjudged,
         unknown=tuple(planner.unknown),
+        code=tuple(code for code in planner.unknown if code in planner.code),
         hidden=tuple(planner.hidden),
     )
 
@@ -136,6 +140,7 @@ class _Planner:
         self.unjudged: list[str] = []
         self.outside: dict[str, None] = {}  # insertion-ordered sets
         self.unknown: dict[str, None] = {}
+        self.code: set[str] = set()
         self.hidden: dict[str, None] = {}
 
     def run(self, source: str, where: frozenset[str]) -> frozenset[str] | None:
@@ -160,6 +165,7 @@ class _Planner:
         self.unjudged.extend(use.unjudged)
         for code in use.code:
             self.unknown.setdefault(code, None)
+            self.code.add(code)
         for word, dirs in use.paths:
             self._judge_word(word, self._enter(where, dirs), option_values=True)
         moved: frozenset[str] | None = None

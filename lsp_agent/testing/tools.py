@@ -7,6 +7,7 @@ from pathlib import Path
 
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.messages import ToolKind, ToolSpec
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.tooling import AskPermission, ToolCallContext
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.permissions import workspace_only
@@ -59,12 +60,21 @@ def tool_context(
     )
 
 
-def tool_spec(name: str, *, kind: ToolKind = "other", mutates: bool = False) -> ToolSpec:
-    """A fake tool's spec: any object as arguments, its name as the description."""
+def tool_spec(
+    name: str,
+    *,
+    kind: ToolKind = "other",
+    mutates: bool = False,
+    permission: PermissionKind | None = None,
+) -> ToolSpec:
+    """A fake tool's spec: any object as arguments, its name as the description. A tool
+    named like a permission (``read``, ``bash``, ``task``…) asks for it unless ``permission``
+    says otherwise; any other name must say which it asks for."""
     return ToolSpec(
         name=name,
         description=name,
         input_schema={"type": "object"},
         kind=kind,
         mutates=mutates,
+        permission=permission if permission is not None else PermissionKind(name),
     )

@@ -55,6 +55,7 @@ from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission.rules import PermissionRequest, PermissionVerdict
 from lsp_agent.core.permission.subjects import EditedFileStat, EditSubject
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.patch.apply import HunkError, apply_hunks
 from lsp_agent.patch.parse import (
@@ -67,7 +68,13 @@ from lsp_agent.patch.parse import (
 )
 from lsp_agent.patch.user_edits import UserVersion, same_file, user_version, with_user_edits
 from lsp_agent.system import beneath
-from lsp_agent.tools.base import ToolRunContext, load_description, refusal
+from lsp_agent.tools.base import (
+    ToolRunContext,
+    load_description,
+    one_line_title,
+    refusal,
+    shown_path,
+)
 from lsp_agent.tools.diagnostics import WatchedFile, watch_diagnostics, with_report
 from lsp_agent.workspace.boundary import Resolved
 from lsp_agent.workspace.files import (
@@ -108,12 +115,23 @@ class ApplyPatchTool:
 
     name = "apply_patch"
     kind: ToolKind = "edit"
+    permission = PermissionKind.EDIT
     mutates = True
     Params = ApplyPatchParams
 
     def __init__(self, locks: FileLocks) -> None:
         self.description = load_description(self.name)
         self._locks = locks
+
+    def describe(self, params: ApplyPatchParams, roots: Sequence[str]) -> str:
+        try:
+            operations = parse_patch(params.patch).operations
+        except PatchFormatError:
+            return "Apply a patch"
+        paths = list(dict.fromkeys(shown_path(op.path, roots) for op in operations))
+        if len(paths) == 1:
+            return f"Edit {paths[0]}"
+        return one_line_title(f"Edit {len(paths)} files: {', '.join(paths)}")
 
     async def run(self, params: ApplyPatchParams, ctx: ToolRunContext) -> ToolOutcome:
         try:
@@ -311,7 +329,7 @@ def _request(title: str, changes: Sequence[_Change]) -> PermissionRequest:
         if change.destination is not None:
             patterns.append(change.destination.display)
     return PermissionRequest(
-        permission="edit",
+        permission=PermissionKind.EDIT,
         patterns=tuple(dict.fromkeys(patterns)),
         always=("*",),
         title=title,

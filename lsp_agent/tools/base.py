@@ -1,5 +1,6 @@
-"""The shape every tool has: a name, a description, its kind and whether it changes files,
-a pydantic ``Params`` model, ``run``.
+"""The shape every tool has: a name, a description, its kind, the permission it asks for and
+whether it changes files, a pydantic ``Params`` model, ``describe`` (the call in its own
+words) and ``run``.
 
 The registry validates the model's arguments against ``Params`` (whose JSON schema is what
 the model sees) and calls ``run`` with a :class:`ToolRunContext`. Tools answer with a
@@ -12,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import stat
+from collections.abc import Sequence
 from importlib import resources
 from typing import Literal, Protocol, TypeVar
 
@@ -21,6 +23,7 @@ from pydantic import BaseModel
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission.rules import PermissionRequest, PermissionVerdict, literal
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
 from lsp_agent.workspace import protected
 from lsp_agent.workspace.boundary import Outside, Resolved, WorkspaceBoundary
@@ -32,9 +35,11 @@ __all__ = [
     "ToolRunContext",
     "display_path",
     "load_description",
+    "one_line_title",
     "outside_refusal",
     "refusal",
     "resolve_search_root",
+    "shown_path",
 ]
 
 P = TypeVar("P", bound=BaseModel)
@@ -79,7 +84,7 @@ class ToolRunContext:
         folder = where.resolved if kind == "directory" else os.path.dirname(where.resolved)
         verdict = await self.ask(
             PermissionRequest(
-                permission="external_directory",
+                permission=PermissionKind.EXTERNAL_DIRECTORY,
                 patterns=(where.resolved,),
                 always=(literal(where.resolved),),  # this file or folder, never what is below
                 title=f"Access {where.resolved}, outside the workspace",
@@ -129,7 +134,7 @@ async def resolve_search_root(
     ctx: ToolRunContext,
     path: str | None,
     *,
-    permission: str,
+    permission: PermissionKind,
     title: str,
     files_too: bool,
     extra: bool = False,
@@ -168,6 +173,22 @@ def display_path(path: str, ctx: ToolRunContext) -> str:
     return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
+def shown_path(path: str, roots: Sequence[str]) -> str:
+    """``path`` as a call's title shows it: relative to the first workspace folder when it
+    is written inside it, else as written (``describe`` has not resolved anything yet)."""
+    if roots:
+        first = roots[0].rstrip("/") + "/"
+        if path.startswith(first):
+            return path[len(first) :] or "."
+    return path
+
+
+def one_line_title(text: str, limit: int = 120) -> str:
+    """``text`` on one line, cut to ``limit`` characters (``…`` marks a cut)."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
 class Tool(Protocol[P]):
     """One tool. Implementations are small classes, one module each."""
 
@@ -188,6 +209,13 @@ class Tool(Protocol[P]):
         ...
 
     @property
+    def permission(self) -> PermissionKind:
+        """What its asks ask for, what the rules and a mode's limits match, what hides it
+        (docs/permissions.md): ``read`` for a tool that only reads, ``edit`` for one that
+        changes files… A path outside the workspace asks ``external_directory`` besides."""
+        ...
+
+    @property
     def mutates(self) -> bool:
         """Whether a call may change files: a step that calls it is snapshotted (an undo
         point). True for anything that can write, a shell command included."""
@@ -196,6 +224,13 @@ class Tool(Protocol[P]):
     @property
     def Params(self) -> type[P]:
         """The argument model; ``extra="forbid"`` and a description on every field."""
+        ...
+
+    def describe(self, params: P, roots: Sequence[str]) -> str:
+        """The call in the tool's own plain words, e.g. "Run python3 hello.py", "Edit
+        src/app.py" (``roots``: the workspace folders, for :func:`shown_path`): the title
+        every update of the call carries from ``pending`` on, so an editor shows what runs
+        without knowing the tool's arguments."""
         ...
 
     async def run(self, params: P, ctx: ToolRunContext) -> ToolOutcome:

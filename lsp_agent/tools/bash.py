@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 
 import attrs
 from pydantic import BaseModel, ConfigDict, Field
@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission.rules import PermissionRequest, literal
 from lsp_agent.core.permission.subjects import CommandSubject
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.sandbox import CommandSandbox, Launch, SandboxUnavailable
 from lsp_agent.shell.plan import PermissionPlan, plan_permissions
@@ -109,6 +110,7 @@ class BashTool:
 
     name = "bash"
     kind: ToolKind = "execute"
+    permission = PermissionKind.BASH
     mutates = True
     Params = BashParams
 
@@ -135,6 +137,9 @@ class BashTool:
         """The command's environment."""
         source = os.environ if self._env is None else self._env
         return {k: v for k, v in source.items() if k not in self._hidden}
+
+    def describe(self, params: BashParams, roots: Sequence[str]) -> str:
+        return f"Run {_command_line(params.command)}"
 
     async def run(self, params: BashParams, ctx: ToolRunContext) -> ToolOutcome:
         command = params.command
@@ -226,8 +231,11 @@ async def _authorize(
     title: str,
     description: str | None,
 ) -> PermissionPlan | ToolOutcome:
-    """Ask for what the command needs: outside folders and unjudgeable words first, then
-    the commands. The plan when it may run, else the refusal the model reads."""
+    """Ask for what the command needs: the folders outside the workspace it touches first
+    (``external_directory``), then the command itself (``bash``). What cannot be judged
+    before it runs (interpreter code, a path only the shell knows) is part of the command's
+    one ask, in words: only a person may allow it, once. The plan when it may run, else the
+    refusal the model reads."""
     plan = plan_permissions(command, workdir=workdir, boundary=ctx.boundary, home=home, env=env)
     subject = CommandSubject(command=command, cwd=workdir)
     if plan.hidden:
@@ -238,25 +246,17 @@ async def _authorize(
             title=title,
             metadata={"hidden": list(plan.hidden), "workdir": workdir},
         )
-    if plan.outside or plan.unknown:
+    if plan.outside:
         folders = tuple(f"{folder.rstrip('/')}/*" for folder in plan.outside)
-        parts = []
-        if plan.outside:
-            parts.append(f"touches {', '.join(plan.outside)}, outside the workspace")
-        if plan.unknown:
-            parts.append(
-                "has paths that cannot be judged before it runs: " + "; ".join(plan.unknown)
-            )
-        what = " and ".join(parts)
+        what = f"touches {', '.join(plan.outside)}, outside the workspace"
         verdict = await ctx.ask(
             PermissionRequest(
-                permission="external_directory",
-                patterns=(*folders, *plan.unknown),
+                permission=PermissionKind.EXTERNAL_DIRECTORY,
+                patterns=folders,
                 always=tuple(literal(folder) for folder in folders),  # never a subfolder
                 title=f"Run a command that {what}",
                 description=description,
                 subject=subject,
-                unjudged=plan.unknown,
             )
         )
         if not verdict.allowed:
@@ -268,28 +268,50 @@ async def _authorize(
                 output=f"{message}\n{verdict.message}".strip(),
                 is_error=True,
                 title=title,
-                metadata={
-                    "outside": list(plan.outside),
-                    "unknown": list(plan.unknown),
-                    "workdir": workdir,
-                },
+                metadata={"outside": list(plan.outside), "workdir": workdir},
                 stop_turn=verdict.stop_turn,
             )
-    if plan.patterns:
+    if plan.patterns or plan.unknown:
+        why = unjudged_reason(plan)
         verdict = await ctx.ask(
             PermissionRequest(
-                permission="bash",
+                permission=PermissionKind.BASH,
                 patterns=plan.patterns,
-                always=plan.always,
+                # what cannot be judged is asked every time: nothing to remember
+                always=() if plan.unknown else plan.always,
                 title=f"Run: {_command_line(command)}",
-                description=description,
+                description="\n".join(part for part in (description, why) if part) or None,
                 subject=subject,
-                unjudged=plan.unjudged,
+                unjudged=(*plan.unjudged, *plan.unknown),
             )
         )
         if not verdict.allowed:
-            return refusal(verdict, title=title)
+            outcome = refusal(verdict, title=title)
+            if plan.unknown:
+                metadata = {"unknown": list(plan.unknown), "workdir": workdir}
+                outcome = attrs.evolve(outcome, metadata=metadata)
+            return outcome
     return plan
+
+
+def unjudged_reason(plan: PermissionPlan) -> str | None:
+    """Why a command is asked of a person every time, in words a user reads in the ask:
+    the code it runs, or the paths only the running shell knows; None when nothing of it
+    is beyond judging."""
+    paths = [word for word in plan.unknown if word not in plan.code]
+    reasons = []
+    if plan.code:
+        reasons.append(
+            f"it runs code that cannot be checked before it runs ({'; '.join(plan.code)})"
+        )
+    if paths:
+        reasons.append(f"which files it uses is only known once it runs ({'; '.join(paths)})")
+    if not reasons:
+        return None
+    return (
+        f"Asked every time because {' and '.join(reasons)}: no rule or saved approval can "
+        "allow it, only you, once."
+    )
 
 
 async def _authorize_network(
@@ -300,7 +322,7 @@ async def _authorize_network(
     title = _title(params)
     verdict = await ctx.ask(
         PermissionRequest(
-            permission="bash_network",
+            permission=PermissionKind.BASH_NETWORK,
             patterns=plan.patterns or (params.command,),
             always=plan.always,
             title=f"Let this command use the network: {_command_line(params.command)}",

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission.rules import PermissionRequest
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.core.uris import file_uri, path_of_uri
 from lsp_agent.search.code_shapes import (
@@ -35,7 +36,14 @@ from lsp_agent.search.code_shapes import (
     workspace_symbols,
 )
 from lsp_agent.search.editor_queries import EditorQueries, EditorQuery, QueryFailed, QueryKind
-from lsp_agent.tools.base import Tool, ToolRunContext, load_description, refusal
+from lsp_agent.tools.base import (
+    Tool,
+    ToolRunContext,
+    load_description,
+    one_line_title,
+    refusal,
+    shown_path,
+)
 from lsp_agent.workspace.boundary import Resolved
 from lsp_agent.workspace.files import FileError, read_current
 from lsp_agent.workspace.path_shapes import meant_path
@@ -55,6 +63,12 @@ _LISTED_SYMBOLS = 30
 
 _POSITION_KINDS: tuple[QueryKind, ...] = ("definition", "references", "hover", "implementation")
 """Each is a tool of the same name."""
+_VERBS: dict[str, str] = {
+    "definition": "Find the definition at",
+    "references": "Find references at",
+    "hover": "Show the hover of",
+    "implementation": "Find implementations at",
+}
 _NOUNS: dict[str, str] = {
     "definition": "definitions",
     "references": "references",
@@ -114,6 +128,8 @@ class PositionTool:
     """Implements ``Tool[PositionParams]``: one query at a position of a file."""
 
     kind: ToolKind = "search"
+    permission = PermissionKind.READ
+    """It reads the code through the editor: governed (and hidden) like ``read``."""
     mutates = False
     Params = PositionParams
 
@@ -122,6 +138,14 @@ class PositionTool:
         self.description = load_description(query_kind)
         self._kind = query_kind
         self._queries = queries
+
+    def describe(self, params: PositionParams, roots: Sequence[str]) -> str:
+        at = shown_path(params.file_path, roots)
+        if params.symbol is not None:
+            at = f"{params.symbol} in {at}"
+        elif params.line is not None:
+            at = f"{at}:{params.line}"
+        return one_line_title(f"{_VERBS[self._kind]} {at}")
 
     async def run(self, params: PositionParams, ctx: ToolRunContext) -> ToolOutcome:
         where = await _checked_file(params.file_path, ctx, f"{self.name} in")
@@ -175,12 +199,18 @@ class SymbolsTool:
 
     name = "symbols"
     kind: ToolKind = "search"
+    permission = PermissionKind.READ
     mutates = False
     Params = SymbolsParams
 
     def __init__(self, queries: EditorQueries) -> None:
         self.description = load_description(self.name)
         self._queries = queries
+
+    def describe(self, params: SymbolsParams, roots: Sequence[str]) -> str:
+        if params.query is not None:
+            return one_line_title(f"Find symbols like '{params.query}'")
+        return f"List the symbols of {shown_path(params.file_path or '.', roots)}"
 
     async def run(self, params: SymbolsParams, ctx: ToolRunContext) -> ToolOutcome:
         if (params.file_path is None) == (params.query is None):
@@ -215,7 +245,9 @@ class SymbolsTool:
         if "workspaceSymbols" not in self._queries.kinds:
             return _error("The editor cannot search the workspace's symbols; give file_path.")
         verdict = await ctx.ask(
-            PermissionRequest(permission="read", patterns=("*",), title=f"Symbols like {query}")
+            PermissionRequest(
+                permission=PermissionKind.READ, patterns=("*",), title=f"Symbols like {query}"
+            )
         )
         if not verdict.allowed:
             return refusal(verdict, title=query)
@@ -242,7 +274,9 @@ async def _checked_file(path: str, ctx: ToolRunContext, title: str) -> Resolved 
         return _error(f"{where.message}. The editor is only asked about workspace files.")
     verdict = await ctx.ask(
         PermissionRequest(
-            permission="read", patterns=(where.display,), title=f"{title} {where.display}"
+            permission=PermissionKind.READ,
+            patterns=(where.display,),
+            title=f"{title} {where.display}",
         )
     )
     if not verdict.allowed:

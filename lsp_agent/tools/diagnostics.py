@@ -41,8 +41,9 @@ from lsp_agent.core.diagnostics import (
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission.rules import PermissionRequest
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.tooling import ToolOutcome
-from lsp_agent.tools.base import ToolRunContext, load_description, refusal
+from lsp_agent.tools.base import ToolRunContext, load_description, refusal, shown_path
 from lsp_agent.workspace.boundary import Resolved, WorkspaceBoundary
 from lsp_agent.workspace.files import TextFile
 
@@ -91,11 +92,17 @@ class DiagnosticsTool:
 
     name = "diagnostics"
     kind: ToolKind = "other"
+    permission = PermissionKind.DIAGNOSTICS
     mutates = False
     Params = DiagnosticsParams
 
     def __init__(self) -> None:
         self.description = load_description(self.name)
+
+    def describe(self, params: DiagnosticsParams, roots: Sequence[str]) -> str:
+        if params.file_path is None:
+            return "Diagnostics of the workspace"
+        return f"Diagnostics of {shown_path(params.file_path, roots)}"
 
     async def run(self, params: DiagnosticsParams, ctx: ToolRunContext) -> ToolOutcome:
         cache = ctx.editor.diagnostics
@@ -106,7 +113,7 @@ class DiagnosticsTool:
             return where
         verdict = await ctx.ask(
             PermissionRequest(
-                permission="diagnostics",
+                permission=self.permission,
                 patterns=(where.display,),
                 title=f"Diagnostics of {where.display}",
             )
@@ -121,7 +128,7 @@ class DiagnosticsTool:
         title = "workspace"
         verdict = await ctx.ask(
             PermissionRequest(
-                permission="diagnostics", patterns=("*",), title="Diagnostics of the workspace"
+                permission=self.permission, patterns=("*",), title="Diagnostics of the workspace"
             )
         )
         if not verdict.allowed:

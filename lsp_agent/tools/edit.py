@@ -26,15 +26,17 @@ from __future__ import annotations
 
 import asyncio
 from bisect import bisect_left
+from collections.abc import Sequence
 
 import attrs
 from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.messages import ToolKind
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.patch.edit_match import EditFailure, EditPlan, plan_edit
 from lsp_agent.patch.user_edits import UserVersion, same_file, user_version, with_user_edits
-from lsp_agent.tools.base import ToolRunContext, load_description, refusal
+from lsp_agent.tools.base import ToolRunContext, load_description, refusal, shown_path
 from lsp_agent.tools.diagnostics import WatchedFile, watch_diagnostics, with_report
 from lsp_agent.workspace.boundary import Resolved
 from lsp_agent.workspace.files import (
@@ -102,12 +104,16 @@ class EditTool:
 
     name = "edit"
     kind: ToolKind = "edit"
+    permission = PermissionKind.EDIT
     mutates = True
     Params = EditParams
 
     def __init__(self, locks: FileLocks) -> None:
         self.description = load_description(self.name)
         self._locks = locks
+
+    def describe(self, params: EditParams, roots: Sequence[str]) -> str:
+        return f"Edit {shown_path(params.file_path, roots)}"
 
     async def run(self, params: EditParams, ctx: ToolRunContext) -> ToolOutcome:
         if params.old_string == params.new_string:

@@ -8,15 +8,24 @@ the pattern is matched here (see :mod:`lsp_agent.search.globmatch` for why). At 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.messages import ToolKind
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.search.globmatch import compile_glob
 from lsp_agent.search.order import newest_first
 from lsp_agent.search.ripgrep import RgFailure, name_filter_args, run_rg
-from lsp_agent.tools.base import ToolRunContext, display_path, load_description, resolve_search_root
+from lsp_agent.tools.base import (
+    ToolRunContext,
+    display_path,
+    load_description,
+    one_line_title,
+    resolve_search_root,
+    shown_path,
+)
 
 __all__ = ["LIMIT", "SCAN_LIMIT", "GlobParams", "GlobTool"]
 
@@ -48,15 +57,20 @@ class GlobTool:
 
     name = "glob"
     kind: ToolKind = "search"
+    permission = PermissionKind.GLOB
     mutates = False
     Params = GlobParams
 
     def __init__(self) -> None:
         self.description = load_description(self.name)
 
+    def describe(self, params: GlobParams, roots: Sequence[str]) -> str:
+        where = f" in {shown_path(params.path, roots)}" if params.path else ""
+        return one_line_title(f"Find files {params.pattern}{where}")
+
     async def run(self, params: GlobParams, ctx: ToolRunContext) -> ToolOutcome:
         root = await resolve_search_root(
-            ctx, params.path, permission="glob", title=params.pattern, files_too=False
+            ctx, params.path, permission=self.permission, title=params.pattern, files_too=False
         )
         if isinstance(root, ToolOutcome):
             return root

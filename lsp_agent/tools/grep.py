@@ -15,11 +15,19 @@ import attrs
 from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.messages import ToolKind
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.search.globmatch import compile_glob
 from lsp_agent.search.order import newest_first
 from lsp_agent.search.ripgrep import RgFailure, name_filter_args, run_rg
-from lsp_agent.tools.base import ToolRunContext, display_path, load_description, resolve_search_root
+from lsp_agent.tools.base import (
+    ToolRunContext,
+    display_path,
+    load_description,
+    one_line_title,
+    resolve_search_root,
+    shown_path,
+)
 
 __all__ = ["LIMIT", "MAX_LINE_CHARS", "SCAN_LIMIT", "GrepParams", "GrepTool"]
 
@@ -60,16 +68,21 @@ class GrepTool:
 
     name = "grep"
     kind: ToolKind = "search"
+    permission = PermissionKind.GREP
     mutates = False
     Params = GrepParams
 
     def __init__(self) -> None:
         self.description = load_description(self.name)
 
+    def describe(self, params: GrepParams, roots: Sequence[str]) -> str:
+        where = f" in {shown_path(params.path, roots)}" if params.path else ""
+        return one_line_title(f"Search for '{params.pattern}'{where}")
+
     async def run(self, params: GrepParams, ctx: ToolRunContext) -> ToolOutcome:
         title = params.pattern
         root = await resolve_search_root(
-            ctx, params.path, permission="grep", title=title, files_too=True, extra=True
+            ctx, params.path, permission=self.permission, title=title, files_too=True, extra=True
         )
         if isinstance(root, ToolOutcome):
             return root

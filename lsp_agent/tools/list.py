@@ -8,15 +8,16 @@ are shown, so a big tree still shows its top levels.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.messages import ToolKind
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.search.ripgrep import RgFailure, run_rg
-from lsp_agent.tools.base import ToolRunContext, load_description, resolve_search_root
+from lsp_agent.tools.base import ToolRunContext, load_description, resolve_search_root, shown_path
 
 __all__ = ["DEFAULT_IGNORES", "LIMIT", "SCAN_LIMIT", "ListParams", "ListTool"]
 
@@ -55,15 +56,19 @@ class ListTool:
 
     name = "list"
     kind: ToolKind = "search"
+    permission = PermissionKind.LIST
     mutates = False
     Params = ListParams
 
     def __init__(self) -> None:
         self.description = load_description(self.name)
 
+    def describe(self, params: ListParams, roots: Sequence[str]) -> str:
+        return f"List {shown_path(params.path or '.', roots)}"
+
     async def run(self, params: ListParams, ctx: ToolRunContext) -> ToolOutcome:
         root = await resolve_search_root(
-            ctx, params.path, permission="list", title=params.path or ".", files_too=False
+            ctx, params.path, permission=self.permission, title=params.path or ".", files_too=False
         )
         if isinstance(root, ToolOutcome):
             return root

@@ -8,15 +8,17 @@ reason. Without anyone to ask, the events answer ``declined``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission.rules import PermissionRequest
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.question import Question, QuestionOption, QuestionReply
 from lsp_agent.core.tooling import ToolOutcome
-from lsp_agent.tools.base import ToolRunContext, load_description, refusal
+from lsp_agent.tools.base import ToolRunContext, load_description, one_line_title, refusal
 
 __all__ = [
     "CANCELLED_MESSAGE",
@@ -93,17 +95,24 @@ class QuestionTool:
 
     name = "question"
     kind: ToolKind = "other"
+    permission = PermissionKind.QUESTION
     mutates = False
     Params = QuestionParams
 
     def __init__(self) -> None:
         self.description = load_description(self.name)
 
+    def describe(self, params: QuestionParams, roots: Sequence[str]) -> str:
+        count = len(params.questions)
+        if count == 1:
+            return one_line_title(f"Ask: {params.questions[0].question}")
+        return f"Ask {count} questions"
+
     async def run(self, params: QuestionParams, ctx: ToolRunContext) -> ToolOutcome:
         questions = tuple(_question(n, item) for n, item in enumerate(params.questions, 1))
         title = _title(questions)
         verdict = await ctx.ask(
-            PermissionRequest(permission="question", patterns=("*",), title=title)
+            PermissionRequest(permission=self.permission, patterns=("*",), title=title)
         )
         if not verdict.allowed:
             return refusal(verdict, title=title)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import BinaryIO, Literal
 
 import attrs
@@ -21,8 +21,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission.rules import PermissionRequest
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.tooling import ToolOutcome
-from lsp_agent.tools.base import ToolRunContext, load_description, refusal
+from lsp_agent.tools.base import ToolRunContext, load_description, refusal, shown_path
 from lsp_agent.workspace.boundary import Outside, Resolved, WorkspaceBoundary
 from lsp_agent.workspace.disk_copy import DiskCopy, compare_disk
 from lsp_agent.workspace.files import not_found_message
@@ -82,11 +83,15 @@ class ReadTool:
 
     name = "read"
     kind: ToolKind = "read"
+    permission = PermissionKind.READ
     mutates = False
     Params = ReadParams
 
     def __init__(self) -> None:
         self.description = load_description(self.name)
+
+    def describe(self, params: ReadParams, roots: Sequence[str]) -> str:
+        return f"Read {shown_path(params.file_path, roots)}"
 
     async def run(self, params: ReadParams, ctx: ToolRunContext) -> ToolOutcome:
         where = await ctx.resolve(params.file_path, kind="file", spill=True)
@@ -94,7 +99,7 @@ class ReadTool:
             return where
         verdict = await ctx.ask(
             PermissionRequest(
-                permission="read", patterns=(where.display,), title=f"Read {where.display}"
+                permission=self.permission, patterns=(where.display,), title=f"Read {where.display}"
             )
         )
         if not verdict.allowed:

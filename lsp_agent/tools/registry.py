@@ -96,8 +96,11 @@ def default_registry(
     sandbox: CommandSandbox | None = None,
     command_runner: CommandRunner | None = None,
     editor_queries: EditorQueries | None = None,
+    extra_tools: Sequence[Tool[Any]] = (),
 ) -> ToolRegistry:
-    """Every built-in tool. Adding a tool is one line here.
+    """Every built-in tool, then ``extra_tools``. Adding a built-in tool is its module in
+    ``tools/`` and one line here (docs/tools.md "Adding a tool"); ``extra_tools`` offers
+    tools defined outside this package (an embedder's, a test's) the same way.
 
     ``hidden_env`` names the variables ``bash`` commands never see (the agent's own keys);
     ``allow_hosts`` admits named hosts to ``webfetch`` even on private addresses;
@@ -124,6 +127,7 @@ def default_registry(
             QuestionTool(),
             SkillTool(skills or SkillCatalog()),
             TaskTool(),
+            *extra_tools,
         ],
         editor=editor,
         limits=limits,
@@ -167,12 +171,30 @@ class ToolRegistry:
                 input_schema=tool_schema(t.Params),
                 kind=t.kind,
                 mutates=t.mutates,
+                permission=t.permission,
+                describe=functools.partial(self._describe, t),
             )
             for t in tools
         )
         self._sources: list[ToolSource] = []
         self._combined: tuple[tuple[ToolSpec, ...], ...] = ()
         self._all_specs = self._specs
+
+    def _describe(
+        self, tool: Tool[Any], arguments: Mapping[str, Any], roots: Sequence[str]
+    ) -> str | None:
+        """``tool``'s title for a call with ``arguments`` (secrets masked), or None when they
+        do not fit its ``Params``."""
+        try:
+            params = tool.Params.model_validate(arguments)
+        except ValidationError:
+            return None
+        try:
+            title = tool.describe(params, roots)
+        except Exception:  # a title is never worth a failed turn
+            _log.exception("tool %s could not describe a call", tool.name)
+            return None
+        return self._secrets.redact(title) if title else None
 
     def add_source(self, source: ToolSource) -> None:
         """Offer ``source``'s tools after the built-in ones (their names never collide)."""

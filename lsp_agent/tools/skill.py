@@ -10,14 +10,16 @@ of its other files.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission.rules import PermissionRequest, literal
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.skills.catalog import LoadedSkill, SkillCatalog, SkillProblem, load_skill
-from lsp_agent.tools.base import ToolRunContext, load_description, refusal
+from lsp_agent.tools.base import ToolRunContext, load_description, one_line_title, refusal
 
 __all__ = ["SkillParams", "SkillTool"]
 
@@ -33,12 +35,16 @@ class SkillTool:
 
     name = "skill"
     kind: ToolKind = "other"
+    permission = PermissionKind.SKILL
     mutates = False
     Params = SkillParams
 
     def __init__(self, catalog: SkillCatalog) -> None:
         self.description = load_description(self.name)
         self._catalog = catalog
+
+    def describe(self, params: SkillParams, roots: Sequence[str]) -> str:
+        return one_line_title(f"Load the skill {params.name.strip()}")
 
     async def run(self, params: SkillParams, ctx: ToolRunContext) -> ToolOutcome:
         name = params.name.strip()
@@ -52,7 +58,7 @@ class SkillTool:
             )
         verdict = await ctx.ask(
             PermissionRequest(
-                permission="skill",
+                permission=self.permission,
                 patterns=(skill.name,),
                 always=(literal(skill.name),),
                 title=f"Load the skill {skill.name}",

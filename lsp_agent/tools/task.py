@@ -9,14 +9,16 @@ sees its last answer and its session id.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission.rules import PermissionRequest, literal
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.tooling import ToolOutcome
-from lsp_agent.tools.base import ToolRunContext, load_description, refusal
+from lsp_agent.tools.base import ToolRunContext, load_description, one_line_title, refusal
 
 
 class TaskParams(BaseModel):
@@ -41,17 +43,21 @@ class TaskTool:
 
     name = "task"
     kind: ToolKind = "other"
+    permission = PermissionKind.TASK
     mutates = True
     Params = TaskParams
 
     def __init__(self) -> None:
         self.description = load_description(self.name)
 
+    def describe(self, params: TaskParams, roots: Sequence[str]) -> str:
+        return one_line_title(f"Start the {params.subagent_type} subagent: {params.description}")
+
     async def run(self, params: TaskParams, ctx: ToolRunContext) -> ToolOutcome:
         title = f"{params.description} (@{params.subagent_type})"
         verdict = await ctx.ask(
             PermissionRequest(
-                permission="task",
+                permission=self.permission,
                 patterns=(params.subagent_type,),
                 always=(literal(params.subagent_type),),
                 title=f"Start the {params.subagent_type} subagent: {params.description}",

@@ -7,12 +7,14 @@ progress at a time" is advice, not a rule: a list breaking it is kept, with a no
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission.rules import PermissionRequest
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
 
@@ -55,17 +57,21 @@ class TodoWriteTool:
 
     name = "todowrite"
     kind: ToolKind = "other"
+    permission = PermissionKind.TODOWRITE
     mutates = False
     Params = TodoWriteParams
 
     def __init__(self) -> None:
         self.description = load_description(self.name)
 
+    def describe(self, params: TodoWriteParams, roots: Sequence[str]) -> str:
+        return "Update the todo list"
+
     async def run(self, params: TodoWriteParams, ctx: ToolRunContext) -> ToolOutcome:
         title = _count(len(params.todos), "todo")
         verdict = await ctx.ask(
             PermissionRequest(
-                permission="todowrite", patterns=("*",), title=f"Update the todo list ({title})"
+                permission=self.permission, patterns=("*",), title=f"Update the todo list ({title})"
             )
         )
         if not verdict.allowed:

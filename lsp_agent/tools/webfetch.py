@@ -25,8 +25,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission.rules import PermissionRequest, literal
 from lsp_agent.core.permission.subjects import FetchSubject
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.tooling import ToolOutcome
-from lsp_agent.tools.base import ToolRunContext, load_description, refusal
+from lsp_agent.tools.base import ToolRunContext, load_description, one_line_title, refusal
 from lsp_agent.web.limits import (
     DEFAULT_TIMEOUT,
     MAX_REDIRECTS,
@@ -80,6 +81,7 @@ class WebfetchTool:
 
     name = "webfetch"
     kind: ToolKind = "fetch"
+    permission = PermissionKind.WEBFETCH
     mutates = False
     Params = WebfetchParams
 
@@ -96,6 +98,9 @@ class WebfetchTool:
         self._guard: NetworkGuard | None = None
         self._backend = transport
         self._ssl_context: ssl.SSLContext | None = None
+
+    def describe(self, params: WebfetchParams, roots: Sequence[str]) -> str:
+        return one_line_title(f"Fetch {params.url}")
 
     async def run(self, params: WebfetchParams, ctx: ToolRunContext) -> ToolOutcome:
         url = params.url.strip()
@@ -116,7 +121,7 @@ class WebfetchTool:
             return _error(target.reason, url=url, blocked=True)
         verdict = await ctx.ask(
             PermissionRequest(
-                permission="webfetch",
+                permission=self.permission,
                 patterns=(url,),
                 always=(f"{literal(target.origin)}/*",),
                 title=f"Fetch {url}",

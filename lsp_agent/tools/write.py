@@ -23,13 +23,16 @@ appended to the result (``tools/diagnostics.py``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import attrs
 from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.messages import ToolKind
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.patch.user_edits import UserVersion, same_file, user_version, with_user_edits
-from lsp_agent.tools.base import ToolRunContext, load_description, refusal
+from lsp_agent.tools.base import ToolRunContext, load_description, refusal, shown_path
 from lsp_agent.tools.diagnostics import WatchedFile, watch_diagnostics, with_report
 from lsp_agent.workspace.boundary import Resolved
 from lsp_agent.workspace.files import (
@@ -75,12 +78,16 @@ class WriteTool:
 
     name = "write"
     kind: ToolKind = "edit"
+    permission = PermissionKind.EDIT
     mutates = True
     Params = WriteParams
 
     def __init__(self, locks: FileLocks) -> None:
         self.description = load_description(self.name)
         self._locks = locks
+
+    def describe(self, params: WriteParams, roots: Sequence[str]) -> str:
+        return f"Write {shown_path(params.file_path, roots)}"
 
     async def run(self, params: WriteParams, ctx: ToolRunContext) -> ToolOutcome:
         where = await ctx.resolve(params.file_path, kind="file")

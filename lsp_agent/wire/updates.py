@@ -108,6 +108,8 @@ def _tool_call_update(call: ev.ToolCallUpdated) -> dict[str, Any]:
     update["status"] = call.status
     if call.exit_code is not None:
         update["exitCode"] = call.exit_code
+    if call.refused is not None:
+        update["refused"] = call.refused
     if call.input is not None:
         update["rawInput"] = call.input
     text = call.error if call.error is not None else call.output

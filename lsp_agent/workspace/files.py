@@ -39,6 +39,7 @@ from lsp_agent.core.documents import DocumentEditResult, FilePreview
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.permission.rules import PermissionRequest
 from lsp_agent.core.permission.subjects import EditedFileStat, EditSubject
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.system import beneath
 from lsp_agent.workspace.temp_files import create_temp_at
 
@@ -379,7 +380,7 @@ def edit_request(
     and the patches, one after the other; the previews (in memory only) every file's text
     before and after."""
     return PermissionRequest(
-        permission="edit",
+        permission=PermissionKind.EDIT,
         patterns=tuple(patterns),
         always=("*",),
         title=title,

@@ -99,7 +99,7 @@ def kill_at(
     """Wait for ``moment`` (or for the run to get past it), then a random short delay, then
     SIGKILL."""
     deadline = time.monotonic() + 20
-    markers = {"edit": "→ edit", "command": "→ bash"}
+    markers = {"edit": "→ Edit", "command": "→ Run "}  # the tools' own titles
 
     def reached() -> bool:
         if moment == "start":

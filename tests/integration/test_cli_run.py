@@ -64,8 +64,8 @@ def test_a_command_gets_one_line_its_output_and_the_run_ends_with_the_session(
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Counted to four.\n"  # stdout is the answer only
     lines = result.stderr.splitlines()
-    assert [line for line in lines if command in line] == [f"→ bash {command}"]
-    start = lines.index(f"→ bash {command}")
+    assert [line for line in lines if command in line] == [f"→ Run {command}"]
+    start = lines.index(f"→ Run {command}")
     shown = [line.strip() for line in lines[start + 1 : start + 7]]
     assert shown == ["line1", "line2", "line3", "line4", "", "Exit code: 0"]
     match = SUMMARY.search(result.stderr)

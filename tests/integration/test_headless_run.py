@@ -59,7 +59,7 @@ def test_anthropic_turn_reads_a_file_and_answers(
     )
     assert result.returncode == 0, result.stderr
     assert "It prints a greeting." in result.stdout
-    assert "read a.py" in result.stderr
+    assert "Read a.py" in result.stderr
     first, second = model_requests(read_then_answer)
     assert first["tools"][0]["name"] == "read"
     assert first["stream"] is True

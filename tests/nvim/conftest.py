@@ -108,6 +108,22 @@ class Editor:
             f"return vim.api.nvim_win_call(..., function() return {expression} end)", win
         )
 
+    def screen_rows(self) -> list[str]:
+        """What is drawn on the screen, one string per row (tab line and winbars included)."""
+        return list(
+            self.lua(
+                """
+                local rows = {}
+                for row = 1, vim.o.lines do
+                  local cells = {}
+                  for col = 1, vim.o.columns do cells[col] = vim.fn.screenstring(row, col) end
+                  rows[row] = table.concat(cells)
+                end
+                return rows
+                """
+            )
+        )
+
     def debug(self) -> str:
         """What the plugin saw, for failure messages."""
         try:

@@ -122,17 +122,6 @@ def test_a_refused_call_reads_refused_not_failed(editor: Any) -> None:
     assert line == "- ✗ bash Run make [failed]"
 
 
-SCREEN = """
-local rows = {}
-for row = 1, vim.o.lines do
-  local cells = {}
-  for col = 1, vim.o.columns do cells[col] = vim.fn.screenstring(row, col) end
-  rows[row] = table.concat(cells)
-end
-return rows
-"""
-
-
 def test_the_diff_tab_labels_and_winbars_name_the_file_at_80_and_160_columns(
     editor: Any, workspace: Any
 ) -> None:
@@ -153,7 +142,7 @@ def test_the_diff_tab_labels_and_winbars_name_the_file_at_80_and_160_columns(
         editor.command(f"set columns={columns}")
         editor.command("wincmd =")  # both sides share the width, as when the tab opens
         editor.command("redraw!")
-        tabline, winbars = editor.lua(SCREEN)[:2]
+        tabline, winbars = editor.screen_rows()[:2]
         assert "Δ module.py" in tabline, tabline
         assert len(tabline.rstrip()) <= columns
         half = columns // 2
@@ -168,3 +157,19 @@ def test_the_diff_tab_labels_and_winbars_name_the_file_at_80_and_160_columns(
     editor.wait_chat("Done.")
     editor.wait_idle()
     assert editor.lua("return vim.o.tabline") == ""
+
+
+def test_a_command_ask_says_the_command_once(editor: Any) -> None:
+    """Issue 35: the ask read "Run: python3 hello.py — $ python3 hello.py"."""
+    describe = "return require('lsp_agent.permission').describe(...)"
+    subject = {"type": "command", "command": "python3 hello.py"}
+    ask = {"title": "Run: python3 hello.py", "permission": "bash", "subject": subject}
+    assert editor.lua(describe, ask) == "lsp-agent: Run: python3 hello.py"
+    described = {**ask, "description": "Say hello"}
+    assert editor.lua(describe, described) == "lsp-agent: Run: python3 hello.py — Say hello"
+    # a title that does not say the command: the command is the detail, once
+    other = {**ask, "title": "Let this command use the network"}
+    assert (
+        editor.lua(describe, other)
+        == "lsp-agent: Let this command use the network — $ python3 hello.py"
+    )

@@ -65,17 +65,7 @@ def test_an_edit_of_an_unsaved_buffer_asks_shows_the_diff_and_one_u_undoes_it(
     )
     assert diff_texts == ["value = 1\nunsaved = True", "value = 2\nunsaved = True"]
     editor.command("redraw")  # drawn: both sides on the screen
-    screen = editor.lua(
-        """
-        local rows = {}
-        for row = 1, vim.o.lines do
-          local cells = {}
-          for col = 1, vim.o.columns do cells[col] = vim.fn.screenstring(row, col) end
-          rows[row] = table.concat(cells)
-        end
-        return table.concat(rows, "\\n")
-        """
-    )
+    screen = "\n".join(editor.screen_rows())
     assert "value = 1" in screen
     assert "value = 2" in screen
     assert "back to the permission prompt" in screen  # the winbar says how to answer

@@ -37,6 +37,7 @@ from lsp_agent.core.permission.rules import (
     Rule,
 )
 from lsp_agent.core.permission.subjects import EditedFileStat, EditSubject
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.session.service import SessionService
 from lsp_agent.core.stream_events import (
     Finished,
@@ -209,7 +210,7 @@ class ProtectedWrites:
         self.ran: list[str] = []
 
     def specs(self) -> tuple[ToolSpec, ...]:
-        return (tool_spec("write", kind="edit", mutates=True),)
+        return (tool_spec("write", kind="edit", mutates=True, permission=PermissionKind.EDIT),)
 
     async def execute(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolOutcome:
         path = str(call.input["file_path"])

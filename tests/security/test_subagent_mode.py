@@ -20,6 +20,7 @@ from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.modes import mode_rules, subagent_scope
 from lsp_agent.core.options import AgentOptions
 from lsp_agent.core.permission.rules import Rule, decide, hidden
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.session.service import SessionService
 from lsp_agent.core.stream_events import Finished, StreamEvent, TextDelta, ToolCallEnded
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
@@ -92,7 +93,7 @@ class Tools:
     def specs(self) -> tuple[ToolSpec, ...]:
         return (
             tool_spec("read", kind="read"),
-            tool_spec("write", kind="edit", mutates=True),
+            tool_spec("write", kind="edit", mutates=True, permission=PermissionKind.EDIT),
             tool_spec("bash", kind="execute", mutates=True),
             tool_spec("task", mutates=True),
         )

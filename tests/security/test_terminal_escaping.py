@@ -130,6 +130,7 @@ async def test_tool_lines_output_and_the_answer_are_escaped() -> None:
     ed, out, err = editor()
     ed.focus("s")
     base = {"toolCallId": "c1", "messageId": "m", "toolName": "bash", "kind": "execute"}
+    base["title"] = f"Run {SPOOF}"  # the tool's title carries the model's words
     await ed.publish(
         event("tool_call_updated", {**base, "status": "pending", "input": {"command": SPOOF}})
     )
@@ -141,7 +142,7 @@ async def test_tool_lines_output_and_the_answer_are_escaped() -> None:
     )
     assert_no_raw_control(err.getvalue())
     assert_no_raw_control(out.getvalue())
-    assert "→ bash rm -rf ~\\r\\x1b[2K  command: ls -la" in err.getvalue()
+    assert "→ Run rm -rf ~\\r\\x1b[2K  command: ls -la" in err.getvalue()
     assert "\\x1b[2K\\rFAKE: all tests passed" in err.getvalue()
     assert out.getvalue() == "done\\x1b[8m hidden\n"
 
@@ -150,6 +151,7 @@ async def test_a_failed_calls_reason_is_escaped() -> None:
     ed, _, err = editor()
     ed.focus("s")
     base = {"toolCallId": "c1", "messageId": "m", "toolName": "read", "kind": "read"}
+    base["title"] = "Read x\x1b[2K"
     await ed.publish(
         event(
             "tool_call_updated",
@@ -160,7 +162,7 @@ async def test_a_failed_calls_reason_is_escaped() -> None:
         event("tool_call_updated", {**base, "status": "failed", "error": "no\r\x1b[2Kfine"})
     )
     assert_no_raw_control(err.getvalue())
-    assert "✗ read x\\x1b[2K: no\\r\\x1b[2Kfine" in err.getvalue()
+    assert "✗ Read x\\x1b[2K: no\\r\\x1b[2Kfine" in err.getvalue()
 
 
 def test_sessions_show_list_and_history_escape_model_text(tmp_path: Path) -> None:

@@ -36,8 +36,8 @@ from typing import Literal
 import attrs
 
 from lsp_agent.core.documents import FilePreview
-from lsp_agent.core.messages import ToolSpec
 from lsp_agent.core.permission.subjects import Subject
+from lsp_agent.core.permission_kinds import PermissionKind
 
 Action = Literal["allow", "ask", "deny"]
 OptionKind = Literal["allow_once", "allow_session", "allow_always", "reject_once"]
@@ -57,6 +57,9 @@ class Rule:
     unless: tuple[str, ...] = ()
     """Patterns this rule does not cover (plan mode's ``mcp`` limit spares the tools the
     user's config marks read-only)."""
+    sparing: tuple[str, ...] = ()
+    """Permissions this rule does not cover: an allow-list is a limit denying ``*`` but
+    these (the ``explore`` subagent denies every permission but the reading ones)."""
 
 
 _STRICTNESS: dict[Action, int] = {"allow": 0, "ask": 1, "deny": 2}
@@ -110,6 +113,7 @@ def _compiled(pattern: str) -> re.Pattern[str]:
 def _covers(rule: Rule, permission: str, resource: str) -> bool:
     return (
         wildcard_match(permission, rule.permission)
+        and permission not in rule.sparing
         and wildcard_match(resource, rule.pattern)
         and not any(wildcard_match(resource, spared) for spared in rule.unless)
     )
@@ -191,7 +195,8 @@ def hidden(permission: str, rules: Sequence[Rule]) -> bool:
     ``*``."""
     for rule in rules:
         denies_all = rule.limit and rule.pattern == "*" and rule.action == "deny"
-        if denies_all and not rule.unless and wildcard_match(permission, rule.permission):
+        covered = wildcard_match(permission, rule.permission) and permission not in rule.sparing
+        if denies_all and not rule.unless and covered:
             return True
     ordinary = [rule for rule in rules if not rule.limit]
     users = [rule for rule in ordinary if not rule.below_user]
@@ -230,7 +235,9 @@ class PermissionRequest:
     answer is never saved.
     """
 
-    permission: str
+    permission: PermissionKind
+    """What is asked for: the asking tool's own :attr:`Tool.permission`, or a permission
+    every tool shares (``external_directory``, ``bash_network``)."""
     patterns: tuple[str, ...]
     always: tuple[str, ...] = ("*",)
     title: str = ""
@@ -278,17 +285,6 @@ def rejected_with_reason(reason: str) -> str:
         "The user rejected permission to use this specific tool call with the following "
         f"feedback: {reason}"
     )
-
-
-# -- permission keys --------------------------------------------------------------------
-
-
-def permission_key(spec: ToolSpec) -> str:
-    """The permission a tool is governed by: the one its spec names (``mcp`` for every MCP
-    tool), else ``edit`` for every tool of kind ``edit``, else the tool's own name."""
-    if spec.permission is not None:
-        return spec.permission
-    return "edit" if spec.kind == "edit" else spec.name
 
 
 # -- asking the user ------------------------------------------------------------------

@@ -15,8 +15,8 @@ from lsp_agent.core.compaction.summary import SUMMARY_MAX_TOKENS
 from lsp_agent.core.errors import InvalidConfigValue
 from lsp_agent.core.interfaces import EventStore, Provider
 from lsp_agent.core.models import ModelCatalog, ModelInfo, SideModel
-from lsp_agent.core.modes import MODES, SubagentScope, prompt_of
-from lsp_agent.core.options import AgentOptions, agent_of
+from lsp_agent.core.modes import MODES, SubagentScope, agent_of, prompt_of
+from lsp_agent.core.options import AgentOptions
 from lsp_agent.core.session.config_options import ConfigChanges
 from lsp_agent.core.session.title import TITLE_MAX_TOKENS
 from lsp_agent.core.transcript import SessionInfo
@@ -107,7 +107,7 @@ class TurnSetup:
         if scope is not None:
             prompt = MODES[scope.agent].prompt
             rules = (*rules, *scope.limits)
-            agent = "task"
+            agent = MODES[scope.agent].agent
         settings = options.agent(agent)
         return TurnConfig(
             model=model,

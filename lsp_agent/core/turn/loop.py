@@ -146,8 +146,11 @@ class TurnRunner:
         self._store = store
         self._rec = recorder
         self._gate = gate
-        kinds = {spec.name: spec.kind for spec in tools.specs()}
-        self._records = TurnRecords(recorder=recorder, kinds=kinds)
+        self._records = TurnRecords(
+            recorder=recorder,
+            tools={spec.name: spec for spec in tools.specs()},
+            roots=config.workspace_roots,
+        )
         self._view = ModelView(
             session_id=session_id,
             store=store,

@@ -11,29 +11,46 @@ looks as if it were still running.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
 
 from lsp_agent.core import events as ev
 from lsp_agent.core.errors import LspAgentError
-from lsp_agent.core.messages import ToolKind, Usage
+from lsp_agent.core.messages import ToolKind, ToolSpec, Usage
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.recorder import Recorder
 from lsp_agent.core.transcript import SessionUsage
 
 
 class TurnRecords:
-    """``kinds``: each tool's kind (a call of a tool not in it is ``other``)."""
+    """``tools``: the offered tools by name (a call of a tool not in it is ``other``, titled
+    with its name); ``roots``: the workspace folders, for the tools' titles."""
 
-    def __init__(self, *, recorder: Recorder, kinds: Mapping[str, ToolKind]) -> None:
+    def __init__(
+        self, *, recorder: Recorder, tools: Mapping[str, ToolSpec], roots: Sequence[str] = ()
+    ) -> None:
         self._rec = recorder
-        self._kinds = kinds
+        self._tools = tools
+        self._roots = tuple(roots)
         self._open_message: str | None = None
         self._open_tools: dict[str, ev.ToolCallUpdated] = {}  # call id → its latest update
+        self._titles: dict[str, str] = {}  # call id → its title, while it is open
         self.usage = SessionUsage()
         """The session's usage so far (the turn starts from the stored one)."""
 
     def kind(self, name: str) -> ToolKind:
-        return self._kinds.get(name, "other")
+        spec = self._tools.get(name)
+        return spec.kind if spec is not None else "other"
+
+    def title(self, call_id: str, name: str, arguments: Mapping[str, Any] | None = None) -> str:
+        """The call's title: the tool's own words once its input fits (kept from then on),
+        else the tool's name."""
+        spec = self._tools.get(name)
+        if arguments and spec is not None and spec.describe is not None:
+            described = spec.describe(arguments, self._roots)
+            if described:
+                self._titles[call_id] = described
+        return self._titles.get(call_id, name)
 
     async def message_started(self, message_id: str, *, model: str, step: int) -> None:
         self._open_message = message_id
@@ -63,28 +80,31 @@ class TurnRecords:
         name: str,
         *,
         status: ev.ToolCallStatus,
-        title: str | None = None,
         input: ev.JsonObject | None = None,
         output: str | None = None,
         error: str | None = None,
         exit_code: int | None = None,
+        refused: bool | None = None,
     ) -> None:
+        """Record a change of the call; every update carries its :meth:`title`."""
         call = ev.ToolCallUpdated(
             tool_call_id=call_id,
             message_id=message_id,
             tool_name=name,
             status=status,
             kind=self.kind(name),
-            title=title,
+            title=self.title(call_id, name, input),
             input=input,
             output=output,
             error=error,
             exit_code=exit_code,
+            refused=refused,
         )
         if status in ("pending", "in_progress"):
             self._open_tools[call_id] = call
         else:
             self._open_tools.pop(call_id, None)
+            self._titles.pop(call_id, None)
         await self._rec.record(call)
 
     def open_calls(self, message_id: str) -> list[tuple[str, str]]:

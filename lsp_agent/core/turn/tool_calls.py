@@ -17,7 +17,6 @@ from lsp_agent.core.permission.rules import (
     PermissionVerdict,
     Rule,
     hidden,
-    permission_key,
 )
 from lsp_agent.core.recorder import Recorder
 from lsp_agent.core.secrets.filter import SecretFilter
@@ -71,7 +70,7 @@ class ToolCalls:
         return tuple(
             spec
             for spec in self._tools.specs()
-            if not hidden(permission_key(spec), rules) and self._breaker.withheld(spec.name) is None
+            if not hidden(spec.permission, rules) and self._breaker.withheld(spec.name) is None
         )
 
     def may_change_files(self, calls: Sequence[ToolCallEnded]) -> bool:
@@ -136,11 +135,15 @@ class ToolCalls:
             return False
         await self._records.tool_update(message_id, call_id, name, status="in_progress")
         rules = config.captured_rules()
+        refusals: list[PermissionVerdict] = []
 
         async def ask(request: PermissionRequest) -> PermissionVerdict:
-            return await self._gate.ask(
+            verdict = await self._gate.ask(
                 request, rules=rules, tool_call_id=call_id, message_id=message_id
             )
+            if not verdict.allowed:
+                refusals.append(verdict)
+            return verdict
 
         base = ev.ToolCallUpdated(
             tool_call_id=call_id,
@@ -148,6 +151,7 @@ class ToolCalls:
             tool_name=name,
             status="in_progress",
             kind=self._records.kind(name),
+            title=self._records.title(call_id, name),
         )
         events = CallEvents(
             session_id=self._session_id,
@@ -182,10 +186,11 @@ class ToolCalls:
                 call_id,
                 name,
                 status="failed" if outcome.is_error else "completed",
-                title=outcome.title or None,
                 output=None if outcome.is_error else output,
                 error=output if outcome.is_error else None,
                 exit_code=outcome.exit_code,
+                # a person or a rule said no: not a failure of the tool
+                refused=True if outcome.is_error and refusals else None,
             )
         )
         return outcome.stop_turn

@@ -23,8 +23,9 @@ background thread) or as a separate process
 One module per job: the script and its checks (``script``), one turn rendered for either
 wire format (``completion``), the two wire formats (``anthropic_wire``, ``openai_wire``),
 scripted HTTP errors (``error_bodies``), the request log (``records``), the script's
-progress and the log behind one lock (``progress``), HTTP on asyncio streams (``http_io``),
-the server (``server``), the thread runner (``running``) and the command line (``cli``).
+progress and the log behind one lock (``progress``), a model request answered as scripted
+(``responses``), HTTP on asyncio streams (``http_io``), the server (``server``), the thread
+runner (``running``) and the command line (``cli``).
 """
 
 from lsp_agent.testing.fake_llm.cli import main

@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import http
+import json
 import time
 from collections.abc import Sequence
+from typing import Any
 
 DEFAULT_REQUEST_TIMEOUT = 30.0
 DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024
@@ -106,3 +108,23 @@ def chunk_frame(data: bytes) -> bytes:
 
 
 LAST_CHUNK = b"0\r\n\r\n"
+
+
+async def send_json(
+    writer: asyncio.StreamWriter,
+    status: int,
+    payload: Any,
+    *,
+    close: bool = False,
+    extra_headers: Sequence[tuple[str, str]] = (),
+) -> None:
+    """A whole JSON response, its length known."""
+    data = json.dumps(payload, ensure_ascii=False).encode()
+    headers = [
+        ("content-type", "application/json"),
+        ("content-length", str(len(data))),
+        ("connection", "close" if close else "keep-alive"),
+        *extra_headers,
+    ]
+    writer.write(response_head(status, headers) + data)
+    await writer.drain()

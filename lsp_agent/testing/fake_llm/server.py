@@ -1,5 +1,6 @@
-"""The fake server: connections, routing, the script's steps taken in order (or by history),
-and each response written in the wire format the request spoke."""
+"""The fake server: its socket and connections, routing, the control routes and the public
+face tests use; what a model request is answered with is ``responses``', the script's
+progress and the log ``progress``'."""
 
 from __future__ import annotations
 
@@ -7,32 +8,26 @@ import asyncio
 import contextlib
 import json
 import socket
-import time
-from collections.abc import Sequence
 from types import TracebackType
 from typing import Any, Self
 
-from lsp_agent.testing.fake_llm import anthropic_wire, openai_wire
 from lsp_agent.testing.fake_llm.completion import (
-    Completion,
     fake_id,
-    render_turn,
 )
-from lsp_agent.testing.fake_llm.error_bodies import error_body, resolve_error, simple_error
+from lsp_agent.testing.fake_llm.error_bodies import error_body, simple_error
 from lsp_agent.testing.fake_llm.http_io import (
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_REQUEST_TIMEOUT,
-    LAST_CHUNK,
     MAX_HEAD_BYTES,
     HttpError,
     Request,
-    chunk_frame,
     read_request,
-    response_head,
+    send_json,
 )
 from lsp_agent.testing.fake_llm.progress import ScriptLog
 from lsp_agent.testing.fake_llm.records import Provider, RequestRecord
-from lsp_agent.testing.fake_llm.script import Script, ScriptError, ScriptLike, Turn, parse_script
+from lsp_agent.testing.fake_llm.responses import ModelResponses
+from lsp_agent.testing.fake_llm.script import Script, ScriptError, ScriptLike, parse_script
 
 
 class FakeLLMServer:
@@ -58,11 +53,13 @@ class FakeLLMServer:
         record_delta_times: bool = False,
     ) -> None:
         self._host = host
-        self._record_delta_times = record_delta_times
         self._requested_port = port
         self._request_timeout = request_timeout
         self._max_body = max_body_bytes
         self._progress = ScriptLog()
+        self._responses = ModelResponses(
+            self._progress, record_delta_times=record_delta_times, stall=self._stall
+        )
         self._server: asyncio.Server | None = None
         self._port: int | None = None
         self._connections: set[asyncio.Task[None]] = set()
@@ -225,7 +222,7 @@ class FakeLLMServer:
                     break
                 except HttpError as err:
                     info = simple_error(err.status, err.message)
-                    await self._send_json(
+                    await send_json(
                         writer, err.status, error_body(None, info, "req_fake"), close=True
                     )
                     break
@@ -253,25 +250,6 @@ class FakeLLMServer:
         with contextlib.suppress(ConnectionError):
             while await reader.read(65536):
                 pass
-
-    async def _send_json(
-        self,
-        writer: asyncio.StreamWriter,
-        status: int,
-        payload: Any,
-        *,
-        close: bool = False,
-        extra_headers: Sequence[tuple[str, str]] = (),
-    ) -> None:
-        data = json.dumps(payload, ensure_ascii=False).encode()
-        headers = [
-            ("content-type", "application/json"),
-            ("content-length", str(len(data))),
-            ("connection", "close" if close else "keep-alive"),
-            *extra_headers,
-        ]
-        writer.write(response_head(status, headers) + data)
-        await writer.drain()
 
     async def _dispatch(self, req: Request, writer: asyncio.StreamWriter) -> bool:
         """Serve one request; return whether the connection may be reused."""
@@ -321,237 +299,38 @@ class FakeLLMServer:
         if provider is None or req.method != "POST":
             status = 404 if provider is None else 405
             info = simple_error(status, f"fake LLM: no route for {req.method} {req.path}")
-            await self._send_json(
-                writer, status, error_body(provider, info, request_id), close=not keep
-            )
+            await send_json(writer, status, error_body(provider, info, request_id), close=not keep)
             self._progress.finish(record, kind="not_found", status=status)
             return keep
         if parse_error is not None or not isinstance(body, dict):
             info = simple_error(400, parse_error or "request body must be a JSON object")
-            await self._send_json(
-                writer, 400, error_body(provider, info, request_id), close=not keep
-            )
+            await send_json(writer, 400, error_body(provider, info, request_id), close=not keep)
             self._progress.finish(record, kind="bad_request", status=400)
             return keep
         if req.path.endswith("/count_tokens"):
             payload = {"input_tokens": max(1, len(req.body) // 4)}
-            await self._send_json(writer, 200, payload, close=not keep)
+            await send_json(writer, 200, payload, close=not keep)
             self._progress.finish(record, turn="side", kind="count_tokens", status=200)
             return keep
-        return await self._serve_model(req, writer, record, provider, body, keep, request_id)
+        return await self._responses.serve(req, writer, record, provider, body, keep, request_id)
 
     async def _control(self, req: Request, writer: asyncio.StreamWriter, keep: bool) -> bool:
         if req.method == "GET" and req.path == "/_health":
-            await self._send_json(writer, 200, {"status": "ok"}, close=not keep)
+            await send_json(writer, 200, {"status": "ok"}, close=not keep)
         elif req.method == "GET" and req.path == "/_log":
-            await self._send_json(writer, 200, self.log_json(), close=not keep)
+            await send_json(writer, 200, self.log_json(), close=not keep)
         elif req.method == "POST" and req.path == "/_script":
             try:
                 self.set_script(
                     parse_script(json.loads(req.body or b"null"), source="POST /_script")
                 )
             except (ScriptError, json.JSONDecodeError, UnicodeDecodeError) as err:
-                await self._send_json(writer, 400, {"error": str(err)}, close=not keep)
+                await send_json(writer, 400, {"error": str(err)}, close=not keep)
             else:
                 turns = len(self.script.turns)
-                await self._send_json(writer, 200, {"ok": True, "turns": turns}, close=not keep)
+                await send_json(writer, 200, {"ok": True, "turns": turns}, close=not keep)
         else:
-            await self._send_json(
+            await send_json(
                 writer, 404, {"error": f"no control route {req.method} {req.path}"}, close=not keep
             )
         return keep
-
-    async def _serve_model(
-        self,
-        req: Request,
-        writer: asyncio.StreamWriter,
-        record: RequestRecord,
-        provider: Provider,
-        body: dict[str, Any],
-        keep: bool,
-        request_id: str,
-    ) -> bool:
-        is_side = not body.get("tools")
-        taken = self._progress.take_step(record, is_side)
-        id_header = ("x-request-id" if provider == "openai" else "request-id", request_id)
-        if taken is None:
-            served = len(self._progress.script.turns)
-            info = simple_error(
-                500,
-                f"fake LLM script exhausted: all {served} turns were served; "
-                f"unexpected request #{record.seq} to {req.path}",
-            )
-            await self._send_json(
-                writer,
-                500,
-                error_body(provider, info, request_id),
-                close=not keep,
-                extra_headers=[("x-should-retry", "false"), id_header],
-            )
-            self._progress.finish(record, status=500)
-            return keep
-        if taken == "side":
-            script = self._progress.script
-            side_text, side_turn = script.side_text, script.side_turn
-            turn = side_turn if side_turn is not None else Turn(text=side_text)
-            completion = render_turn(turn, body, len(req.body), record.seq)
-        else:
-            turn = taken.turn
-            if turn.delay:
-                await asyncio.sleep(turn.delay)
-            if turn.is_error:
-                return await self._serve_error(writer, record, provider, turn, keep, request_id)
-            completion = render_turn(turn, body, len(req.body), record.seq)
-        created = int(time.time())
-        if not record.stream:
-            if turn.drop_after is not None:
-                writer.transport.abort()
-                self._progress.finish(record, dropped=True)
-                return False
-            payload = (
-                openai_wire.openai_completion(completion, created)
-                if provider == "openai"
-                else anthropic_wire.anthropic_message(completion)
-            )
-            await self._send_json(writer, 200, payload, close=not keep, extra_headers=[id_header])
-            self._progress.finish(record, status=200)
-            return keep
-        # HTTP/1.1 gets a chunked body (the connection stays reusable); an HTTP/1.0
-        # client gets a close-delimited body.
-        chunked = req.version != "HTTP/1.0"
-        return await self._serve_stream(
-            writer, record, provider, body, turn, completion, keep and chunked, chunked, id_header
-        )
-
-    async def _serve_error(
-        self,
-        writer: asyncio.StreamWriter,
-        record: RequestRecord,
-        provider: Provider,
-        turn: Turn,
-        keep: bool,
-        request_id: str,
-    ) -> bool:
-        info = resolve_error(turn)
-        headers: list[tuple[str, str]] = [
-            ("x-request-id" if provider == "openai" else "request-id", request_id)
-        ]
-        if turn.retry_after is not None:
-            headers.append(("retry-after", f"{turn.retry_after:g}"))
-        if turn.retry_after_ms is not None:
-            headers.append(("retry-after-ms", f"{turn.retry_after_ms:g}"))
-        if turn.should_retry is not None:
-            headers.append(("x-should-retry", "true" if turn.should_retry else "false"))
-        await self._send_json(
-            writer,
-            info.status,
-            error_body(provider, info, request_id),
-            close=not keep,
-            extra_headers=headers,
-        )
-        self._progress.finish(record, status=info.status)
-        return keep
-
-    async def _serve_stream(
-        self,
-        writer: asyncio.StreamWriter,
-        record: RequestRecord,
-        provider: Provider,
-        body: dict[str, Any],
-        turn: Turn,
-        completion: Completion,
-        keep: bool,
-        chunked: bool,
-        id_header: tuple[str, str],
-    ) -> bool:
-        events: list[bytes]
-        is_text: list[bool]  # which events carry an answer-text delta
-        if provider == "openai":
-            events, is_text = openai_wire.stream_events(completion, body, int(time.time()))
-        else:
-            events, is_text = anthropic_wire.stream_events(completion)
-        try:
-            events, is_text = _rearrange(turn, events, is_text)
-        except ValueError as err:
-            info = simple_error(500, f"fake LLM: {err}")
-            await self._send_json(writer, 500, error_body(provider, info, "req_fake"), close=True)
-            self._progress.finish(record, status=500, error=str(err))
-            return False
-        record_times = self._record_delta_times
-        headers = [
-            ("content-type", "text/event-stream; charset=utf-8"),
-            ("cache-control", "no-cache"),
-            ("connection", "keep-alive" if keep else "close"),
-            id_header,
-        ]
-        if chunked:
-            headers.append(("transfer-encoding", "chunked"))
-        writer.write(response_head(200, headers))
-        await writer.drain()
-        self._progress.update(record, status=200)
-        sent = 0
-        error = turn.stream_error
-        started = time.monotonic()  # for `paced`: event k is due at started + k * chunk_delay
-        held = False
-        for position in range(len(events) + 1):
-            if turn.drop_after is not None and sent >= turn.drop_after:
-                writer.transport.abort()
-                self._progress.finish(record, dropped=True, events_sent=sent)
-                return False
-            if turn.hold_after is not None and sent == turn.hold_after and not held:
-                held = True
-                await self._progress.hold()
-            if turn.stall_after is not None and sent >= turn.stall_after:
-                self._progress.update(record, stalled=True)
-                await self._stall(record.connection)
-                writer.transport.abort()
-                self._progress.finish(record, events_sent=sent, error="client disconnected")
-                return False
-            if error is not None and (position == error.after or position == len(events)):
-                wire = openai_wire if provider == "openai" else anthropic_wire
-                data = wire.error_event(error)
-                writer.write(chunk_frame(data) if chunked else data)
-                await writer.drain()
-                sent += 1
-                break
-            if position == len(events):
-                break
-            if position > 0 and turn.chunk_delay:
-                if not turn.paced:
-                    await asyncio.sleep(turn.chunk_delay)
-                elif (wait := started + position * turn.chunk_delay - time.monotonic()) > 0:
-                    await asyncio.sleep(wait)
-            writer.write(chunk_frame(events[position]) if chunked else events[position])
-            await writer.drain()
-            if record_times and is_text[position]:
-                self._progress.delta_written(record, time.monotonic())
-            sent += 1
-            self._progress.update(record, events_sent=sent)
-        if chunked:
-            writer.write(LAST_CHUNK)
-            await writer.drain()
-        self._progress.finish(record, events_sent=sent)
-        return keep
-
-
-def _rearrange(
-    turn: Turn, events: list[bytes], is_text: list[bool]
-) -> tuple[list[bytes], list[bool]]:
-    """Apply ``event_order`` (pick, reorder, repeat) and then ``inject`` (raw bytes)."""
-    if turn.event_order is not None:
-        wrong = [i for i in turn.event_order if not 0 <= i < len(events)]
-        if wrong:
-            raise ValueError(
-                f"event_order indexes {wrong} are out of range: the stream has {len(events)} events"
-            )
-        events = [events[i] for i in turn.event_order]
-        is_text = [is_text[i] for i in turn.event_order]
-    # Last first, so each index refers to the stream before any injection (ties keep order).
-    for item in reversed(sorted(turn.inject, key=lambda i: i.before)):
-        if item.before > len(events):
-            raise ValueError(
-                f"inject before {item.before} is out of range: the stream has {len(events)} events"
-            )
-        events.insert(item.before, item.raw.encode())
-        is_text.insert(item.before, False)
-    return events, is_text

@@ -11,21 +11,11 @@ local M = {}
 local SEPARATOR = " │ "
 local TABLINE = "%!v:lua.require'lsp_agent.diff_labels'.tabline()"
 
-local function width_of(text)
-  return vim.fn.strdisplaywidth(text)
-end
+local width_of = util.width_of
 
 --- `path` cut from the left to `width` cells ("…/pkg/module.py"): the file name stays.
 function M.cut_path(path, width)
-  if width_of(path) <= width then
-    return path
-  end
-  local n = vim.fn.strchars(path)
-  local start = 0
-  while start < n and width_of(vim.fn.strcharpart(path, start)) > width - 1 do
-    start = start + 1
-  end
-  return "…" .. vim.fn.strcharpart(path, start)
+  return util.truncate(path, width, true)
 end
 
 --- The winbar of a diff side `width` cells wide. `bar`: { side = "current"|"proposed", path,

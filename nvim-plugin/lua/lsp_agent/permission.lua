@@ -42,10 +42,11 @@ function M.describe(params)
   local detail = ""
   if subject and subject.type == "command" then
     detail = "$ " .. tostring(subject.command)
-    local description = util.nn(params.description)
-    if params.title and params.title:find(tostring(subject.command), 1, true) and type(description) == "string" then
-      -- the title is the command itself: the model's description of it is the detail
-      detail = description
+    if params.title and params.title:find(tostring(subject.command), 1, true) then
+      -- the title says the command already: the model's description of it (if any) is the
+      -- detail, the command is not said twice
+      local description = util.nn(params.description)
+      detail = type(description) == "string" and description or ""
     end
   elseif subject and subject.type == "edit" then
     local files = {}

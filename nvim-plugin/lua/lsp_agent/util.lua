@@ -146,4 +146,32 @@ function M.escape_status(text)
   return (text:gsub("%%", "%%%%"))
 end
 
+--- The display width of `text` in cells.
+function M.width_of(text)
+  return vim.fn.strdisplaywidth(text)
+end
+
+--- `text` cut to `width` display cells, with "…" when cut: its end gives way, or its start
+--- with `from_left` (a path keeps its file name: "…/pkg/module.py").
+function M.truncate(text, width, from_left)
+  if M.width_of(text) <= width then
+    return text
+  end
+  if width < 1 then
+    return ""
+  end
+  local n = vim.fn.strchars(text)
+  if from_left then
+    local start = 0
+    while start < n and M.width_of(vim.fn.strcharpart(text, start)) > width - 1 do
+      start = start + 1
+    end
+    return "…" .. vim.fn.strcharpart(text, start)
+  end
+  while n > 0 and M.width_of(vim.fn.strcharpart(text, 0, n)) > width - 1 do
+    n = n - 1
+  end
+  return vim.fn.strcharpart(text, 0, n) .. "…"
+end
+
 return M

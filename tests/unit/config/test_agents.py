@@ -211,3 +211,14 @@ def test_doctor_takes_the_same_step_and_names_the_bad_agent_model(tmp_path: Path
     assert failed.detail.startswith(
         "initializationOptions: key 'agents.plan.model': unknown provider 'nope'"
     )
+
+
+def test_the_agents_section_follows_the_modes_table() -> None:
+    """One table: ``agents.<name>`` is each mode's agent, then the side requests."""
+    from lsp_agent.config.settings import AGENT_NAMES, AgentsConfig
+    from lsp_agent.core import modes
+
+    assert AGENT_NAMES == modes.AGENT_NAMES == ("build", "plan", "task", "title", "summary")
+    assert tuple(AgentsConfig.model_fields) == AGENT_NAMES
+    assert {mode.agent for mode in modes.MODES.values()} <= set(AGENT_NAMES)
+    assert [modes.agent_of(name) for name in modes.MODES] == ["build", "plan", "task", "task"]

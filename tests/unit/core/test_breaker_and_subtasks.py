@@ -9,6 +9,7 @@ import pytest
 from lsp_agent.core.messages import ToolCallPart, ToolSpec
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.options import AgentOptions
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.session.service import SessionService
 from lsp_agent.core.stream_events import Finished, StreamEvent, TextDelta, ToolCallEnded
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
@@ -29,9 +30,9 @@ class Tools:
 
     def specs(self) -> tuple[ToolSpec, ...]:
         return (
-            tool_spec("flaky"),
+            tool_spec("flaky", permission=PermissionKind.WEBFETCH),
             tool_spec("read", kind="read"),
-            tool_spec("write", kind="edit", mutates=True),
+            tool_spec("write", kind="edit", mutates=True, permission=PermissionKind.EDIT),
             tool_spec("task", mutates=True),
         )
 
@@ -115,7 +116,8 @@ async def test_a_subagent_runs_in_a_child_session_with_restricted_tools(
     parent_first, child_request, parent_last = provider.requests
     child_tools = {t.name for t in child_request.tools}
     if agent == "explore":
-        assert child_tools == {"flaky", "read"}  # nothing that writes, runs or delegates
+        # an allow-list of reading permissions: flaky (webfetch) is not on it
+        assert child_tools == {"read"}  # nothing that writes, runs, fetches or delegates
     else:
         assert child_tools == {"flaky", "read", "write"}
     assert "task" in {t.name for t in parent_first.tools}

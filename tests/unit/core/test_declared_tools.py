@@ -9,6 +9,7 @@ from typing import Any
 from lsp_agent.core.messages import ToolCallPart, ToolSpec, Usage
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.options import AgentOptions
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.session.service import SessionService
 from lsp_agent.core.stream_events import (
     Finished,
@@ -32,9 +33,9 @@ class NewTools:
 
     def specs(self) -> tuple[ToolSpec, ...]:
         return (
-            tool_spec("fetcher", kind="fetch"),
-            tool_spec("scribble", kind="edit", mutates=True),
-            tool_spec("peek", kind="read"),
+            tool_spec("fetcher", kind="fetch", permission=PermissionKind.WEBFETCH),
+            tool_spec("scribble", kind="edit", mutates=True, permission=PermissionKind.EDIT),
+            tool_spec("peek", kind="read", permission=PermissionKind.READ),
         )
 
     async def execute(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolOutcome:

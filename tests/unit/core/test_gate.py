@@ -12,8 +12,9 @@ from lsp_agent.core.documents import FilePreview
 from lsp_agent.core.messages import ToolCallPart, ToolSpec, Usage
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.options import AgentOptions
-from lsp_agent.core.permission.rules import PermissionReply, PermissionRequest, Rule, permission_key
+from lsp_agent.core.permission.rules import PermissionReply, PermissionRequest, Rule
 from lsp_agent.core.permission.subjects import EditedFileStat, EditSubject
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.session.service import SessionService
 from lsp_agent.core.stream_events import (
     Finished,
@@ -39,7 +40,10 @@ class AskingTools:
         self.ran: list[str] = []
 
     def specs(self) -> tuple[ToolSpec, ...]:
-        return (tool_spec("read", kind="read"), tool_spec("write", kind="edit", mutates=True))
+        return (
+            tool_spec("read", kind="read"),
+            tool_spec("write", kind="edit", mutates=True, permission=PermissionKind.EDIT),
+        )
 
     def _spec(self, name: str) -> ToolSpec:
         return next(spec for spec in self.specs() if spec.name == name)
@@ -48,7 +52,7 @@ class AskingTools:
         path = str(call.input.get("file_path", "x"))
         verdict = await ctx.ask(
             PermissionRequest(
-                permission=permission_key(self._spec(call.name)),
+                permission=self._spec(call.name).permission,
                 patterns=(path,),
                 title=f"{call.name} {path}",
             )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import attrs
 import pytest
 
 from lsp_agent.core.documents import FilePreview
@@ -14,9 +13,9 @@ from lsp_agent.core.permission.rules import (
     decide,
     evaluate,
     hidden,
-    permission_key,
     wildcard_match,
 )
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.testing.tools import tool_spec
 
 
@@ -133,18 +132,24 @@ def test_hidden_only_when_the_last_rule_denies_everything(
     assert hidden("edit", rules) is is_hidden
 
 
-def test_edit_governs_every_tool_that_changes_files() -> None:
-    edits = [tool_spec(name, kind="edit") for name in ("write", "edit", "apply_patch", "mcp_put")]
-    assert {permission_key(spec) for spec in edits} == {"edit"}
-    assert permission_key(tool_spec("read", kind="read")) == "read"
-    assert permission_key(tool_spec("bash", kind="execute", mutates=True)) == "bash"
+def test_a_tool_is_governed_and_hidden_by_the_permission_it_declares() -> None:
+    spec = tool_spec("github_create_issue", permission=PermissionKind.MCP)
+    assert hidden(spec.permission, [r("mcp", "*", "deny")])
+    assert not hidden(spec.permission, [r("github_create_issue", "*", "deny")])
 
 
-def test_a_tool_that_names_its_permission_is_governed_and_hidden_by_it() -> None:
-    spec = attrs.evolve(tool_spec("github_create_issue"), permission="mcp")
-    assert permission_key(spec) == "mcp"
-    assert hidden(permission_key(spec), [r("mcp", "*", "deny")])
-    assert not hidden(permission_key(spec), [r("github_create_issue", "*", "deny")])
+def test_explore_is_an_allow_list_of_the_reading_permissions() -> None:
+    """Every permission but the reading ones is denied (and hidden) in ``explore``, even
+    where the configured rules allow everything: a permission added later is denied there
+    too, unless it is added to the list on purpose."""
+    rules = [r("*", "*", "allow"), *mode_rules("explore")]
+    reading = {"read", "list", "glob", "grep", "diagnostics", "external_directory"}
+    for kind in PermissionKind:
+        expected = "allow" if kind in reading else "deny"
+        assert decide(kind, ["x"], rules).action == expected, kind
+        assert hidden(kind, rules) is (kind not in reading), kind
+    # a saved approval cannot lift it either
+    assert decide("mcp", ["srv:get"], rules, [r("mcp", "*", "allow")]).action == "deny"
 
 
 def test_plan_mode_denies_edits_and_asks_for_every_command() -> None:

@@ -15,6 +15,7 @@ from lsp_agent.core.documents import DocumentEditResult
 from lsp_agent.core.messages import ToolCallPart, ToolSpec, Usage
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.options import AgentOptions
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.session.service import SessionService
 from lsp_agent.core.stream_events import (
     Finished,
@@ -59,7 +60,7 @@ class WriteTools:
 
     def specs(self) -> tuple[ToolSpec, ...]:
         return (
-            tool_spec("write", kind="edit", mutates=True),
+            tool_spec("write", kind="edit", mutates=True, permission=PermissionKind.EDIT),
             tool_spec("bash", kind="execute", mutates=True),
         )
 

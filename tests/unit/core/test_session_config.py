@@ -18,7 +18,8 @@ from lsp_agent.core.messages import ThinkingConfig, ToolCallPart, ToolSpec, Usag
 from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.modes import CLIENT_MODES, MODES, SUBAGENTS
 from lsp_agent.core.options import AgentOptions
-from lsp_agent.core.permission.rules import PermissionReply, PermissionRequest, Rule, permission_key
+from lsp_agent.core.permission.rules import PermissionReply, PermissionRequest, Rule
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.session.service import SessionService
 from lsp_agent.core.stream_events import (
     Finished,
@@ -28,6 +29,7 @@ from lsp_agent.core.stream_events import (
     UsageReported,
 )
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
+from lsp_agent.core.transcript import SessionInfo
 from lsp_agent.storage.event_log import SqliteEventStore
 from lsp_agent.testing.clock import FakeClock, SequentialIds
 from lsp_agent.testing.editor import RecordingEditor
@@ -52,7 +54,10 @@ class HookTools:
         self.during: Callable[[], Awaitable[None]] | None = None
 
     def specs(self) -> tuple[ToolSpec, ...]:
-        return (tool_spec("read", kind="read"), tool_spec("write", kind="edit", mutates=True))
+        return (
+            tool_spec("read", kind="read"),
+            tool_spec("write", kind="edit", mutates=True, permission=PermissionKind.EDIT),
+        )
 
     def _spec(self, name: str) -> ToolSpec:
         return next(spec for spec in self.specs() if spec.name == name)
@@ -64,7 +69,7 @@ class HookTools:
         path = str(call.input.get("file_path", "x"))
         verdict = await ctx.ask(
             PermissionRequest(
-                permission=permission_key(self._spec(call.name)),
+                permission=self._spec(call.name).permission,
                 patterns=(path,),
                 title=f"{call.name} {path}",
             )
@@ -542,3 +547,25 @@ async def test_the_service_is_freed_without_the_cycle_collector(store: SqliteEve
         assert service() is None
     finally:
         gc.enable()
+
+
+async def test_a_prompt_reads_the_session_row_once_at_admission_and_once_per_turn(
+    store: SqliteEventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 34: the door's read is passed down to ``admit``; the turn reads the row once at
+    its start and hands it to the loop and to its first step (was 5 reads in all)."""
+    s = Setup(store, [text("one"), text("two")], titles=False)
+    sid = await s.service.create(workspace_folder="/ws")
+    reads: list[str] = []
+    read = store.session
+
+    async def counted(session_id: str) -> SessionInfo | None:
+        reads.append(session_id)
+        return await read(session_id)
+
+    monkeypatch.setattr(store, "session", counted)
+    info = await store.session(sid)  # the door's one read
+    await s.service.admit(sid, [{"type": "text", "text": "go"}], info=info)
+    assert len(reads) == 1
+    await s.service.run_turn(sid)
+    assert len(reads) == 2

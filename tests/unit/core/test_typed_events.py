@@ -139,3 +139,24 @@ def test_the_catalogue_in_docs_events_md_is_rendered_from_the_definitions() -> N
     )
     for type_ in ev.EVENT_CLASSES:
         assert f"| `{type_}` |" in render()
+
+
+def test_a_refused_call_stays_failed_and_says_refused_on_the_wire() -> None:
+    refused = ev.ToolCallUpdated(
+        tool_call_id="c1",
+        message_id="m1",
+        tool_name="bash",
+        status="failed",
+        error="the user said no",
+        refused=True,
+    )
+    stored = ev.StoredEvent(
+        session_id="s",
+        seq=3,
+        type=refused.TYPE,
+        data=ev.encode(refused),
+        time="2026-12-01T10:00:00.000Z",
+    )
+    update = to_update(stored)["update"]
+    assert (update["status"], update["refused"]) == ("failed", True)
+    assert stored.data["refused"] is True

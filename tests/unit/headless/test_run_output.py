@@ -12,7 +12,13 @@ from lsp_agent.core.permission.rules import PermissionAsk, PermissionRequest
 from lsp_agent.core.transcript import SessionInfo, SessionUsage
 from lsp_agent.headless import NO_TERMINAL, OUTPUT_TAIL_LINES, TerminalEditor, run_summary
 
-BASH = {"toolCallId": "c1", "messageId": "m1", "toolName": "bash", "kind": "execute"}
+BASH = {
+    "toolCallId": "c1",
+    "messageId": "m1",
+    "toolName": "bash",
+    "kind": "execute",
+    "title": "Run make",  # every update carries the tool's own title
+}
 
 
 def event(type_: str, data: dict[str, Any], session: str = "s") -> StoredEvent:
@@ -45,7 +51,7 @@ async def test_one_tool_line_per_call_however_many_output_chunks() -> None:
     chunks = ["line1\n", "line2\n", "line3\n", "line4\n"]
     await run_bash(ed, chunks, "line1\nline2\nline3\nline4\n\nExit code: 0")
     lines = err.getvalue().splitlines()
-    assert [line for line in lines if "make" in line] == ["→ bash make"]
+    assert [line for line in lines if "make" in line] == ["→ Run make"]
     assert lines[1:] == ["    line1", "    line2", "    line3", "    line4", "", "    Exit code: 0"]
     assert out.getvalue() == ""  # stdout is the answer only
 
@@ -55,7 +61,7 @@ async def test_long_output_shows_only_its_tail() -> None:
     body = "\n".join(f"row {n}" for n in range(1, 101))
     await run_bash(ed, [], f"{body}\n\nExit code: 2")
     lines = err.getvalue().splitlines()
-    assert lines[0] == "→ bash make"
+    assert lines[0] == "→ Run make"
     assert lines[1] == f"    … {100 + 2 - OUTPUT_TAIL_LINES} earlier lines"
     assert lines[-1] == "    Exit code: 2"
     assert len(lines) == 2 + OUTPUT_TAIL_LINES
@@ -66,12 +72,18 @@ async def test_output_is_dimmed_on_a_colour_terminal_only() -> None:
     ed, _, err = editor(color=True)
     await run_bash(ed, [], "hi\n\nExit code: 0")
     assert "\x1b[2m    hi\x1b[0m" in err.getvalue()
-    assert err.getvalue().startswith("→ bash make\n")  # the tool line itself is not dimmed
+    assert err.getvalue().startswith("→ Run make\n")  # the tool line itself is not dimmed
 
 
 async def test_other_tools_print_no_output() -> None:
     ed, _, err = editor()
-    read = {"toolCallId": "r", "messageId": "m1", "toolName": "read", "kind": "read"}
+    read = {
+        "toolCallId": "r",
+        "messageId": "m1",
+        "toolName": "read",
+        "kind": "read",
+        "title": "Read a.py",
+    }
     await ed.publish(
         event(
             "tool_call_updated", {**read, "status": "in_progress", "input": {"file_path": "a.py"}}
@@ -80,7 +92,7 @@ async def test_other_tools_print_no_output() -> None:
     await ed.publish(
         event("tool_call_updated", {**read, "status": "completed", "output": "secret body"})
     )
-    assert err.getvalue() == "→ read a.py\n"
+    assert err.getvalue() == "→ Read a.py\n"
 
 
 def edit_ask() -> PermissionAsk:
@@ -90,7 +102,13 @@ def edit_ask() -> PermissionAsk:
 
 async def test_a_refused_ask_is_printed_once_and_counted() -> None:
     ed, _, err = editor()
-    write = {"toolCallId": "w", "messageId": "m1", "toolName": "write", "kind": "edit"}
+    write = {
+        "toolCallId": "w",
+        "messageId": "m1",
+        "toolName": "write",
+        "kind": "edit",
+        "title": "Write a.py",
+    }
     await ed.publish(
         event(
             "tool_call_updated", {**write, "status": "in_progress", "input": {"file_path": "a.py"}}
@@ -107,7 +125,7 @@ async def test_a_refused_ask_is_printed_once_and_counted() -> None:
     rejection = "The user rejected permission to use this tool call: " + NO_TERMINAL
     await ed.publish(event("tool_call_updated", {**write, "status": "failed", "error": rejection}))
     assert err.getvalue().count("not approved") == 1
-    assert err.getvalue().splitlines() == ["→ write a.py", f"✗ write a.py: {NO_TERMINAL}"]
+    assert err.getvalue().splitlines() == ["→ Write a.py", f"✗ Write a.py: {NO_TERMINAL}"]
     assert ed.refused_asks == 1
 
 

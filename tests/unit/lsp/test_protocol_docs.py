@@ -25,10 +25,14 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from lsp_agent.core.events import EventDataError, EventType, StoredEvent
+from lsp_agent.core.messages import TOOL_KINDS
 from lsp_agent.lsp import protocol as p
 from lsp_agent.lsp.errors import describe_validation_error
 from lsp_agent.lsp.schema import SESSION_UPDATES, main, protocol_schema, render
+from lsp_agent.testing.editor import RecordingEditor
+from lsp_agent.tools.registry import default_registry
 from lsp_agent.wire.updates import to_update
+from lsp_agent.workspace.truncation import OutputLimits
 
 ROOT = Path(__file__).resolve().parents[3]
 DOC = ROOT / "docs" / "protocol.md"
@@ -525,3 +529,21 @@ def test_every_update_the_server_builds_is_a_known_session_update(kind: EventTyp
         "lsp_agent/lsp/schema.py SESSION_UPDATES (and document it in docs/protocol.md)"
     )
     _check(p.SessionUpdateParams, params, kind)
+
+
+# -- (d) one list of tool kinds -----------------------------------------------------------------
+
+
+def test_the_schema_exports_the_one_list_of_tool_kinds_and_the_clients_follow_it(
+    tmp_path: Path,
+) -> None:
+    kinds = protocol_schema()["toolKinds"]
+    assert kinds == list(TOOL_KINDS)
+    # every built-in tool's kind is on it
+    tools = default_registry(RecordingEditor(), limits=OutputLimits(), spill_root=tmp_path)
+    assert {spec.kind for spec in tools.specs()} <= set(kinds)
+    # the VS Code client's type is the same list
+    protocol_ts = (ROOT / "vscode-extension" / "src" / "shared" / "protocol.ts").read_text()
+    match = re.search(r"export type ToolKind = ([^;]+);", protocol_ts)
+    assert match is not None
+    assert re.findall(r'"([a-z_]+)"', match.group(1)) == kinds

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from lsp_agent.core.messages import ToolCallPart, ToolSpec
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.secrets.filter import SecretFilter
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
 from lsp_agent.testing.editor import RecordingEditor
@@ -26,6 +27,7 @@ def _spec(name: str) -> ToolSpec:
         input_schema={"type": "object", "properties": {}},
         kind="other",
         mutates=True,
+        permission=PermissionKind.MCP,
     )
 
 

@@ -27,6 +27,7 @@ from lsp_agent.core.messages import (
     ToolSpec,
     Usage,
 )
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.stream_events import (
     Finished,
     FinishReason,
@@ -295,6 +296,7 @@ async def test_request_body_shape(server: FakeAnthropic) -> None:
             input_schema={"type": "object"},
             kind="read",
             mutates=False,
+            permission=PermissionKind.READ,
         ),
         ToolSpec(
             name="bash",
@@ -302,6 +304,7 @@ async def test_request_body_shape(server: FakeAnthropic) -> None:
             input_schema={"type": "object"},
             kind="execute",
             mutates=True,
+            permission=PermissionKind.READ,
         ),
     )
     messages = (
@@ -395,6 +398,7 @@ async def test_at_most_four_cache_breakpoints(server: FakeAnthropic) -> None:
             input_schema={"type": "object"},
             kind="read",
             mutates=False,
+            permission=PermissionKind.READ,
         ),
     )
     await collect(server.provider(), request(system=system, tools=tools))
@@ -420,6 +424,7 @@ async def test_tool_choice_auto_and_no_tools(server: FakeAnthropic) -> None:
             input_schema={"type": "object"},
             kind="read",
             mutates=False,
+            permission=PermissionKind.READ,
         ),
     )
     provider = server.provider()

@@ -24,6 +24,7 @@ from lsp_agent.core.messages import (
     ToolSpec,
     Usage,
 )
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.stream_events import (
     Finished,
     ReasoningDelta,
@@ -297,6 +298,7 @@ async def test_request_body_shape(server: FakeOpenAI) -> None:
             input_schema={"type": "object"},
             kind="read",
             mutates=False,
+            permission=PermissionKind.READ,
         ),
     )
     req = request(

@@ -28,7 +28,7 @@ from lsp_agent.testing.fake_llm import (
 )
 from lsp_agent.testing.fake_llm import http_io as fake_http
 from lsp_agent.testing.fake_llm import progress as fake_progress
-from lsp_agent.testing.fake_llm import server as fake_server
+from lsp_agent.testing.fake_llm import responses as fake_responses
 
 A_TOOLS: list[Any] = [
     {"name": "read", "description": "Read a file", "input_schema": {"type": "object"}}
@@ -540,7 +540,7 @@ async def test_paced_chunk_delay_keeps_the_average_rate(monkeypatch: pytest.Monk
     spans: dict[str, tuple[float, list[float]]] = {}
     for name, paced in (("unpaced", False), ("paced", True)):
         clock = _VirtualTime(floor, {100: stall})
-        for module in (fake_http, fake_server, fake_progress):  # arrival, schedule, end
+        for module in (fake_http, fake_responses, fake_progress):  # arrival, schedule, end
             monkeypatch.setattr(module, "time", clock)
             monkeypatch.setattr(module, "asyncio", clock)
         async with FakeLLMServer([{**turn, "paced": paced}], record_delta_times=True) as server:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.messages import ToolCallPart, ToolKind
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.tools import call_context
@@ -29,11 +31,15 @@ class EchoTool:
     name = "echo"
     description = "Says the text back."
     kind: ToolKind = "other"
+    permission = PermissionKind.READ
     mutates = False
     Params = EchoParams
 
     def __init__(self) -> None:
         self.contexts: list[ToolRunContext] = []
+
+    def describe(self, params: EchoParams, roots: Sequence[str]) -> str:
+        return f"Echo {params.text}"
 
     async def run(self, params: EchoParams, ctx: ToolRunContext) -> ToolOutcome:
         self.contexts.append(ctx)
@@ -44,11 +50,15 @@ class BoomTool:
     name = "boom"
     description = "Always fails."
     kind: ToolKind = "other"
+    permission = PermissionKind.READ
     mutates = False
     Params = EchoParams
 
     def __init__(self, error: BaseException) -> None:
         self.error = error
+
+    def describe(self, params: EchoParams, roots: Sequence[str]) -> str:
+        return "Boom"
 
     async def run(self, params: EchoParams, ctx: ToolRunContext) -> ToolOutcome:
         raise self.error
@@ -58,11 +68,15 @@ class WaitTool:
     name = "wait"
     description = "Waits until cancelled."
     kind: ToolKind = "other"
+    permission = PermissionKind.READ
     mutates = False
     Params = EchoParams
 
     def __init__(self) -> None:
         self.started = asyncio.Event()
+
+    def describe(self, params: EchoParams, roots: Sequence[str]) -> str:
+        return "Wait"
 
     async def run(self, params: EchoParams, ctx: ToolRunContext) -> ToolOutcome:
         self.started.set()

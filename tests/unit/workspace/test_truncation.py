@@ -7,6 +7,7 @@ import random
 import re
 import stat
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from lsp_agent.app import prune_spill_folder
 from lsp_agent.core.messages import ToolCallPart
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.tools import call_context
@@ -49,11 +51,15 @@ class EmitTool:
     name = "emit"
     description = "Emits a prepared output."
     kind = "other"
+    permission = PermissionKind.READ
     mutates = False
     Params = NoParams
 
     def __init__(self, outcome: ToolOutcome | BaseException) -> None:
         self.outcome = outcome
+
+    def describe(self, params: NoParams, roots: Sequence[str]) -> str:
+        return "Emit"
 
     async def run(self, params: NoParams, ctx: ToolRunContext) -> ToolOutcome:
         if isinstance(self.outcome, BaseException):

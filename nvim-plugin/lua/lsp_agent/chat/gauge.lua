@@ -48,7 +48,7 @@ function M.gauge_text(s, width)
   end
   if share >= M.COMPACT_AT then
     local hinted = text .. " · " .. M.COMPACT_HINT
-    if not width or winbar.width_of(hinted) <= width then
+    if not width or util.width_of(hinted) <= width then
       return hinted
     end
     return text .. " · compact!"

@@ -36,33 +36,16 @@ local function usage_text(s, detail)
   return #parts > 0 and table.concat(parts, " · ") or nil
 end
 
-
 --- The words for a session state (shared with the statusline).
 M.STATE_TEXT = { idle = "idle", running = "● running", requires_action = "? waiting for you" }
 local STATE_ICON = { idle = "○", running = "●", requires_action = "?" }
 local SEPARATOR = " │ "
 local MIN_TITLE = 12
 
-local function width_of(text)
-  return vim.fn.strdisplaywidth(text)
-end
+local width_of = util.width_of
 
 --- `text` cut to `width` display cells, with "…" when cut.
-function M.truncate(text, width)
-  if width_of(text) <= width then
-    return text
-  end
-  if width < 1 then
-    return ""
-  end
-  local n = vim.fn.strchars(text)
-  while n > 0 and width_of(vim.fn.strcharpart(text, 0, n)) > width - 1 do
-    n = n - 1
-  end
-  return vim.fn.strcharpart(text, 0, n) .. "…"
-end
-
-M.width_of = width_of
+M.truncate = util.truncate
 
 local function join(parts)
   return table.concat(
