@@ -173,3 +173,31 @@ def test_a_command_ask_says_the_command_once(editor: Any) -> None:
         editor.lua(describe, other)
         == "lsp-agent: Let this command use the network — $ python3 hello.py"
     )
+
+
+def test_the_server_titles_a_pending_call_and_a_rule_refusal_reads_refused(
+    editor: Any, workspace: Any
+) -> None:
+    """Against the real server: the pending card has the server's title (no guess from the
+    input), and a call a rule refused reads refused, not failed."""
+    rules = {"permission": {"bash": {"*": "ask", "curl *": "deny"}}}
+    editor.setup(server_config=rules)
+    run = {"name": "bash", "input": {"command": "python3 hello.py"}}
+    curl = {"name": "bash", "input": {"command": "curl example.com"}}
+    editor.fake_llm.set_script(
+        {"turns": [{"tool_calls": [run]}, {"tool_calls": [curl]}, {"text": "Done."}]}
+    )
+    (workspace / "hello.py").write_text("print('hi')\n")
+    editor.command("LspAgent chat run it")
+    asked = editor.wait_select(1)
+    assert asked["prompt"] == "lsp-agent: Run: python3 hello.py"
+    editor.wait(
+        lambda: "- ◐ bash Run python3 hello.py [awaiting permission]" in editor.chat_lines(),
+        "the pending card titled by the server",
+    )
+    editor.choose(asked, "Allow once")
+    editor.wait_chat("Done.")
+    editor.wait_idle()
+    lines = editor.chat_lines()
+    assert "- ✓ bash Run python3 hello.py [exit 0]" in lines
+    assert "- ⊘ bash Run curl example.com [refused]" in lines
