@@ -175,7 +175,7 @@ class ClientTerminalRunner:
             timed_out=timed_out,
             leftovers=False,  # bubblewrap's PID namespace or the supervisor ended them
             output=_kept(output),
-            metadata={"terminal_id": ids["terminal_id"]},
+            terminal_id=ids["terminal_id"],
         )
 
     async def _exit_after_kill(

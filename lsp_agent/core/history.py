@@ -46,20 +46,45 @@ class FoldCache:
     Folding is message by message (one entry never affects another's messages), so the
     messages of an entry seen before — the same object, as ``LiveTranscript`` keeps an
     untouched message's — are reused: a step folds only what it added or changed, and the
-    folded ``Message`` objects stay the same ones from request to request."""
+    folded ``Message`` objects stay the same ones from request to request. The entries the
+    last call began with are taken whole (``common_prefix``)."""
 
     def __init__(self) -> None:
         self._folded: dict[str, tuple[TranscriptMessage, list[Message]]] = {}
+        self._last: list[TranscriptMessage] = []
+        self._out: list[Message] = []
+        self._ends: list[int] = [0]
+        """``_ends[i]``: how many messages the first ``i`` entries of ``_last`` folded into."""
 
     def fold(self, transcript: Sequence[TranscriptMessage]) -> list[Message]:
-        messages: list[Message] = []
-        for entry in transcript:
+        entries = list(transcript)
+        start = common_prefix(self._last, entries)
+        messages = self._out[: self._ends[start]]
+        ends = self._ends[: start + 1]
+        for entry in entries[start:]:
             cached = self._folded.get(entry.message_id)
             if cached is None or cached[0] is not entry:
                 cached = (entry, fold([entry]))
                 self._folded[entry.message_id] = cached
             messages.extend(cached[1])
-        return messages
+            ends.append(len(messages))
+        self._last, self._out, self._ends = entries, messages, ends
+        return list(messages)
+
+
+def common_prefix(a: Sequence[object], b: Sequence[object]) -> int:
+    """How many leading items ``a`` and ``b`` share: compared as list slices (in C, the same
+    object compares equal at once), narrowed by halving — cheap for thousands of items."""
+    low, high = 0, min(len(a), len(b))
+    if list(a[:high]) == list(b[:high]):
+        return high
+    while low < high:
+        middle = (low + high + 1) // 2
+        if list(a[:middle]) == list(b[:middle]):
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 def _user_parts(entry: TranscriptMessage) -> tuple[Part, ...]:

@@ -9,6 +9,7 @@ import attrs
 
 from lsp_agent.core.permission.rules import PermissionRequest, PermissionVerdict
 from lsp_agent.core.question import Question, QuestionReply
+from lsp_agent.core.tool_details import Spill, ToolDetails
 
 AskPermission = Callable[[PermissionRequest], Awaitable[PermissionVerdict]]
 
@@ -100,8 +101,10 @@ class ToolOutcome:
     title: str | None = None
     exit_code: int | None = None
     """A command's exit status (``bash``): the core records it for the editors to show."""
-    metadata: dict[str, Any] = attrs.field(factory=dict)
-    """The tool's own details (counts, paths, flags) for its tests and logs; the core reads
-    none of them: what it needs is a field of its own."""
+    details: ToolDetails | None = None
+    """The tool's own record of the call (counts, paths, flags), typed per shape, for its
+    tests and a debugger; the core reads none of it: what it needs is a field of its own."""
+    spill: Spill | None = None
+    """Set when the output was too long and was cut to a preview (where the whole went)."""
     stop_turn: bool = False
     """The user rejected the call without a reason: the turn ends after this call."""

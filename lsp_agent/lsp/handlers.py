@@ -101,6 +101,7 @@ async def session_export(host: AgentHost, params: p.SessionExportParams) -> p.Se
 
 
 async def session_delete(host: AgentHost, params: p.SessionIdParams) -> None:
+    await require_session(host, params.session_id)
     outcome = await host.sessions.delete(params.session_id)
     if outcome == "unknown":
         raise SessionNotFound(params.session_id)

@@ -435,7 +435,7 @@ MATCHERS: tuple[tuple[str, Matcher], ...] = tuple(
         context_aware,
     )
 )
-"""The chain, in order, with the names reported in the ``edit`` tool's metadata."""
+"""The chain, in order, with the names reported in the ``edit`` tool's details (``matcher``)."""
 
 
 # --- helpers ---------------------------------------------------------------------------

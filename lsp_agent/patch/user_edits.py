@@ -19,6 +19,7 @@ from collections.abc import Sequence
 import attrs
 
 from lsp_agent.core.permission.rules import PermissionVerdict
+from lsp_agent.core.tool_details import FileChangeDetails, PatchDetails, ToolDetails
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.workspace.files import BOM, TextFile, detect_newline, encode_text, unified_diff
 
@@ -77,7 +78,7 @@ def same_file(now: TextFile | None, then: TextFile | None) -> bool:
 def with_user_edits(outcome: ToolOutcome, versions: Sequence[UserVersion]) -> ToolOutcome:
     """``outcome`` telling the model that the user changed its proposal for ``versions``:
     the unified diff from its proposal to the text applied (the central output limit
-    applies to it as to any output); ``metadata.modified`` lists the files."""
+    applies to it as to any output); the details' ``modified`` lists the files."""
     if not versions:
         return outcome
     names = ", ".join(v.display for v in versions)
@@ -96,5 +97,12 @@ def with_user_edits(outcome: ToolOutcome, versions: Sequence[UserVersion]) -> To
     return attrs.evolve(
         outcome,
         output=f"{outcome.output}\n\n{note}",
-        metadata={**outcome.metadata, "modified": [v.display for v in versions]},
+        details=_with_modified(outcome.details, tuple(v.display for v in versions)),
     )
+
+
+def _with_modified(details: ToolDetails | None, modified: tuple[str, ...]) -> ToolDetails | None:
+    """The change's details, naming the files the person changed before it was applied."""
+    if isinstance(details, FileChangeDetails | PatchDetails):
+        return attrs.evolve(details, modified=modified)
+    return details

@@ -16,6 +16,7 @@ from typing import Any
 
 import attrs
 
+from lsp_agent.core.history import common_prefix
 from lsp_agent.core.messages import Message
 
 WireItems = list[dict[str, Any]]
@@ -35,38 +36,43 @@ class Wired:
 
 
 class WireCache:
-    """Wire items and their encodings per message object, for the messages of the last
-    few requests (a side request between two steps — a title, a compaction's summary, another
+    """Wire items and their encodings per message, for the messages of the last few
+    requests (a side request between two steps — a title, a compaction's summary, another
     session's step on the same provider — must not make the next step convert everything
-    again). The items are shared between requests: never mutate them (copy one to change
-    it, as the cache marks do)."""
+    again). A request that starts with an earlier one's messages (the same objects) takes
+    that prefix whole; only the rest is looked up or converted. The items are shared between
+    requests: never mutate them (copy one to change it, as the cache marks do)."""
 
     def __init__(self, requests: int = 4) -> None:
         self._requests = requests
-        self._kept: list[dict[int, tuple[Message, Wired]]] = []
-        """The entries each of the last ``requests`` requests used, oldest first."""
+        self._kept: list[tuple[list[Message], list[Wired]]] = []
+        """The messages of each of the last ``requests`` requests and their wire forms."""
 
     def wire(
         self, messages: Sequence[Message], convert: Callable[[Message], WireItems]
     ) -> list[Wired]:
-        used: dict[int, tuple[Message, Wired]] = {}
-        out = []
-        for message in messages:
-            hit = self._find(message)
-            if hit is None:
-                items = convert(message)
-                hit = (message, Wired(tuple(items), tuple(compact_json(i) for i in items)))
-            used[id(message)] = hit
-            out.append(hit[1])
-        self._kept = [*self._kept[1 - self._requests :], used]
+        messages = list(messages)
+        start, out = 0, []
+        for kept, wired in reversed(self._kept):
+            common = common_prefix(kept, messages)
+            if common > start:
+                start, out = common, wired[:common]
+        for message in messages[start:]:
+            out.append(self._find(message) or _wired(message, convert))
+        self._kept = [*self._kept[1 - self._requests :], (messages, out)]
         return out
 
-    def _find(self, message: Message) -> tuple[Message, Wired] | None:
-        for kept in reversed(self._kept):
-            hit = kept.get(id(message))
-            if hit is not None and hit[0] is message:
-                return hit
+    def _find(self, message: Message) -> Wired | None:
+        for kept, wired in reversed(self._kept):
+            for index in range(len(kept) - 1, max(len(kept) - 8, -1), -1):  # a short tail
+                if kept[index] is message:
+                    return wired[index]
         return None
+
+
+def _wired(message: Message, convert: Callable[[Message], WireItems]) -> Wired:
+    items = convert(message)
+    return Wired(tuple(items), tuple(compact_json(i) for i in items))
 
 
 _SLOT = f"lsp-agent-list-{uuid.uuid4().hex}"

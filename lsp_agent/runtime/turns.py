@@ -34,6 +34,8 @@ class TurnScheduler:
         self._tasks: dict[str, asyncio.Task[Any]] = {}
         self._again: set[str] = set()
         self._exclusive: dict[str, str] = {}
+        self._between: dict[str, asyncio.Event] = {}
+        """Sessions whose turn has ended while their driver looks for queued input."""
 
     def running(self, session_id: str) -> bool:
         return session_id in self._tasks
@@ -86,7 +88,11 @@ class TurnScheduler:
 
     @contextlib.asynccontextmanager
     async def exclusive(self, session_id: str, doing: str) -> AsyncIterator[None]:
-        """Hold the session for ``doing``; ``SessionBusy`` if a turn or other work has it."""
+        """Hold the session for ``doing``; ``SessionBusy`` if a turn or other work has it (a
+        turn that has just ended is waited for while its driver looks for queued input)."""
+        between = self._between.get(session_id)
+        if between is not None:
+            await between.wait()
         if session_id in self._tasks:
             raise SessionBusy(session_id, "a turn is running")
         if session_id in self._exclusive:
@@ -105,6 +111,14 @@ class TurnScheduler:
         if tasks:
             await asyncio.wait(tasks, timeout=CANCEL_WAIT)
 
+    async def _pending(self, session_id: str) -> bool:
+        between = self._between[session_id] = asyncio.Event()
+        try:
+            return await self._has_pending(session_id)
+        finally:
+            del self._between[session_id]
+            between.set()
+
     async def _drive(self, session_id: str) -> None:
         try:
             while True:
@@ -120,7 +134,7 @@ class TurnScheduler:
                     return
                 if session_id in self._again:
                     continue
-                if stop_reason == "error" or not await self._has_pending(session_id):
+                if stop_reason == "error" or not await self._pending(session_id):
                     # No await between this check and leaving _tasks: a prompt admitted
                     # after it starts a new driver.
                     if session_id in self._again:

@@ -18,7 +18,7 @@ import codecs
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 import attrs
 
@@ -96,8 +96,10 @@ class CommandRun:
     limit: str | None = None
     """It reached a limit and was stopped for it: which (``sandbox.limits``)."""
     output: str
-    metadata: Mapping[str, Any] = attrs.field(factory=dict)
-    """What the outcome carries about where it ran (``pgid``, ``terminal_id``)."""
+    pgid: int | None = None
+    """The process group it ran in, when it ran here."""
+    terminal_id: str | None = None
+    """The editor's terminal it ran in, when it ran there."""
 
 
 @attrs.frozen
@@ -225,7 +227,7 @@ class LocalRunner:
             timed_out=timed_out,
             leftovers=leftovers,
             output=tail.text(),
-            metadata={"pgid": group.pgid},
+            pgid=group.pgid,
             limit=launch.watch.reached if limited else None,
         )
 

@@ -45,7 +45,7 @@ import contextlib
 import os
 import stat
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Literal
 
 import attrs
 from pydantic import BaseModel, ConfigDict, Field
@@ -56,6 +56,7 @@ from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission.rules import PermissionRequest, PermissionVerdict
 from lsp_agent.core.permission.subjects import EditedFileStat, EditSubject
 from lsp_agent.core.permission_kinds import PermissionKind
+from lsp_agent.core.tool_details import PatchDetails, PatchedFile
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.patch.apply import HunkError, apply_hunks
 from lsp_agent.patch.parse import (
@@ -229,10 +230,9 @@ def _done(changes: Sequence[_Change], title: str, notes: Mapping[str, str]) -> T
     return ToolOutcome(
         output=output,
         title=changes[0].label() if len(changes) == 1 else title,
-        metadata={
-            "files": [change.entry() for change in changes],
-            "patch": _combined(changes),
-        },
+        details=PatchDetails(
+            files=tuple(change.entry() for change in changes), patch=_combined(changes)
+        ),
     )
 
 
@@ -308,13 +308,18 @@ class _Change:
             moved_from=self.source.path if self.destination is not None else None,
         )
 
-    def entry(self) -> dict[str, Any]:
-        """The file as the tool's metadata gives it: the subject's, with the display paths."""
-        entry = self.stat().to_json()
-        entry["display"] = self.final.display
-        if self.destination is not None:
-            entry["movedFromDisplay"] = self.source.display
-        return entry
+    def entry(self) -> PatchedFile:
+        """The file as the tool's details give it: the subject's, with the display paths."""
+        moved = self.destination is not None
+        return PatchedFile(
+            path=self.final.path,
+            display=self.final.display,
+            operation=self.operation,
+            additions=self.diff.additions,
+            deletions=self.diff.deletions,
+            moved_from=self.source.path if moved else None,
+            moved_from_display=self.source.display if moved else None,
+        )
 
 
 @attrs.frozen

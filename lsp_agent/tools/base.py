@@ -24,6 +24,7 @@ from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission.rules import PermissionRequest, PermissionVerdict, literal
 from lsp_agent.core.permission_kinds import PermissionKind
+from lsp_agent.core.tool_details import PathDetails
 from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
 from lsp_agent.workspace import protected
 from lsp_agent.workspace.boundary import Outside, Resolved, WorkspaceBoundary
@@ -101,7 +102,7 @@ def outside_refusal(where: Outside, verdict: PermissionVerdict) -> ToolOutcome:
         output=f"{where.message}\n{verdict.message}".strip(),
         is_error=True,
         title=where.path,
-        metadata={"path": where.resolved, "outside": True},
+        details=PathDetails(path=where.resolved, outside=True),
         stop_turn=verdict.stop_turn,
     )
 
@@ -161,7 +162,9 @@ async def resolve_search_root(
 
 
 def _root_error(message: str, where: Resolved, title: str) -> ToolOutcome:
-    return ToolOutcome(output=message, is_error=True, title=title, metadata={"path": where.path})
+    return ToolOutcome(
+        output=message, is_error=True, title=title, details=PathDetails(path=where.path)
+    )
 
 
 def display_path(path: str, ctx: ToolRunContext) -> str:

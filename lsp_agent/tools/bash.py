@@ -31,6 +31,7 @@ from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission.rules import PermissionRequest, literal
 from lsp_agent.core.permission.subjects import CommandSubject
 from lsp_agent.core.permission_kinds import PermissionKind
+from lsp_agent.core.tool_details import CommandDetails
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.sandbox import CommandSandbox, Launch, SandboxUnavailable
 from lsp_agent.shell.plan import PermissionPlan, plan_permissions
@@ -213,12 +214,14 @@ class BashTool:
 
     def _with_sandbox_note(self, outcome: ToolOutcome, launch: Launch, session: str) -> ToolOutcome:
         """Record whether it was sandboxed; tell each session once that it was not."""
-        metadata = {**outcome.metadata, "sandboxed": launch.sandboxed}
+        details = outcome.details
+        if isinstance(details, CommandDetails):
+            details = attrs.evolve(details, sandboxed=launch.sandboxed)
         output = outcome.output
         if launch.notice is not None and session not in self._noticed:
             self._noticed.add(session)
             output = f"{output}\n{launch.notice}"
-        return attrs.evolve(outcome, output=output, metadata=metadata)
+        return attrs.evolve(outcome, output=output, details=details)
 
 
 async def _authorize(
@@ -244,7 +247,7 @@ async def _authorize(
             "folder or a credential store, which no tool may access. The command was not run.",
             is_error=True,
             title=title,
-            metadata={"hidden": list(plan.hidden), "workdir": workdir},
+            details=CommandDetails(workdir=workdir),
         )
     if plan.outside:
         folders = tuple(f"{folder.rstrip('/')}/*" for folder in plan.outside)
@@ -268,7 +271,7 @@ async def _authorize(
                 output=f"{message}\n{verdict.message}".strip(),
                 is_error=True,
                 title=title,
-                metadata={"outside": list(plan.outside), "workdir": workdir},
+                details=CommandDetails(workdir=workdir),
                 stop_turn=verdict.stop_turn,
             )
     if plan.patterns or plan.unknown:
@@ -287,10 +290,7 @@ async def _authorize(
         )
         if not verdict.allowed:
             outcome = refusal(verdict, title=title)
-            if plan.unknown:
-                metadata = {"unknown": list(plan.unknown), "workdir": workdir}
-                outcome = attrs.evolve(outcome, metadata=metadata)
-            return outcome
+            return attrs.evolve(outcome, details=CommandDetails(workdir=workdir))
     return plan
 
 
@@ -373,12 +373,13 @@ def _outcome(run: CommandRun, *, timeout_ms: int, title: str, workdir: str) -> T
         is_error=run.timed_out or run.limit is not None,
         title=title,
         exit_code=exit_code,
-        metadata={
-            "timed_out": run.timed_out,
-            **({"limit": run.limit} if run.limit is not None else {}),
-            **run.metadata,
-            "workdir": workdir,
-        },
+        details=CommandDetails(
+            workdir=workdir,
+            timed_out=run.timed_out,
+            limit=run.limit,
+            pgid=run.pgid,
+            terminal_id=run.terminal_id,
+        ),
     )
 
 

@@ -42,6 +42,7 @@ from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission.rules import PermissionRequest
 from lsp_agent.core.permission_kinds import PermissionKind
+from lsp_agent.core.tool_details import DiagnosticsDetails
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal, shown_path
 from lsp_agent.workspace.boundary import Resolved, WorkspaceBoundary
@@ -148,7 +149,7 @@ class DiagnosticsTool:
                 "workspace. (Only files a language server has analyzed are covered: usually "
                 "the ones open in the editor.)",
                 title=title,
-                metadata={"files": 0, "counts": {}},
+                details=DiagnosticsDetails(files=0),
             )
         # Errors first: files by their most severe diagnostic, then how many of those.
         files.sort(key=lambda f: (_worst(f[1]), -_count(f[1], _worst(f[1])), f[0]))
@@ -166,33 +167,32 @@ class DiagnosticsTool:
         return ToolOutcome(
             output=f"Problems in {len(files)} {noun}: {severity_summary(counts)}\n\n{body}",
             title=title,
-            metadata={"files": len(files), "counts": _counts_metadata(counts)},
+            details=DiagnosticsDetails(files=len(files), counts=_counts_by_name(counts)),
         )
 
 
 def _one_file(cache: DiagnosticsCache, where: Resolved) -> ToolOutcome:
-    metadata: dict[str, object] = {"path": where.path}
     if not cache.known(where.path):
         return ToolOutcome(
             output=f"No language server has reported on {where.display}: it may not be open "
             "in the editor, no language server may cover this kind of file, or its language "
             "server has not finished yet.",
             title=where.display,
-            metadata={**metadata, "known": False},
+            details=DiagnosticsDetails(path=where.path, known=False),
         )
     diagnostics = cache.get(where.path)
     if not diagnostics:
         return ToolOutcome(
             output=f"No problems reported in {where.display}.",
             title=where.display,
-            metadata={**metadata, "counts": {}},
+            details=DiagnosticsDetails(path=where.path),
         )
     counts = count_by_severity(diagnostics)
     block = format_diagnostics(where.display, diagnostics, limit=PER_FILE)
     return ToolOutcome(
         output=f"{where.display}: {severity_summary(counts)}\n{block}",
         title=where.display,
-        metadata={**metadata, "counts": _counts_metadata(counts)},
+        details=DiagnosticsDetails(path=where.path, counts=_counts_by_name(counts)),
     )
 
 
@@ -229,7 +229,7 @@ def _count(diagnostics: Sequence[Diagnostic], level: int) -> int:
 _LEVEL_NAMES = {1: "error", 2: "warning", 3: "information", 4: "hint"}
 
 
-def _counts_metadata(counts: dict[int, int]) -> dict[str, int]:
+def _counts_by_name(counts: dict[int, int]) -> dict[str, int]:
     return {_LEVEL_NAMES[level]: count for level, count in counts.items()}
 
 

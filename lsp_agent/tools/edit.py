@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission_kinds import PermissionKind
+from lsp_agent.core.tool_details import FileChangeDetails, PathDetails
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.patch.edit_match import EditFailure, EditPlan, plan_edit
 from lsp_agent.patch.user_edits import UserVersion, same_file, user_version, with_user_edits
@@ -274,19 +275,19 @@ def _done(where: Resolved, change: _Change, note: str = "") -> ToolOutcome:
             note,
         ),
         title=where.display,
-        metadata={
-            "path": where.path,
-            "additions": change.diff.additions,
-            "deletions": change.diff.deletions,
-            "patch": change.diff.patch,
-            "replacements": count,
-            "matcher": change.matcher,
-            "created": created,
-        },
+        details=FileChangeDetails(
+            path=where.path,
+            additions=change.diff.additions,
+            deletions=change.diff.deletions,
+            patch=change.diff.patch,
+            replacements=count,
+            matcher=change.matcher,
+            created=created,
+        ),
     )
 
 
 def _error(where: Resolved, message: str) -> ToolOutcome:
     return ToolOutcome(
-        output=message, is_error=True, title=where.display, metadata={"path": where.path}
+        output=message, is_error=True, title=where.display, details=PathDetails(path=where.path)
     )

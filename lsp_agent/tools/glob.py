@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission_kinds import PermissionKind
+from lsp_agent.core.tool_details import SearchDetails
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.search.globmatch import compile_glob
 from lsp_agent.search.order import newest_first
@@ -104,5 +105,5 @@ class GlobTool:
         return ToolOutcome(
             output=output,
             title=params.pattern,
-            metadata={"count": len(shown), "truncated": truncated},
+            details=SearchDetails(count=len(shown), truncated=truncated),
         )

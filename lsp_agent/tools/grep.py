@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission_kinds import PermissionKind
+from lsp_agent.core.tool_details import SearchDetails
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.search.globmatch import compile_glob
 from lsp_agent.search.order import newest_first
@@ -107,7 +108,9 @@ class GrepTool:
             return ToolOutcome(output=result.message, is_error=True, title=title)
         if not found:
             return ToolOutcome(
-                output="No files found", title=title, metadata={"matches": 0, "truncated": False}
+                output="No files found",
+                title=title,
+                details=SearchDetails(count=0, truncated=False),
             )
         ordered = await asyncio.to_thread(_newest_files_first, found)
         truncated = len(ordered) > LIMIT
@@ -120,7 +123,7 @@ class GrepTool:
         return ToolOutcome(
             output=output,
             title=title,
-            metadata={"matches": len(ordered), "truncated": truncated},
+            details=SearchDetails(count=len(ordered), truncated=truncated),
         )
 
 

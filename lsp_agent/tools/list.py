@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission_kinds import PermissionKind
+from lsp_agent.core.tool_details import SearchDetails
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.search.ripgrep import RgFailure, run_rg
 from lsp_agent.tools.base import ToolRunContext, load_description, resolve_search_root, shown_path
@@ -102,7 +103,7 @@ class ListTool:
         return ToolOutcome(
             output=output,
             title=root.display,
-            metadata={"path": root.path, "count": len(shown), "truncated": truncated},
+            details=SearchDetails(count=len(shown), truncated=truncated, path=root.path),
         )
 
 

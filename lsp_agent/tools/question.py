@@ -9,7 +9,7 @@ reason. Without anyone to ask, the events answer ``declined``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
@@ -17,6 +17,7 @@ from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission.rules import PermissionRequest
 from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.question import Question, QuestionOption, QuestionReply
+from lsp_agent.core.tool_details import QuestionDetails
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.tools.base import ToolRunContext, load_description, one_line_title, refusal
 
@@ -117,24 +118,19 @@ class QuestionTool:
         if not verdict.allowed:
             return refusal(verdict, title=title)
         reply = await ctx.call.events.ask_question(questions)
-        metadata: dict[str, Any] = {
-            "outcome": reply.outcome,
-            "questions": [q.to_json() for q in questions],
-        }
+        details = QuestionDetails(outcome=reply.outcome)
         if reply.outcome == "declined":
-            return ToolOutcome(
-                output=DECLINED_MESSAGE, is_error=True, title=title, metadata=metadata
-            )
+            return ToolOutcome(output=DECLINED_MESSAGE, is_error=True, title=title, details=details)
         if reply.outcome == "cancelled":
             return ToolOutcome(
                 output=reply.reason or CANCELLED_MESSAGE,
                 is_error=True,
                 title=title,
-                metadata=metadata,
+                details=details,
                 stop_turn=True,
             )
-        metadata["answers"] = reply.answers_json()
-        return ToolOutcome(output=_answered(questions, reply), title=title, metadata=metadata)
+        details = QuestionDetails(outcome=reply.outcome, answers=reply.answers_json())
+        return ToolOutcome(output=_answered(questions, reply), title=title, details=details)
 
 
 def _question(n: int, item: QuestionItem) -> Question:

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission.rules import PermissionRequest
 from lsp_agent.core.permission_kinds import PermissionKind
+from lsp_agent.core.tool_details import PathDetails, ReadDetails
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal, shown_path
 from lsp_agent.workspace.boundary import Outside, Resolved, WorkspaceBoundary
@@ -193,7 +194,9 @@ def _numbered(number: int, line: str) -> str:
     return f"{number}: {line}"
 
 
-def _page_outcome(where: Resolved, page: _Page, *, source: str) -> ToolOutcome:
+def _page_outcome(
+    where: Resolved, page: _Page, *, source: Literal["disk", "editor"]
+) -> ToolOutcome:
     if page.first > page.total and not (page.first == 1 and page.total == 0):
         what = "file" if page.unit == "lines" else "directory"
         return _error(
@@ -203,19 +206,21 @@ def _page_outcome(where: Resolved, page: _Page, *, source: str) -> ToolOutcome:
     return ToolOutcome(
         output=page.text(),
         title=where.display,
-        metadata={
-            "path": where.path,
-            page.unit: [page.first, page.last],
-            "total": page.total,
-            "truncated": page.truncated,
-            "source": source,
-        },
+        details=ReadDetails(
+            path=where.path,
+            unit=page.unit,
+            first=page.first,
+            last=page.last,
+            total=page.total,
+            truncated=page.truncated,
+            source=source,
+        ),
     )
 
 
 def _error(where: Resolved, message: str) -> ToolOutcome:
     return ToolOutcome(
-        output=message, is_error=True, title=where.display, metadata={"path": where.path}
+        output=message, is_error=True, title=where.display, details=PathDetails(path=where.path)
     )
 
 

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission.rules import PermissionRequest, literal
 from lsp_agent.core.permission_kinds import PermissionKind
+from lsp_agent.core.tool_details import SkillDetails
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.skills.catalog import LoadedSkill, SkillCatalog, SkillProblem, load_skill
 from lsp_agent.tools.base import ToolRunContext, load_description, one_line_title, refusal
@@ -77,13 +78,7 @@ class SkillTool:
         return ToolOutcome(
             output=_render(loaded),
             title=skill.name,
-            metadata={
-                "name": skill.name,
-                "path": skill.path,
-                "base_dir": skill.base_dir,
-                "source": skill.source,
-                "files": list(loaded.files),
-            },
+            details=SkillDetails(files=tuple(loaded.files)),
         )
 
 

@@ -68,18 +68,15 @@ class TaskTool:
         result = await ctx.call.events.run_subtask(
             params.description, params.prompt, params.subagent_type
         )
-        metadata = {"session_id": result.session_id, "stop_reason": result.stop_reason}
         if result.error is not None or result.stop_reason not in ("end_turn", "max_steps"):
             why = result.error or f"the subagent stopped ({result.stop_reason})"
             body = f'<task id="{result.session_id}" state="error">\n{why}\n'
             if result.text:
                 body += f"<task_result>\n{result.text}\n</task_result>\n"
-            return ToolOutcome(
-                output=body + "</task>", is_error=True, title=title, metadata=metadata
-            )
+            return ToolOutcome(output=body + "</task>", is_error=True, title=title)
         state = "completed" if result.stop_reason == "end_turn" else "stopped at the step limit"
         output = (
             f'<task id="{result.session_id}" state="{state}">\n'
             f"<task_result>\n{result.text or '(no answer)'}\n</task_result>\n</task>"
         )
-        return ToolOutcome(output=output, title=title, metadata=metadata)
+        return ToolOutcome(output=output, title=title)

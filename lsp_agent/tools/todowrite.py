@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission.rules import PermissionRequest
 from lsp_agent.core.permission_kinds import PermissionKind
+from lsp_agent.core.tool_details import TodoDetails
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
 
@@ -85,7 +86,7 @@ class TodoWriteTool:
         return ToolOutcome(
             output=_render(params.todos, open_count, in_progress),
             title=title,
-            metadata={"todos": entries, "open": open_count},
+            details=TodoDetails(todos=tuple(entries), open=open_count),
         )
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -26,6 +26,7 @@ from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission.rules import PermissionRequest, literal
 from lsp_agent.core.permission.subjects import FetchSubject
 from lsp_agent.core.permission_kinds import PermissionKind
+from lsp_agent.core.tool_details import FetchDetails
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.tools.base import ToolRunContext, load_description, one_line_title, refusal
 from lsp_agent.web.limits import (
@@ -148,7 +149,5 @@ class WebfetchTool:
 
 
 def _error(message: str, *, url: str, blocked: bool = False) -> ToolOutcome:
-    metadata: dict[str, Any] = {"url": url}
-    if blocked:
-        metadata["blocked"] = True
-    return ToolOutcome(output=message, is_error=True, title=url, metadata=metadata)
+    details = FetchDetails(final_url=url, blocked=blocked)
+    return ToolOutcome(output=message, is_error=True, title=url, details=details)

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.messages import ToolKind
 from lsp_agent.core.permission_kinds import PermissionKind
+from lsp_agent.core.tool_details import FileChangeDetails, PathDetails
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.patch.user_edits import UserVersion, same_file, user_version, with_user_edits
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal, shown_path
@@ -173,17 +174,17 @@ def _done(where: Resolved, change: _Change, note: str = "") -> ToolOutcome:
             note,
         ),
         title=where.display,
-        metadata={
-            "path": where.path,
-            "additions": diff.additions,
-            "deletions": diff.deletions,
-            "patch": diff.patch,
-            "created": change.base is None or not change.base.on_disk,
-        },
+        details=FileChangeDetails(
+            path=where.path,
+            additions=diff.additions,
+            deletions=diff.deletions,
+            patch=diff.patch,
+            created=change.base is None or not change.base.on_disk,
+        ),
     )
 
 
 def _error(where: Resolved, message: str) -> ToolOutcome:
     return ToolOutcome(
-        output=message, is_error=True, title=where.display, metadata={"path": where.path}
+        output=message, is_error=True, title=where.display, details=PathDetails(path=where.path)
     )

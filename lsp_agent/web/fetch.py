@@ -8,12 +8,13 @@ from __future__ import annotations
 import asyncio
 import codecs
 import ssl
-from typing import Any, Literal
+from typing import Literal
 
 import attrs
 import httpcore
 import httpx
 
+from lsp_agent.core.tool_details import FetchDetails
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.web.limits import (
     MAX_REDIRECTS,
@@ -188,32 +189,25 @@ class Fetch:
         return ToolOutcome(
             output=output,
             title=self.url,
-            metadata={
-                **self._metadata(),
-                "status": response.status,
-                "content_type": response.content_type,
-                "bytes": size,
-                "kind": kind,
-            },
+            details=attrs.evolve(
+                self._details(),
+                status=response.status,
+                content_type=response.content_type,
+                bytes=size,
+                kind=kind,
+            ),
         )
 
     def error(
         self, message: str, *, blocked: bool = False, status: int | None = None
     ) -> ToolOutcome:
-        metadata = self._metadata()
-        if blocked:
-            metadata["blocked"] = True
-        if status is not None:
-            metadata["status"] = status
-        return ToolOutcome(output=message, is_error=True, title=self.url, metadata=metadata)
+        details = attrs.evolve(self._details(), blocked=blocked, status=status)
+        return ToolOutcome(output=message, is_error=True, title=self.url, details=details)
 
-    def _metadata(self) -> dict[str, Any]:
-        return {
-            "url": self.url,
-            "final_url": self.hops[-1] if self.hops else self.url,
-            "redirects": self.hops[1:],
-            "format": self.format,
-        }
+    def _details(self) -> FetchDetails:
+        return FetchDetails(
+            final_url=self.hops[-1] if self.hops else self.url, redirects=tuple(self.hops[1:])
+        )
 
 
 def _challenged(response: _Response) -> bool:

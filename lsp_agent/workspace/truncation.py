@@ -20,6 +20,7 @@ from pathlib import Path
 
 import attrs
 
+from lsp_agent.core.tool_details import Spill
 from lsp_agent.core.tooling import ToolOutcome
 
 __all__ = [
@@ -249,6 +250,7 @@ def limit_output_sync(outcome: ToolOutcome, limits: OutputLimits, save: Save) ->
     if total_lines <= limits.max_lines and len(data) <= limits.max_bytes:
         return outcome
     spill_path: str | None
+    reason: str | None = None
     try:
         spill_path = str(save(data))
     except OSError as exc:
@@ -256,19 +258,10 @@ def limit_output_sync(outcome: ToolOutcome, limits: OutputLimits, save: Save) ->
         reason = f"{type(exc).__name__}: {exc.strerror or exc}"
         spill_path = None
         marker = lost_marker(reason)
-        extra: dict[str, object] = {"spill_error": reason}
     else:
         marker = spill_marker(spill_path)
-        extra = {}
-    metadata = {
-        **outcome.metadata,
-        "truncated": True,
-        "spill_path": spill_path,
-        "total_lines": total_lines,
-        "total_bytes": len(data),
-        **extra,
-    }
-    return attrs.evolve(outcome, output=preview(data, limits, marker), metadata=metadata)
+    spill = Spill(path=spill_path, total_lines=total_lines, total_bytes=len(data), error=reason)
+    return attrs.evolve(outcome, output=preview(data, limits, marker), spill=spill)
 
 
 async def limit_output(outcome: ToolOutcome, limits: OutputLimits, save: Save) -> ToolOutcome:

@@ -87,7 +87,7 @@ async def test_the_client_starts_the_supervised_launch_and_the_output_comes_back
     assert terminal.limit == 1 << 20
     # merged into the client's environment, the key still never reached the command
     assert outcome.output.startswith("key=none\nout\n\nExit code: 4")
-    assert outcome.metadata["terminal_id"] == terminal.terminal_id
+    assert outcome.details.terminal_id == terminal.terminal_id
     assert outcome.exit_code == 4
     assert s.channel.calls == [
         ("terminal/create", "term_1"),

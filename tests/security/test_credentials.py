@@ -193,7 +193,7 @@ async def test_a_sandboxed_command_sees_no_store(
 
     outcome = await tool.run(BashParams(command="sh probe.sh"), tool_context(root, ask=allow_all))
 
-    assert outcome.metadata["sandboxed"] is True
+    assert outcome.details.sandboxed is True
     assert home_layout.leaks(outcome.output) == []
     assert "Visible Config" in outcome.output  # git's own config stays readable
 

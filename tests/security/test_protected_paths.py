@@ -471,7 +471,7 @@ for rel in (".vscode", ".envrc", ".git/hooks"):
 """
     outcome = await sandboxed_bash(ws, piped(code), CommandSandbox("required"))
 
-    assert outcome.metadata["sandboxed"] is True
+    assert outcome.details.sandboxed is True
     assert "PLANTED" not in outcome.output, outcome.output
     assert outcome.output.count("REFUSED") == len(PLANTS) + 3
     assert (ws / ".git" / "config").read_text() == config

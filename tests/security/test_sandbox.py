@@ -93,7 +93,7 @@ print(open({str(visible_outside / "existing.txt")!r}).read().strip())
 """
     outcome = await run(workspace, piped(code), sandbox=sandboxed())
 
-    assert outcome.metadata["sandboxed"] is True
+    assert outcome.details.sandboxed is True
     assert f"WROTE {visible_outside}" not in outcome.output  # read-only there
     assert "REFUSED OSError" in outcome.output  # /tmp is its own: that write went nowhere
     assert "OUTSIDE-CONTENT" in outcome.output  # the rest of the system stays readable
@@ -277,7 +277,7 @@ async def test_nothing_a_command_starts_survives_it(workspace: Path, mode: str) 
     outcome = await run(workspace, piped(ESCAPES.format(token=token)), sandbox=CommandSandbox(mode))  # type: ignore[arg-type]
 
     assert "STARTED" in outcome.output
-    assert outcome.metadata["sandboxed"] is (mode == "required")
+    assert outcome.details.sandboxed is (mode == "required")
     assert running_with(token) == []
 
 
@@ -337,7 +337,7 @@ async def test_auto_runs_unsandboxed_with_a_notice_once_per_session(
     assert first.output.startswith("one\n")
     assert "Not sandboxed: bwrap is not installed" in first.output
     assert "Not sandboxed" not in second.output
-    assert first.metadata["sandboxed"] is second.metadata["sandboxed"] is False
+    assert first.details.sandboxed is second.details.sandboxed is False
     assert [r.getMessage() for r in caplog.records if "without the sandbox" in r.getMessage()]
 
 

@@ -76,7 +76,7 @@ async def test_a_fork_bomb_ends_with_a_clear_error(
     assert outcome.is_error, outcome.output
     assert "Command stopped: it reached the limit of 48 processes" in outcome.output
     assert "sandbox.limits.processes" in outcome.output
-    assert outcome.metadata["limit"].startswith("it reached the limit")
+    assert outcome.details.limit.startswith("it reached the limit")
     assert time.monotonic() - started < 45  # stopped, not left to the 60 s timeout
     await still_answers(workspace, mode)
 

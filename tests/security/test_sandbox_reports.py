@@ -103,7 +103,7 @@ async def test_as_root_a_sandboxed_command_reads_no_root_only_file(
 
     outcome = await run(tool, workspace, "sh probe.sh")
 
-    assert outcome.metadata["sandboxed"] is True
+    assert outcome.details.sandboxed is True
     for marker in root_only_files.values():
         assert marker not in outcome.output
     assert "root:" not in outcome.output  # /etc/shadow's first line

@@ -13,6 +13,7 @@ not the trigger: whether to compact is decided from the provider's reported usag
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
@@ -100,8 +101,11 @@ def model_messages(
     return [summary_message(point.summary), *messages]
 
 
+@functools.lru_cache(maxsize=8)
 def summary_message(summary: str) -> Message:
-    """The summary as the model reads it (the ``<conversation-checkpoint>`` message)."""
+    """The summary as the model reads it (the ``<conversation-checkpoint>`` message): the
+    same object for the same summary, so every step after a compaction starts with the
+    message the last one sent (what the request caches key on)."""
     text = (
         "<conversation-checkpoint>\n"
         "The following summarizes the earlier part of this conversation. Treat it as "

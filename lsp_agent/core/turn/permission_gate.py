@@ -37,6 +37,7 @@ from lsp_agent.core.permission.rules import (
     options_for,
     rejected_with_reason,
 )
+from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.recorder import Recorder
 
 _log = logging.getLogger(__name__)
@@ -84,6 +85,13 @@ class PermissionGate:
         """``rules`` were captured when the tool call started: a mode switch never changes
         a call in flight."""
         decision = decide(request.permission, request.patterns, rules, unjudged=request.unjudged)
+        if request.unjudged and decision.action != "deny":
+            # What cannot be judged may reach any folder: a configured deny of outside
+            # folders (``external_directory`` for every path) stays final for it too.
+            outside = decide(PermissionKind.EXTERNAL_DIRECTORY, ("*",), rules)
+            if outside.action == "deny":
+                message = denied_message(PermissionKind.EXTERNAL_DIRECTORY, outside.rules)
+                return PermissionVerdict(allowed=False, message=message)
         if request.protected and decision.action != "deny":  # only a person, every time
             return await self._ask_user(attrs.evolve(request, always=()), tool_call_id, message_id)
         if decision.action == "ask":

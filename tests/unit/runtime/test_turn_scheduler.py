@@ -71,3 +71,32 @@ async def test_cancel_stops_a_claimed_turn() -> None:
 async def _idle(scheduler: TurnScheduler, session_id: str) -> None:
     while scheduler.running(session_id):  # noqa: ASYNC110 -- the scheduler has no event to wait on
         await asyncio.sleep(0.01)
+
+
+async def test_work_that_needs_the_session_waits_while_an_ended_turn_looks_for_queued_input() -> (
+    None
+):
+    """A client that saw the turn end and deletes the session at once is not told "busy"
+    because the turn's driver is still asking the log for queued input."""
+    looking, answer = asyncio.Event(), asyncio.Event()
+
+    async def ended(session_id: str) -> str:
+        return "end_turn"
+
+    async def pending(session_id: str) -> bool:
+        looking.set()
+        await answer.wait()
+        return False
+
+    scheduler = TurnScheduler(run_turn=ended, has_pending=pending)
+    assert scheduler.start("ses_1")
+    await asyncio.wait_for(looking.wait(), 10)
+    held = asyncio.ensure_future(_hold(scheduler, "ses_1"))
+    await asyncio.sleep(0)
+    answer.set()
+    assert await asyncio.wait_for(held, 10) == "held"
+
+
+async def _hold(scheduler: TurnScheduler, session_id: str) -> str:
+    async with scheduler.exclusive(session_id, "being deleted"):
+        return "held"

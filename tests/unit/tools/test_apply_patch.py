@@ -247,17 +247,17 @@ async def test_add_update_delete_and_move_on_disk(ws: Path) -> None:
     assert not (ws / "old.txt").exists()
     assert not (ws / "name.py").exists()
     assert (ws / "renamed/name2.py").read_text() == "X = 2\n"
-    files = outcome.metadata["files"]
-    assert [(f["display"], f["operation"], f["additions"], f["deletions"]) for f in files] == [
+    files = outcome.details.files
+    assert [(f.display, f.operation, f.additions, f.deletions) for f in files] == [
         ("pkg/new.py", "add", 2, 0),
         ("app.py", "modify", 1, 1),
         ("old.txt", "delete", 0, 1),
         ("renamed/name2.py", "move", 1, 1),
     ]
-    assert files[3]["movedFromDisplay"] == "name.py"
-    assert files[3]["movedFrom"] == str(ws / "name.py")
-    assert files[1]["path"] == str(ws / "app.py")
-    assert "+    run(verbose=True)" in outcome.metadata["patch"]
+    assert files[3].moved_from_display == "name.py"
+    assert files[3].moved_from == str(ws / "name.py")
+    assert files[1].path == str(ws / "app.py")
+    assert "+    run(verbose=True)" in outcome.details.patch
     assert outcome.title == "Apply patch to 4 files"
     assert [p for p in os.listdir(ws) if p.endswith(".tmp")] == []
 
@@ -306,7 +306,7 @@ async def test_one_permission_request_covers_every_file(ws: Path) -> None:
         {"path": str(ws / "c.py"), "additions": 0, "deletions": 1, "operation": "delete"},
         {"path": str(ws / "d.py"), "additions": 1, "deletions": 0, "operation": "add"},
     ]
-    assert subject["patch"] == outcome.metadata["patch"]
+    assert subject["patch"] == outcome.details.patch
     assert "--- b.py\n+++ sub/b2.py\n" in subject["patch"]
     assert "--- a.py\n+++ a.py\n" in subject["patch"]
     assert "--- /dev/null\n+++ d.py\n" in subject["patch"]
@@ -474,7 +474,7 @@ async def test_a_binary_file_cannot_be_updated_but_can_be_deleted(ws: Path) -> N
     assert updated.is_error
     assert "cannot update bin.dat: Cannot change binary file" in updated.output
     assert not deleted.is_error
-    assert deleted.metadata["patch"] == "Binary file bin.dat deleted\n"
+    assert deleted.details.patch == "Binary file bin.dat deleted\n"
     assert not (ws / "bin.dat").exists()
 
 

@@ -312,7 +312,7 @@ async def test_an_approved_outside_workdir_is_asked_once(ws: Path, outside: Path
 
     assert ask.permissions() == ["external_directory", "bash"]
     assert outcome.output.startswith(f"TOP-SECRET-CONTENT\n{outside}\n")
-    assert outcome.metadata["workdir"] == str(outside)
+    assert outcome.details.workdir == str(outside)
 
 
 async def test_the_stop_turn_of_a_refusal_is_kept(ws: Path) -> None:
@@ -332,9 +332,9 @@ async def test_output_and_a_non_zero_exit_code_are_reported(ws: Path) -> None:
     assert outcome.output == "out\nerr\n\nExit code: 3"
     assert outcome.title == "Fail on purpose"
     assert outcome.exit_code == 3
-    assert outcome.metadata["timed_out"] is False
-    assert outcome.metadata["workdir"] == str(ws)
-    assert isinstance(outcome.metadata["pgid"], int)
+    assert outcome.details.timed_out is False
+    assert outcome.details.workdir == str(ws)
+    assert isinstance(outcome.details.pgid, int)
 
 
 async def test_empty_output_says_so(ws: Path) -> None:
@@ -416,7 +416,7 @@ async def test_the_process_group_is_recorded_before_the_command_runs(ws: Path) -
     assert (ws / "marker").exists()
     kinds = [kind for kind, _ in events.log]
     assert kinds == ["started", "output", "ended"]
-    pgid = outcome.metadata["pgid"]
+    pgid = outcome.details.pgid
     assert [started_pgid for started_pgid, _ in events.started] == [pgid]
     assert events.log[-1] == ("ended", pgid)
 
@@ -464,11 +464,11 @@ async def test_a_timeout_kills_the_whole_group_and_keeps_the_output(ws: Path) ->
     assert len(pids) == 2
     assert TIMED_OUT in outcome.output
     assert "retry with a larger timeout" in outcome.output
-    assert outcome.metadata["timed_out"] is True
+    assert outcome.details.timed_out is True
     assert outcome.exit_code is None
     assert not any(alive(pid) for pid in pids)
-    assert not group_alive(outcome.metadata["pgid"])
-    assert events.log[-1] == ("ended", outcome.metadata["pgid"])
+    assert not group_alive(outcome.details.pgid)
+    assert events.log[-1] == ("ended", outcome.details.pgid)
 
 
 async def test_cancelling_kills_the_whole_group(ws: Path) -> None:
@@ -495,7 +495,7 @@ async def test_processes_ignoring_sigterm_get_sigkill_after_the_grace(ws: Path) 
     outcome = await bash(ws, command, timeout=300, tool=tool)
 
     assert time.monotonic() - started >= 0.6
-    assert outcome.metadata["timed_out"] is True
+    assert outcome.details.timed_out is True
     (pid,) = pids_in(outcome.output)
     assert not alive(pid)
 
@@ -503,7 +503,7 @@ async def test_processes_ignoring_sigterm_get_sigkill_after_the_grace(ws: Path) 
 async def test_background_processes_left_behind_are_stopped(ws: Path) -> None:
     outcome = await bash(ws, "sleep 1000 & echo $!")
 
-    assert outcome.metadata["timed_out"] is False  # it never waited for the sleep
+    assert outcome.details.timed_out is False  # it never waited for the sleep
     (pid,) = pids_in(outcome.output)
     assert not alive(pid)
     assert not outcome.is_error

@@ -146,41 +146,40 @@ async def test_the_permission_asks_are_the_same_as_without_a_runner(ws: Path) ->
 
 
 @pytest.mark.parametrize(
-    ("result", "expected", "exit_code", "metadata"),
+    ("result", "expected", "exit_code", "timed_out"),
     [
         (
             CommandRun(returncode=2, timed_out=False, leftovers=False, output="no\n"),
             "no\n\nExit code: 2",
             2,
-            {"timed_out": False},
+            False,
         ),
         (
             CommandRun(returncode=-signal.SIGTERM, timed_out=False, leftovers=False, output=""),
             "(no output)\n\nExit code: 143 (killed by signal SIGTERM)",
             143,
-            {},
+            False,
         ),
         (
             CommandRun(returncode=None, timed_out=True, leftovers=False, output="slow"),
             "slow\n\nCommand timed out after 500 ms and was stopped",
             None,
-            {"timed_out": True},
+            True,
         ),
     ],
 )
 async def test_the_runners_result_becomes_the_usual_outcome(
-    ws: Path, result: CommandRun, expected: str, exit_code: int | None, metadata: dict[str, Any]
+    ws: Path, result: CommandRun, expected: str, exit_code: int | None, timed_out: bool
 ) -> None:
-    hosted = attrs.evolve(result, metadata={"terminal_id": "term_7"})
+    hosted = attrs.evolve(result, terminal_id="term_7")
     outcome = await run(ws, tool(FakeRunner(hosted)), "x", timeout=500)
     assert outcome.output.startswith(expected)
     assert outcome.is_error == result.timed_out
-    assert outcome.metadata["terminal_id"] == "term_7"
-    assert outcome.metadata["workdir"] == str(ws)
-    assert "pgid" not in outcome.metadata
+    assert outcome.details.terminal_id == "term_7"
+    assert outcome.details.workdir == str(ws)
+    assert outcome.details.pgid is None
     assert outcome.exit_code == exit_code
-    for key, value in metadata.items():
-        assert outcome.metadata[key] == value
+    assert outcome.details.timed_out is timed_out
 
 
 async def test_a_runner_failure_is_an_error_outcome(ws: Path) -> None:
@@ -207,7 +206,7 @@ async def test_the_registry_filters_and_limits_a_hosted_output(ws: Path, spill_r
     outcome = await registry.execute(call, call_context(ws, ask=allow_all))
     assert len(runner.specs) == 1
     assert KEY not in outcome.output
-    assert outcome.metadata["truncated"] is True
+    assert outcome.spill is not None
     assert "[redacted:ANTHROPIC_API_KEY]" in outcome.output
     assert len(outcome.output.splitlines()) < 200
 

@@ -140,3 +140,25 @@ async def test_a_real_outside_folder_is_still_its_own_ask(
     (ask,) = asks  # refused at the folder: the command is not asked for
     assert ask.request.permission == "external_directory"
     assert not (workspace.parent / "elsewhere.txt").exists()
+
+
+@pytest.mark.parametrize("command", [PYTHON, 'cat "$SOME_FILE"', "eval \"$(cat cmd.txt)\""])
+async def test_a_configured_deny_of_outside_folders_still_denies_what_cannot_be_judged(
+    command: str, store: SqliteEventStore, workspace: Path, tmp_path: Path
+) -> None:
+    """Unjudgeable code may reach any folder: ``external_directory: deny`` stays final for it
+    (a deny is never turned into an ask), with no ask at all."""
+    asks, editor = await asks_of(
+        command,
+        store,
+        workspace,
+        tmp_path,
+        reply=PermissionReply(kind="allow_once"),
+        configured=rules(("external_directory", "*", "deny"), ("bash", "*", "allow")),
+    )
+
+    assert asks == []
+    (failed,) = [
+        e.data for e in editor.of_type("tool_call_updated") if e.data["status"] == "failed"
+    ]
+    assert "external_directory" in failed["error"]

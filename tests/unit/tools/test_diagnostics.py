@@ -20,6 +20,7 @@ from lsp_agent.core.diagnostics import (
 )
 from lsp_agent.core.modes import mode_rules
 from lsp_agent.core.permission.rules import Rule, decide, hidden
+from lsp_agent.core.tool_details import DiagnosticsDetails
 from lsp_agent.core.tooling import AskPermission, ToolOutcome
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.permissions import RecordingAsk, allow_all, deny
@@ -120,7 +121,9 @@ async def test_a_files_diagnostics_all_severities(ws: Path) -> None:
         "HINT [5:1] unused\n"
         "</diagnostics>"
     )
-    assert outcome.metadata == {"path": str(ws / "a.py"), "counts": {"error": 1, "hint": 1}}
+    assert outcome.details == DiagnosticsDetails(
+        path=str(ws / "a.py"), counts={"error": 1, "hint": 1}
+    )
     assert [(r.permission, r.patterns) for r in ask.requests] == [("diagnostics", ("a.py",))]
 
 
@@ -142,7 +145,7 @@ async def test_a_file_never_reported_on_says_no_language_server_did(ws: Path) ->
 
     assert not outcome.is_error
     assert outcome.output.startswith("No language server has reported on notes.txt")
-    assert outcome.metadata["known"] is False
+    assert outcome.details.known is False
 
 
 async def test_a_file_outside_the_workspace_asks_and_a_refusal_stops_there(
@@ -201,7 +204,7 @@ async def test_the_workspace_lists_files_with_errors_first_and_leaves_out_the_re
         '<diagnostics file="pkg/err.py">\nWARNING [2:1] w\nERROR [4:1] e1\n</diagnostics>\n\n'
         '<diagnostics file="warn.py">\nWARNING [1:1] w\n</diagnostics>'
     )
-    assert outcome.metadata == {"files": 3, "counts": {"error": 3, "warning": 2}}
+    assert outcome.details == DiagnosticsDetails(files=3, counts={"error": 3, "warning": 2})
     assert [(r.permission, r.patterns) for r in ask.requests] == [("diagnostics", ("*",))]
 
 

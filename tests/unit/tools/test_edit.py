@@ -10,6 +10,7 @@ import pytest
 
 from lsp_agent.core.documents import FilePreview
 from lsp_agent.core.permission.rules import ALLOWED, PermissionRequest, PermissionVerdict
+from lsp_agent.core.tool_details import FileChangeDetails
 from lsp_agent.core.tooling import AskPermission, ToolOutcome
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.permissions import RecordingAsk, allow_all, deny, workspace_only
@@ -54,15 +55,15 @@ async def test_a_unique_match_is_replaced(ws: Path) -> None:
     assert (ws / "a.py").read_text() == "x = 1\ny = 3\n"
     assert outcome.output == "Edited a.py: 1 replacement.\nDiff: +1 -1 lines"
     assert outcome.title == "a.py"
-    assert outcome.metadata == {
-        "path": str(ws / "a.py"),
-        "additions": 1,
-        "deletions": 1,
-        "patch": "--- a.py\n+++ a.py\n@@ -1,2 +1,2 @@\n x = 1\n-y = 2\n+y = 3\n",
-        "replacements": 1,
-        "matcher": "exact",
-        "created": False,
-    }
+    assert outcome.details == FileChangeDetails(
+        path=str(ws / "a.py"),
+        additions=1,
+        deletions=1,
+        patch="--- a.py\n+++ a.py\n@@ -1,2 +1,2 @@\n x = 1\n-y = 2\n+y = 3\n",
+        replacements=1,
+        matcher="exact",
+        created=False,
+    )
 
 
 async def test_identical_strings_are_refused_before_anything_else(ws: Path) -> None:
@@ -81,8 +82,8 @@ async def test_an_empty_old_string_creates_a_missing_file_and_its_folders(ws: Pa
     assert not outcome.is_error
     assert (ws / "pkg" / "sub" / "new.py").read_text() == "print(1)\nprint(2)\n"
     assert outcome.output == "Created pkg/sub/new.py (2 lines).\nDiff: +2 -0 lines"
-    assert outcome.metadata["created"] is True
-    assert outcome.metadata["patch"].startswith("--- /dev/null\n+++ pkg/sub/new.py\n")
+    assert outcome.details.created is True
+    assert outcome.details.patch.startswith("--- /dev/null\n+++ pkg/sub/new.py\n")
 
 
 async def test_an_empty_old_string_on_an_existing_file_is_refused(ws: Path) -> None:
@@ -176,7 +177,7 @@ async def test_a_misindented_old_string_is_matched_and_new_string_reindented(ws:
 
     assert not outcome.is_error
     assert (ws / "a.py").read_text() == "class A:\n    def f(self):\n        return 2\n"
-    assert outcome.metadata["matcher"] == "line_trimmed"
+    assert outcome.details.matcher == "line_trimmed"
 
 
 @pytest.mark.parametrize(
@@ -274,7 +275,7 @@ async def test_bytes_that_are_not_utf8_survive_an_edit_elsewhere(ws: Path) -> No
 
     assert not outcome.is_error
     assert (ws / "latin1.txt").read_bytes() == b"caf\xe9\nx = 2\n"
-    assert "\ufffd" in outcome.metadata["patch"]
+    assert "\ufffd" in outcome.details.patch
 
 
 class Gate:

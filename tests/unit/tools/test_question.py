@@ -99,8 +99,8 @@ async def test_answers_are_read_back_with_the_questions(ws: Path) -> None:
         '"Postgres, we already run one"; "Which platforms must it run on?" = "Linux, macOS". '
         "Continue with these answers in mind."
     )
-    assert outcome.metadata["outcome"] == "answered"
-    assert outcome.metadata["answers"] == {
+    assert outcome.details.outcome == "answered"
+    assert outcome.details.answers == {
         "q1": {"selected": [], "custom": "Postgres, we already run one"},
         "q2": {"selected": ["Linux", "macOS"]},
     }

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from lsp_agent.core.tool_details import ReadDetails
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.tools import tool_context
@@ -41,13 +42,15 @@ async def test_lines_are_numbered_and_the_footer_gives_the_total(ws: Path) -> No
         "1: import os\n2: \n3: print(os.sep)\n\n(End of file - total 3 lines)"
     )
     assert outcome.title == "a.py"
-    assert outcome.metadata == {
-        "path": str(ws / "a.py"),
-        "lines": [1, 3],
-        "total": 3,
-        "truncated": False,
-        "source": "disk",
-    }
+    assert outcome.details == ReadDetails(
+        path=str(ws / "a.py"),
+        unit="lines",
+        first=1,
+        last=3,
+        total=3,
+        truncated=False,
+        source="disk",
+    )
 
 
 async def test_a_last_line_without_newline_and_crlf_endings(ws: Path) -> None:
@@ -66,9 +69,9 @@ async def test_offset_and_limit_select_a_page_and_say_how_to_continue(ws: Path) 
     assert outcome.output == (
         "3: line3\n4: line4\n\n(Showing lines 3-4 of 10. Use offset=5 to continue.)"
     )
-    assert outcome.metadata["lines"] == [3, 4]
-    assert outcome.metadata["total"] == 10
-    assert outcome.metadata["truncated"] is True
+    assert (outcome.details.unit, outcome.details.first, outcome.details.last) == ("lines", 3, 4)
+    assert outcome.details.total == 10
+    assert outcome.details.truncated is True
 
 
 async def test_a_page_that_reaches_the_end_is_not_truncated(ws: Path) -> None:
@@ -77,7 +80,7 @@ async def test_a_page_that_reaches_the_end_is_not_truncated(ws: Path) -> None:
     outcome = await read(ws, "ten.txt", offset=9, limit=2)
 
     assert outcome.output == "9: line9\n10: line10\n\n(End of file - total 10 lines)"
-    assert outcome.metadata["truncated"] is False
+    assert outcome.details.truncated is False
 
 
 async def test_the_default_limit_is_2000_lines(ws: Path) -> None:
@@ -99,7 +102,7 @@ async def test_long_lines_are_cut_at_2000_chars(ws: Path) -> None:
     assert lines[0] == "1: " + "x" * 2000 + "... (line truncated to 2000 chars)"
     assert lines[1] == "2: short"
     assert lines[2] == "3: " + "é" * 2000 + "... (line truncated to 2000 chars)"
-    assert outcome.metadata["total"] == 3
+    assert outcome.details.total == 3
 
 
 async def test_a_huge_single_line_is_cut_without_reading_it_whole(ws: Path) -> None:
@@ -126,13 +129,15 @@ async def test_output_is_capped_at_50_kb_with_a_hint(ws: Path) -> None:
     assert footer == (
         f"(Output capped at 50 KB. Showing lines 1-{last}. Use offset={last + 1} to continue.)"
     )
-    assert outcome.metadata == {
-        "path": str(ws / "wide.txt"),
-        "lines": [1, last],
-        "total": 1000,
-        "truncated": True,
-        "source": "disk",
-    }
+    assert outcome.details == ReadDetails(
+        path=str(ws / "wide.txt"),
+        unit="lines",
+        first=1,
+        last=last,
+        total=1000,
+        truncated=True,
+        source="disk",
+    )
 
 
 @pytest.mark.parametrize(
@@ -230,7 +235,7 @@ async def test_a_directory_is_listed_sorted_without_links_leaving_the_workspace(
     assert not outcome.is_error
     assert outcome.output == "A.md\nb.txt\nsrc/\nsrc-link/\n\n(4 entries)"
     assert outcome.title == "."
-    assert outcome.metadata["entries"] == [1, 4]
+    assert (outcome.details.unit, outcome.details.first, outcome.details.last) == ("entries", 1, 4)
 
 
 async def test_a_directory_listing_pages_with_offset_and_limit(ws: Path) -> None:
@@ -271,7 +276,7 @@ async def test_an_open_editor_buffer_wins_over_the_disk(ws: Path) -> None:
         "Note: this is the editor's buffer, which has unsaved changes; the file on disk "
         "differs, and commands, tests, searches and git see the disk's version."
     )
-    assert outcome.metadata["source"] == "editor"
+    assert outcome.details.source == "editor"
     assert editor.opened == [str(ws / "a.py")]
 
 
@@ -283,7 +288,7 @@ async def test_a_buffer_that_is_the_file_on_disk_gets_no_note(ws: Path) -> None:
     outcome = await read(ws, "a.py", editor=editor)
 
     assert outcome.output == "1: same\n2: text\n\n(End of file - total 2 lines)"
-    assert outcome.metadata["source"] == "editor"
+    assert outcome.details.source == "editor"
 
 
 async def test_an_unsaved_new_buffer_is_readable(ws: Path) -> None:

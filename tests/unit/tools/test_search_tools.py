@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
+from lsp_agent.core.tool_details import SearchDetails
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.testing.tools import tool_context
 from lsp_agent.tools.glob import GlobParams, GlobTool
@@ -88,7 +89,7 @@ async def test_glob_finds_files_at_any_depth_as_workspace_relative_paths(ws: Pat
     assert not outcome.is_error
     assert outcome.output == "src/pkg/b.py\na.py"
     assert outcome.title == "*.py"
-    assert outcome.metadata == {"count": 2, "truncated": False}
+    assert outcome.details == SearchDetails(count=2, truncated=False)
 
 
 @pytest.mark.parametrize(
@@ -144,7 +145,7 @@ async def test_glob_shows_at_most_100_files_then_a_note(ws: Path) -> None:
         "(Results are truncated: showing first 100 results. "
         "Consider using a more specific path or pattern.)"
     )
-    assert outcome.metadata == {"count": 100, "truncated": True}
+    assert outcome.details == SearchDetails(count=100, truncated=True)
 
 
 async def test_glob_without_matches(ws: Path) -> None:
@@ -154,7 +155,7 @@ async def test_glob_without_matches(ws: Path) -> None:
 
     assert not outcome.is_error
     assert outcome.output == "No files found"
-    assert outcome.metadata == {"count": 0, "truncated": False}
+    assert outcome.details == SearchDetails(count=0, truncated=False)
 
 
 async def test_glob_refuses_a_file_and_a_missing_folder(ws: Path) -> None:
@@ -186,7 +187,7 @@ async def test_grep_groups_matches_by_file_newest_file_first(ws: Path) -> None:
         "old.py:\n  Line 1: needle = 1\n  Line 3: needle()"
     )
     assert outcome.title == "needle"
-    assert outcome.metadata == {"matches": 3, "truncated": False}
+    assert outcome.details == SearchDetails(count=3, truncated=False)
 
 
 async def test_grep_pattern_is_a_regex(ws: Path) -> None:
@@ -210,7 +211,7 @@ async def test_grep_shows_at_most_100_matches_then_a_note(ws: Path) -> None:
         "",
         "(Results truncated. Consider using a more specific path or pattern.)",
     ]
-    assert outcome.metadata == {"matches": 150, "truncated": True}
+    assert outcome.details == SearchDetails(count=150, truncated=True)
 
 
 async def test_grep_stops_rg_once_it_has_enough(ws: Path) -> None:
@@ -219,7 +220,7 @@ async def test_grep_stops_rg_once_it_has_enough(ws: Path) -> None:
     outcome = await grep(ws, "hit")
 
     assert outcome.output.startswith("Found at least 1000 matches (showing the first 100)\n")
-    assert outcome.metadata == {"matches": 1000, "truncated": True}
+    assert outcome.details == SearchDetails(count=1000, truncated=True)
 
 
 async def test_grep_include_filters_files(ws: Path) -> None:
@@ -253,7 +254,7 @@ async def test_grep_without_matches(ws: Path) -> None:
 
     assert not outcome.is_error
     assert outcome.output == "No files found"
-    assert outcome.metadata == {"matches": 0, "truncated": False}
+    assert outcome.details == SearchDetails(count=0, truncated=False)
 
 
 async def test_grep_invalid_regex_is_an_error_with_rgs_message(ws: Path) -> None:
@@ -301,7 +302,7 @@ async def test_list_renders_a_tree_folders_first(ws: Path) -> None:
         f"{ws}/\n  .github/\n    ci.yml\n  src/\n    pkg/\n      mod.py\n    main.py\n  README.md"
     )
     assert outcome.title == "."
-    assert outcome.metadata == {"path": str(ws), "count": 4, "truncated": False}
+    assert outcome.details == SearchDetails(count=4, truncated=False, path=str(ws))
 
 
 async def test_list_a_sub_folder_with_ignore_globs(ws: Path) -> None:
@@ -330,7 +331,7 @@ async def test_list_shows_the_shallowest_100_files_then_a_note(ws: Path) -> None
     assert sum(line.startswith("  top") for line in lines) == 60
     assert sum(line.startswith("    d") for line in lines) == 40
     assert note.startswith("(Results are truncated: showing 100 files.")
-    assert outcome.metadata["truncated"] is True
+    assert outcome.details.truncated is True
 
 
 async def test_list_refuses_a_file_and_reports_an_empty_folder(ws: Path) -> None:
@@ -389,7 +390,7 @@ async def test_ignore_files_above_a_repository_do_not_apply(ws: Path) -> None:
     grepped = await grep(ws, "needle", path="a.py")
 
     assert globbed.output == "a.py"
-    assert grepped.metadata["matches"] == 1
+    assert grepped.details.count == 1
 
 
 async def test_undecodable_bytes_are_shown_as_replacement_characters(ws: Path) -> None:
@@ -430,7 +431,7 @@ async def test_dotfiles_other_than_git_are_visible(ws: Path) -> None:
     grepped = await grep(ws, "needle")
 
     assert sorted(globbed.output.splitlines()) == [".env.example", ".github/ci.yml"]
-    assert grepped.metadata["matches"] == 2
+    assert grepped.details.count == 2
 
 
 ESCAPES = ["../outside", "OUTSIDE", "/", "link"]
@@ -457,7 +458,7 @@ async def test_paths_outside_the_workspace_are_refused(
         assert outcome.is_error
         assert "is outside the workspace" in outcome.output
         assert "external_directory" in outcome.output
-        assert outcome.metadata["outside"] is True
+        assert outcome.details.outside is True
         assert SECRET not in outcome.output
         assert "secret-name" not in outcome.output
 

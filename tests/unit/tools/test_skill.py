@@ -284,7 +284,7 @@ async def test_at_most_ten_other_files_are_listed(ws: Path) -> None:
     )
 
     assert "Other files in this skill (some, not all):" in outcome.output
-    assert outcome.metadata["files"] == [str(folder / f"f{n:02}.txt") for n in range(10)]
+    assert list(outcome.details.files) == [str(folder / f"f{n:02}.txt") for n in range(10)]
 
 
 async def test_links_out_of_the_skill_folder_are_not_followed(ws: Path, outside: Path) -> None:
@@ -298,7 +298,7 @@ async def test_links_out_of_the_skill_folder_are_not_followed(ws: Path, outside:
         SkillParams(name="s"), tool_context(ws, ask=RecordingAsk())
     )
 
-    assert outcome.metadata["files"] == [str(folder / "alias.txt"), str(folder / "inside.txt")]
+    assert list(outcome.details.files) == [str(folder / "alias.txt"), str(folder / "inside.txt")]
     assert "secret" not in outcome.output
 
 

@@ -44,8 +44,8 @@ async def test_the_whole_list_goes_to_the_editor_as_a_plan(ws: Path) -> None:
     ]
     assert not outcome.is_error
     assert outcome.title == "3 todos"
-    assert outcome.metadata["open"] == 2
-    assert outcome.metadata["todos"] == events.plans[0]
+    assert outcome.details.open == 2
+    assert list(outcome.details.todos) == events.plans[0]
 
 
 async def test_the_output_is_a_checklist_with_the_open_count(ws: Path) -> None:

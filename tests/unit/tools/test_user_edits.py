@@ -64,8 +64,8 @@ async def test_write_applies_the_users_text_and_shows_the_model_the_difference(w
     assert "--- a.py (your proposal)\n+++ a.py (applied)\n" in outcome.output
     assert "-y = 'model'\n+y = 'user'\n" in outcome.output
     assert "Diff: +1 -0 lines" in outcome.output  # what landed, against the file before
-    assert outcome.metadata["modified"] == ["a.py"]
-    assert "+y = 'user'" in outcome.metadata["patch"]
+    assert list(outcome.details.modified) == ["a.py"]
+    assert "+y = 'user'" in outcome.details.patch
     # the ask showed the model's proposal
     [asked] = ask.requests
     assert asked.previews[0].proposed_text == "x = 1\ny = 'model'\n"
@@ -96,7 +96,7 @@ async def test_the_proposal_sent_back_unchanged_is_no_modification(ws: Path) -> 
     assert not outcome.is_error
     assert path.read_bytes() == b"\xef\xbb\xbfx = 2\r\n"
     assert NOTE not in outcome.output
-    assert "modified" not in outcome.metadata
+    assert outcome.details.modified == ()
 
 
 async def test_edit_applies_the_users_text_with_the_files_bom_and_line_endings(ws: Path) -> None:
@@ -176,8 +176,8 @@ async def test_apply_patch_applies_the_users_text_for_one_file_and_the_patch_for
     assert f"{NOTE} one.py, new.py before it was applied" in outcome.output
     assert "-y = 2\n+y = 1\n" in outcome.output
     assert "-n = 'model'\n+n = 'user'\n" in outcome.output
-    assert "+y = 2" not in outcome.metadata["patch"]
-    assert outcome.metadata["modified"] == ["one.py", "new.py"]
+    assert "+y = 2" not in outcome.details.patch
+    assert list(outcome.details.modified) == ["one.py", "new.py"]
 
 
 async def test_apply_patch_of_a_file_changed_after_the_ask_changes_nothing(ws: Path) -> None:

@@ -269,9 +269,9 @@ async def test_html_becomes_markdown_without_scripts_styles_or_frames(h: Harness
     for hidden in ("SCRIPT-RAN", "color: red", "NOSCRIPT-TEXT", "IFRAME-TEXT", "JSON-IN-SCRIPT"):
         assert hidden not in text
     assert outcome.title == f"{h.server.base}/page"
-    assert outcome.metadata["status"] == 200
-    assert outcome.metadata["content_type"] == "text/html"
-    assert outcome.metadata["kind"] == "html"
+    assert outcome.details.status == 200
+    assert outcome.details.content_type == "text/html"
+    assert outcome.details.kind == "html"
 
 
 async def test_html_as_text_and_as_raw_html(h: Harness) -> None:
@@ -315,7 +315,7 @@ async def test_other_text_comes_back_as_it_is(h: Harness) -> None:
     assert (await h.local("/latin1.txt")).output == "café"
     untyped = await h.local("/untyped")
     assert untyped.output == "just some text\n"
-    assert untyped.metadata["kind"] == "text"
+    assert untyped.details.kind == "text"
 
 
 async def test_images_and_binaries_are_described_not_shown(h: Harness) -> None:
@@ -338,7 +338,7 @@ async def test_images_and_binaries_are_described_not_shown(h: Harness) -> None:
     assert image.output.startswith("Image fetched successfully (image/png, 1.0 KB)")
     assert "PNG" not in image.output
     assert pdf.output.startswith("Binary content (application/pdf, 10 bytes)")
-    assert blob.metadata["kind"] == "binary"
+    assert blob.details.kind == "binary"
     assert svg.output == "<svg><circle r='1'/></svg>"
 
 
@@ -364,7 +364,7 @@ async def test_a_streamed_body_over_5_mb_is_cut_off(h: Harness) -> None:
     assert outcome.is_error
     assert outcome.output == TOO_LARGE
     assert not fits.is_error
-    assert fits.metadata["bytes"] == MAX_RESPONSE_BYTES
+    assert fits.details.bytes == MAX_RESPONSE_BYTES
 
 
 async def test_a_slow_server_times_out(h: Harness) -> None:
@@ -409,7 +409,7 @@ async def test_http_errors_carry_a_short_excerpt(h: Harness) -> None:
     assert excerpt.startswith("Nothing here")
     assert "x()" not in excerpt
     assert len(excerpt) <= 501
-    assert missing.metadata["status"] == 404
+    assert missing.details.status == 404
     assert broken.output == "Request failed with status code 500 (Internal Server Error)"
 
 
@@ -485,7 +485,7 @@ async def test_private_targets_are_refused_before_asking(h: Harness, url: str, r
 
     assert outcome.is_error
     assert reason in outcome.output
-    assert outcome.metadata["blocked"] is True
+    assert outcome.details.blocked is True
     assert h.ask.requests == []
     assert h.network.connects == []
 
@@ -569,7 +569,7 @@ async def test_a_redirect_from_an_allowed_host_to_a_private_address_is_refused(
     assert outcome.is_error
     assert outcome.output.startswith(f"Redirect from {h.server.base}/go to ")
     assert "refused" in outcome.output
-    assert outcome.metadata["blocked"] is True
+    assert outcome.details.blocked is True
     assert h.network.connects == [("127.0.0.1", h.server.port)]
     assert h.network.private() == []
     assert [s.path for s in h.server.seen] == ["/go"]
@@ -584,8 +584,8 @@ async def test_redirects_are_followed_and_each_hop_is_checked(h: Harness) -> Non
     outcome = await h.local("/one")
 
     assert outcome.output == "arrived"
-    assert outcome.metadata["redirects"] == [f"{h.server.base}/two", "http://public.test/three"]
-    assert outcome.metadata["final_url"] == "http://public.test/three"
+    assert list(outcome.details.redirects) == [f"{h.server.base}/two", "http://public.test/three"]
+    assert outcome.details.final_url == "http://public.test/three"
     assert len(h.ask.requests) == 1  # the redirects are not asked about again
     assert h.dns.calls == [("public.test", 80)]
     assert h.network.connects == [

@@ -11,6 +11,7 @@ import pytest
 
 from lsp_agent.core.documents import FilePreview
 from lsp_agent.core.permission.rules import ALLOWED, PermissionRequest, PermissionVerdict
+from lsp_agent.core.tool_details import FileChangeDetails, PathDetails
 from lsp_agent.core.tooling import AskPermission, ToolOutcome
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.permissions import RecordingAsk, allow_all, deny, workspace_only
@@ -65,13 +66,13 @@ async def test_a_new_file_is_created_with_its_parent_folders(ws: Path) -> None:
     assert (ws / "pkg" / "sub" / "a.txt").read_bytes() == b"one\ntwo\n"
     assert outcome.output == "Wrote pkg/sub/a.txt (2 lines).\nDiff: +2 -0 lines"
     assert outcome.title == "pkg/sub/a.txt"
-    assert outcome.metadata == {
-        "path": str(ws / "pkg" / "sub" / "a.txt"),
-        "additions": 2,
-        "deletions": 0,
-        "patch": "--- /dev/null\n+++ pkg/sub/a.txt\n@@ -0,0 +1,2 @@\n+one\n+two\n",
-        "created": True,
-    }
+    assert outcome.details == FileChangeDetails(
+        path=str(ws / "pkg" / "sub" / "a.txt"),
+        additions=2,
+        deletions=0,
+        patch="--- /dev/null\n+++ pkg/sub/a.txt\n@@ -0,0 +1,2 @@\n+one\n+two\n",
+        created=True,
+    )
 
 
 async def test_an_existing_file_is_replaced_whole(ws: Path) -> None:
@@ -81,8 +82,8 @@ async def test_an_existing_file_is_replaced_whole(ws: Path) -> None:
 
     assert (ws / "a.txt").read_text() == "new one\nsame\nextra"
     assert outcome.output == "Wrote a.txt (3 lines).\nDiff: +2 -1 lines"
-    assert outcome.metadata["created"] is False
-    assert outcome.metadata["patch"] == (
+    assert outcome.details.created is False
+    assert outcome.details.patch == (
         "--- a.txt\n+++ a.txt\n@@ -1,2 +1,3 @@\n-old one\n+new one\n same\n+extra\n"
         "\\ No newline at end of file\n"
     )
@@ -356,7 +357,7 @@ async def test_an_edit_the_editor_refuses_is_a_conflict_and_nothing_is_written(
         "a.txt changed in the editor (the editor refused the edit); nothing was written. "
         "Read it again, then retry."
     )
-    assert outcome.metadata == {"path": str(path)}
+    assert outcome.details == PathDetails(path=str(path))
     assert editor.buffers[str(path)] == "saved\n"
     assert path.read_text() == "saved\n"
 

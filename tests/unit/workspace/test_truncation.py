@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from lsp_agent.app import prune_spill_folder
 from lsp_agent.core.messages import ToolCallPart
 from lsp_agent.core.permission_kinds import PermissionKind
+from lsp_agent.core.tool_details import SearchDetails, Spill
 from lsp_agent.core.tooling import ToolOutcome
 from lsp_agent.testing.editor import RecordingEditor
 from lsp_agent.testing.tools import call_context
@@ -112,7 +113,10 @@ async def test_ten_megabytes_become_a_preview_and_a_whole_spill_file_read_can_pa
 ) -> None:
     full = numbered(200_000)
     assert len(full.encode()) > 10_000_000
-    tools = registry(spill_root, ToolOutcome(output=full, title="big", metadata={"k": 1}))
+    tools = registry(
+        spill_root,
+        ToolOutcome(output=full, title="big", details=SearchDetails(count=1, truncated=False)),
+    )
 
     outcome = await tools.execute(emit(), call_context(ws))
 
@@ -123,13 +127,8 @@ async def test_ten_megabytes_become_a_preview_and_a_whole_spill_file_read_can_pa
     assert "Use read with offset/limit, or grep, on that file to see the rest." in outcome.output
     assert outcome.title == "big"
     assert not outcome.is_error
-    assert outcome.metadata == {
-        "k": 1,
-        "truncated": True,
-        "spill_path": str(spill),
-        "total_lines": 200_000,
-        "total_bytes": len(full),
-    }
+    assert outcome.details == SearchDetails(count=1, truncated=False)
+    assert outcome.spill == Spill(path=str(spill), total_lines=200_000, total_bytes=len(full))
     assert spill.read_bytes() == full.encode()
 
     head, marker, tail = split_preview(outcome.output)
@@ -155,7 +154,7 @@ async def test_ten_megabytes_become_a_preview_and_a_whole_spill_file_read_can_pa
 async def test_another_session_cannot_read_the_spill_file(ws: Path, spill_root: Path) -> None:
     tools = registry(spill_root, ToolOutcome(output=numbered(5000)))
     outcome = await tools.execute(emit(), call_context(ws))
-    spill = outcome.metadata["spill_path"]
+    spill = outcome.spill.path
 
     mine = await tools.execute(read(file_path=spill, limit=1), call_context(ws, tool_call_id="c2"))
     theirs = await tools.execute(read(file_path=spill), call_context(ws, session_id="ses_2"))
@@ -172,7 +171,7 @@ async def test_spill_files_are_private(ws: Path, spill_root: Path) -> None:
 
     outcome = await tools.execute(emit(), call_context(ws))
 
-    spill = Path(outcome.metadata["spill_path"])
+    spill = Path(outcome.spill.path)
     assert stat.S_IMODE(spill.stat().st_mode) == 0o600
     assert stat.S_IMODE(spill.parent.stat().st_mode) == 0o700
     assert stat.S_IMODE(spill_root.stat().st_mode) == 0o700
@@ -180,7 +179,9 @@ async def test_spill_files_are_private(ws: Path, spill_root: Path) -> None:
 
 
 async def test_an_output_within_the_limits_is_untouched(ws: Path, spill_root: Path) -> None:
-    small = ToolOutcome(output=numbered(2000, width=24), metadata={"k": 1})
+    small = ToolOutcome(
+        output=numbered(2000, width=24), details=SearchDetails(count=1, truncated=False)
+    )
     assert within(small.output)
 
     outcome = await registry(spill_root, small).execute(emit(), call_context(ws))
@@ -197,7 +198,7 @@ async def test_a_huge_error_outcome_is_truncated_too(ws: Path, spill_root: Path)
 
     assert outcome.is_error
     assert within(outcome.output)
-    assert Path(outcome.metadata["spill_path"]).read_text() == full
+    assert Path(outcome.spill.path).read_text() == full
 
 
 async def test_a_huge_exception_message_is_truncated_too(ws: Path, spill_root: Path) -> None:
@@ -208,7 +209,7 @@ async def test_a_huge_exception_message_is_truncated_too(ws: Path, spill_root: P
     assert outcome.is_error
     assert within(outcome.output)
     assert outcome.output.startswith("The emit tool failed: RuntimeError: zzz")
-    spilled = Path(outcome.metadata["spill_path"]).read_text()
+    spilled = Path(outcome.spill.path).read_text()
     assert spilled == "The emit tool failed: RuntimeError: " + "z" * 200_000
 
 
@@ -229,7 +230,7 @@ async def test_many_short_lines_trigger_the_line_limit_alone(ws: Path, spill_roo
     assert marker["first"] == str(len(head_lines) + 1)
     assert marker["last"] == str(5000 - len(tail_lines))
     assert marker["total"] == "5000"
-    assert outcome.metadata["total_lines"] == 5000
+    assert outcome.spill.total_lines == 5000
 
 
 @pytest.mark.parametrize("piece", ["a", "é", "€", "😀", "a€é😀"])
@@ -255,7 +256,7 @@ async def test_one_huge_line_triggers_the_byte_limit_and_is_cut_safely(
         "1",
     )
     assert int(marker["bytes"]) == len(full.encode()) - len(head.encode()) - len(tail.encode())
-    assert Path(outcome.metadata["spill_path"]).read_text() == full
+    assert Path(outcome.spill.path).read_text() == full
 
 
 async def test_when_the_spill_cannot_be_written_the_preview_says_so(ws: Path) -> None:
@@ -269,10 +270,10 @@ async def test_when_the_spill_cannot_be_written_the_preview_says_so(ws: Path) ->
     assert within(outcome.output)
     _, marker, _ = split_preview(outcome.output)
     assert marker["rest"].startswith("the full output could not be saved (")
-    assert outcome.metadata["truncated"] is True
-    assert outcome.metadata["spill_path"] is None
-    assert outcome.metadata["total_lines"] == 10_000
-    assert outcome.metadata["spill_error"]
+    assert outcome.spill is not None
+    assert outcome.spill.path is None
+    assert outcome.spill.total_lines == 10_000
+    assert outcome.spill.error
 
 
 async def test_a_reused_call_id_never_overwrites_an_earlier_spill(
@@ -287,10 +288,10 @@ async def test_a_reused_call_id_never_overwrites_an_earlier_spill(
         emit(), call_context(ws)
     )
 
-    assert first.metadata["spill_path"] == str(spill_root / "ses_1" / "call_1.txt")
-    assert second.metadata["spill_path"] == str(spill_root / "ses_1" / "call_1-2.txt")
-    assert Path(first.metadata["spill_path"]).read_text() == first_output
-    assert Path(second.metadata["spill_path"]).read_text() == second_output
+    assert first.spill.path == str(spill_root / "ses_1" / "call_1.txt")
+    assert second.spill.path == str(spill_root / "ses_1" / "call_1-2.txt")
+    assert Path(first.spill.path).read_text() == first_output
+    assert Path(second.spill.path).read_text() == second_output
 
 
 @pytest.mark.parametrize(
@@ -377,7 +378,7 @@ def test_limit_output_sync_keeps_small_outputs_and_saves_large_ones(tmp_path: Pa
     assert limit_output_sync(small, LIMITS, save) is small
     limited = limit_output_sync(large, LIMITS, save)
     assert saved == [b"y" * 60_000]
-    assert limited.metadata["spill_path"] == str(tmp_path / "x.txt")
+    assert limited.spill.path == str(tmp_path / "x.txt")
     assert within(limited.output)
 
 
