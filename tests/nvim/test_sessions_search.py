@@ -4,6 +4,7 @@ says so and opens nothing."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ def test_sessions_search_finds_an_old_sessions_tool_output_and_opens_it(
     assert old in item
     assert "[tool output]" in item
     assert "zirconwombat" in item
+    assert re.search(r"zirconwombat.*  \d{4}-\d{2}-\d{2} \d{2}:\d{2}  ", item), item  # its own time
     editor.choose(record, item)
     editor.wait_lua(f"require('lsp_agent.session').current == '{old}'", "the old session")
     editor.wait_chat("Noted.")

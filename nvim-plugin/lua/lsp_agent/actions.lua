@@ -506,11 +506,13 @@ local SEARCH_KINDS = {
   tool_output = "tool output",
 }
 
---- One search hit as one printable line: title, what matched, the snippet.
+--- One search hit as one printable line: title, what matched, the snippet, when that message
+--- was written (the hit's own time, not the session's).
 function M.search_label(hit)
   local title = hit.title ~= "" and hit.title or "(untitled)"
   local snippet = vim.trim((hit.snippet or ""):gsub("%s+", " "))
-  local line = ("%s  [%s]  %s  %s"):format(title, SEARCH_KINDS[hit.kind] or hit.kind, snippet, hit.sessionId)
+  local when = (hit.time or ""):gsub("T", " "):sub(1, 16)
+  local line = ("%s  [%s]  %s  %s  %s"):format(title, SEARCH_KINDS[hit.kind] or hit.kind, snippet, when, hit.sessionId)
   return vim.fn.strtrans(line)
 end
 
