@@ -142,7 +142,7 @@ async def test_a_real_outside_folder_is_still_its_own_ask(
     assert not (workspace.parent / "elsewhere.txt").exists()
 
 
-@pytest.mark.parametrize("command", [PYTHON, 'cat "$SOME_FILE"', "eval \"$(cat cmd.txt)\""])
+@pytest.mark.parametrize("command", [PYTHON, 'cat "$SOME_FILE"', 'eval "$(cat cmd.txt)"'])
 async def test_a_configured_deny_of_outside_folders_still_denies_what_cannot_be_judged(
     command: str, store: SqliteEventStore, workspace: Path, tmp_path: Path
 ) -> None:
