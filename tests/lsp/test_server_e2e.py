@@ -428,7 +428,7 @@ async def test_cancel_while_a_permission_dialog_is_open(
         ]
         assert [p["state"] for p in permission] == ["asked", "cancelled"]
         assert tool_updates(updates, "bash")[-1]["status"] == "cancelled"
-        await client.wait_for(lambda _u: bool(client.cancelled_requests))  # the dialog closed
+        await client.wait_until(lambda: bool(client.cancelled_requests))  # the dialog closed
 
 
 async def test_questions_go_to_the_editor_and_the_answers_to_the_model(

@@ -130,6 +130,20 @@ class AgentClient:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._changed.wait(), min(remaining, 0.5))
 
+    async def wait_until(self, condition: Callable[[], bool], timeout: float = 30.0) -> None:
+        """Until ``condition`` holds: checked again on every change the client sees (an
+        update, a request answered or cancelled), not only on new updates."""
+        deadline = time.monotonic() + timeout
+        while not condition():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError("the condition never held")
+            self._changed.clear()
+            if condition():
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), min(remaining, 0.5))
+
     async def wait_idle(self, session_id: str, timeout: float = 30.0) -> dict[str, Any]:
         """The ``state_update`` that ended the session's turn."""
         update = await self.wait_for(
