@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bench.long import Session
-from bench.report import HEADER, machine, number
+from bench.report import machine, number, replace_section
 
 START, END = "<!-- bench-long:start -->", "<!-- bench-long:end -->"
 GOAL_GROWTH = 1.5
@@ -113,12 +113,4 @@ def write(sessions: Sequence[Session], out: Path, command: str) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     chart = out / "benchmarks-long.png"
     body = section(sessions, command, chart.name if write_chart(sessions, chart) else None)
-    doc = out / "benchmarks.md"
-    text = doc.read_text() if doc.exists() else HEADER
-    if START in text and END in text:
-        head, rest = text.split(START, 1)
-        text = head + body + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + body + "\n"
-    doc.write_text(text)
-    return doc
+    return replace_section(out / "benchmarks.md", body, START, END)

@@ -280,11 +280,16 @@ def write(results: Results, out: Path, command: str) -> Path:
     chart = out / "benchmarks.png"
     has_chart = write_chart(results, chart)
     body = section(results, command, chart.name if has_chart else None)
-    doc = out / "benchmarks.md"
+    return replace_section(out / "benchmarks.md", body, START, END)
+
+
+def replace_section(doc: Path, body: str, start: str, end: str) -> Path:
+    """Put ``body`` (which begins with ``start`` and ends with ``end``) in place of the part of
+    ``doc`` between those markers, or at its end; the rest of the file is the reader's."""
     text = doc.read_text() if doc.exists() else HEADER
-    if START in text and END in text:
-        head, rest = text.split(START, 1)
-        text = head + body + rest.split(END, 1)[1]
+    if start in text and end in text:
+        head, rest = text.split(start, 1)
+        text = head + body + rest.split(end, 1)[1]
     else:
         text = text.rstrip("\n") + "\n\n" + body + "\n"
     doc.write_text(text)
