@@ -26,6 +26,7 @@ from pydantic import (
     model_validator,
 )
 
+from lsp_agent.config.locations import APP_NAME, CONFIG_ENV, PROJECT_FILE_NAME
 from lsp_agent.core.errors import ConfigError
 from lsp_agent.core.messages import REASONING_BUDGETS as CORE_REASONING_BUDGETS
 from lsp_agent.core.models import ModelInfo
@@ -71,10 +72,7 @@ __all__ = [
 ]
 
 
-APP_NAME: Final = "lsp-agent"
-PROJECT_FILE_NAME: Final = ".lsp-agent.json"
 MODEL_ENV: Final = "LSP_AGENT_MODEL"
-CONFIG_ENV: Final = "LSP_AGENT_CONFIG"
 
 INIT_OPTIONS_SOURCE: Final = "initializationOptions"
 WORKSPACE_OPTIONS_SOURCE: Final = "initializationOptions.agent.workspaceConfig"
