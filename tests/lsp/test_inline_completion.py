@@ -15,7 +15,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcRequestCancelled
 
 from lsp_agent.testing.fake_llm import FakeLLMServer
-from tests.support.lsp_client import AgentClient, agent_client
+from tests.support.lsp_client import AgentClient, agent_client, allow_once
 from tests.support.user_config import write_user_config
 
 
@@ -181,3 +181,47 @@ async def test_the_hourly_cap_answers_nothing_and_says_so_once(
         notes = [line for line in logs if "max_tokens_per_hour" in line]
         assert len(notes) == 1
         assert "paused" in notes[0]
+
+
+async def test_the_request_carries_the_agents_plan_and_pending_hunks(
+    workspace: Path, fake_llm: FakeLLMServer, server_env: dict[str, str]
+) -> None:
+    models = workspace / "models.py"
+    models.write_text("def load_user(uid):\n    return db.get(uid)\n")
+    todos = [
+        {"content": "Rename load_user to fetch_user everywhere", "status": "in_progress"},
+        {"content": "Write the changelog entry", "status": "completed"},
+    ]
+    edit = {
+        "file_path": str(models),
+        "old_string": "def load_user(uid):",
+        "new_string": "def fetch_user(uid):",
+    }
+    fake_llm.set_script(
+        {
+            "turns": [
+                {"tool_calls": [{"name": "todowrite", "input": {"todos": todos}}]},
+                {"tool_calls": [{"name": "edit", "input": edit}]},
+                {"text": "renamed the definition"},
+            ],
+            "completions": [{"text": "fetch_user(uid)"}],
+        }
+    )
+    write_user_config(completion_config(fake_llm))
+    caller = workspace / "views.py"
+    text = "from models import fetch_user\n\nuser = "
+    caller.write_text(text)
+    async with agent_client(env=server_env, folders=[workspace]) as client:
+        client.permission_answers.append(allow_once())
+        session = await client.new_session()
+        await client.prompt(session, "rename load_user to fetch_user")
+        assert (await client.wait_idle(session))["stopReason"] == "end_turn"
+        client.open(caller, text)
+        found = await answer(client, caller, 2, 7, 1)
+        assert [i.insert_text for i in found] == ["fetch_user(uid)"]
+    prompt = fim_requests(fake_llm)[0].body["prompt"]
+    assert "Rename load_user to fetch_user everywhere" in prompt
+    assert "Write the changelog entry" not in prompt  # finished: not the task any more
+    assert "models.py (pending review)" in prompt
+    assert "def fetch_user(uid):" in prompt
+    assert prompt.endswith("user = ")
