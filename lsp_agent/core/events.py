@@ -61,6 +61,7 @@ EventType = Literal[
     "config_changed",
     "review_recorded",
     "review_resolved",
+    "suggestion_feedback",
 ]
 
 JsonObject = dict[str, Any]
@@ -398,6 +399,8 @@ class ContextNoted:
     skills: str | None = None
     review_hunks: list[str] | None = None
     code_rewinds: list[int] | None = None
+    suggestion_feedback: list[int] | None = None
+    """The ``suggestion_feedback`` seqs this note told the model about."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -515,6 +518,23 @@ class ReviewResolved:
     lines: dict[str, int] | None = None
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SuggestionFeedback:
+    """The user took (``accepted``) or dismissed an editor suggestion the completion model
+    made in this session's folder: an inline completion or a next edit (protocol.md §12a).
+    The model hears of it once, in a note at its next turn."""
+
+    TYPE: ClassVar[Literal["suggestion_feedback"]] = "suggestion_feedback"
+    suggestion_id: str
+    kind: Literal["inline", "next_edit"]
+    accepted: bool
+    uri: str
+    line: int
+    """0-based, where the suggestion was."""
+    summary: str
+    """What it suggested, in a few words (``rename x → y``)."""
+
+
 Event = (
     SessionCreated
     | UserMessageAdmitted
@@ -547,6 +567,7 @@ Event = (
     | ConfigChanged
     | ReviewRecorded
     | ReviewResolved
+    | SuggestionFeedback
 )
 """Every event, discriminated by its class's ``TYPE``."""
 
@@ -584,6 +605,7 @@ EVENT_CLASSES: Final[Mapping[EventType, type[Event]]] = {
         ConfigChanged,
         ReviewRecorded,
         ReviewResolved,
+        SuggestionFeedback,
     )
 }
 """``type`` → its definition, in catalogue order."""

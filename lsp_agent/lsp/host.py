@@ -68,6 +68,9 @@ class AgentHost:
         self._app_error = app_error
         self.plain = plain
         """Progress and transcripts for a plain LSP client; None for an agent front-end."""
+        self.completion: Any = None
+        """``agent/nextEdit`` and its feedback (``completion.CompletionFeature``), attached
+        once the host is up when completion is advertised."""
 
     @property
     def app(self) -> App:

@@ -502,6 +502,14 @@ SAMPLES: dict[str, dict[str, Any]] = {
             {"uri": "file:///w/a.py", "status": "modified", "pending": 0, "kept": 1, "undone": 0}
         ],
     },
+    "suggestion_feedback": {
+        "suggestionId": "nxe_1",
+        "kind": "next_edit",
+        "accepted": True,
+        "uri": "file:///w/a.py",
+        "line": 3,
+        "summary": "rename x → y",
+    },
 }
 """Plausible ``data`` per event type (docs/events.md)."""
 
