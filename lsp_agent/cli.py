@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 from lsp_agent import __version__
 from lsp_agent.auth.command import add_auth_parser, run_auth
@@ -151,6 +151,16 @@ def build_parser() -> argparse.ArgumentParser:
     add_permissions_parser(commands)
     add_auth_parser(commands)
     return parser
+
+
+def entry() -> NoReturn:
+    """The ``lsp-agent`` program (the console script, ``python -m lsp_agent``): the command,
+    then the process ends at once (``system.fast_exit``) — everything it opened is closed by
+    then. An exception that escapes (Ctrl-C before the command handles it) ends it as usual."""
+    code = main()
+    from lsp_agent.system.fast_exit import exit_now
+
+    exit_now(code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
