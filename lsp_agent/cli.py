@@ -24,6 +24,7 @@ from lsp_agent.core.errors import ConfigError, InvalidParams, LspAgentError, Ses
 from lsp_agent.core.modes import CLIENT_MODES
 from lsp_agent.display import block, one_line
 from lsp_agent.permissions_cli import add_permissions_parser, run_permissions
+from lsp_agent.review_cli import add_review_parser, run_review
 
 if TYPE_CHECKING:  # imported when run, so building the CLI's parser stays cheap
     from lsp_agent.runtime.sessions import Sessions
@@ -131,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("acp", help="the Agent Client Protocol agent on stdio (docs/acp.md)")
     commands.add_parser("doctor", help="what is installed and configured, what is missing")
     add_permissions_parser(commands)
+    add_review_parser(commands)
     add_auth_parser(commands)
     return parser
 
@@ -179,6 +181,10 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.command == "permissions":
         return asyncio.run(
             run_permissions(args, env=env, cwd=Path.cwd(), out=sys.stdout, err=sys.stderr)
+        )
+    if args.command == "review":
+        return asyncio.run(
+            run_review(args, env=env, cwd=Path.cwd(), out=sys.stdout, err=sys.stderr)
         )
     if args.command == "auth":
         return run_auth(

@@ -45,9 +45,9 @@ class Finding:
         return LSP_SEVERITY[self.severity]
 
 
-def cli_line(finding: Finding, root: str) -> str:
-    """``path:line: severity: message`` (the path relative to ``root``; one line)."""
-    shown = os.path.relpath(finding.path, root) if finding.path.startswith(root) else finding.path
+def cli_line(finding: Finding, folder: str) -> str:
+    """``path:line: severity: message`` (the path relative to ``folder``; one line)."""
+    shown = os.path.relpath(finding.path, folder)
     message = " ".join(finding.message.split())
     return f"{shown}:{finding.line}: {finding.severity}: {message}"
 
