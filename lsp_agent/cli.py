@@ -21,6 +21,7 @@ from lsp_agent.auth.command import add_auth_parser, run_auth
 from lsp_agent.core.errors import ConfigError, InvalidParams, LspAgentError, SessionNotFound
 from lsp_agent.display import block, one_line
 from lsp_agent.permissions_cli import add_permissions_parser, run_permissions
+from lsp_agent.review_cli import add_review_parser, run_review
 
 # Startup order (docs/architecture.md "Startup"): this module imports only what parsing the
 # command line needs; asyncio, the runtime and the provider SDKs are imported by the command
@@ -149,6 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("acp", help="the Agent Client Protocol agent on stdio (docs/acp.md)")
     commands.add_parser("doctor", help="what is installed and configured, what is missing")
     add_permissions_parser(commands)
+    add_review_parser(commands)
     add_auth_parser(commands)
     return parser
 
@@ -227,6 +229,10 @@ def _command(args: argparse.Namespace, env: dict[str, str]) -> int:
     if args.command == "permissions":
         return asyncio.run(
             run_permissions(args, env=env, cwd=Path.cwd(), out=sys.stdout, err=sys.stderr)
+        )
+    if args.command == "review":
+        return asyncio.run(
+            run_review(args, env=env, cwd=Path.cwd(), out=sys.stdout, err=sys.stderr)
         )
     if args.command == "auth":
         return run_auth(

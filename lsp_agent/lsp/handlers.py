@@ -16,6 +16,7 @@ from lsp_agent.core.events import ChangedFile, CheckpointRecorded
 from lsp_agent.core.session.config_options import ConfigChoices
 from lsp_agent.core.transcript import SessionInfo
 from lsp_agent.core.uris import file_uri, path_of_uri
+from lsp_agent.lsp import code_review
 from lsp_agent.lsp import protocol as p
 from lsp_agent.lsp.focus import context_blocks, prompt_focus
 from lsp_agent.lsp.host import AgentHost
@@ -374,4 +375,5 @@ HANDLERS: dict[str, Handler] = {
     "agent/permissions/revoke": permissions_revoke,
     "agent/review/list": review_list,
     "agent/review/resolve": review_resolve,
+    "agent/codeReview/run": code_review.run_review,
 }

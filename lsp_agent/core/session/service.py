@@ -21,7 +21,7 @@ from lsp_agent.core.context import ContextSources, SourcesSnapshot, current_epoc
 from lsp_agent.core.errors import SessionNotFound
 from lsp_agent.core.event_writer import EventWriter
 from lsp_agent.core.interfaces import Clock, Editor, EventStore, IdFactory, Provider, ToolExecutor
-from lsp_agent.core.models import ModelCatalog, SingleModel
+from lsp_agent.core.models import ModelCatalog, ModelInfo, SingleModel
 from lsp_agent.core.modes import SUBAGENTS, SubagentScope, check_client_mode, subagent_scope
 from lsp_agent.core.options import AgentOptions
 from lsp_agent.core.recorder import Recorder
@@ -312,6 +312,11 @@ class SessionService:
         return done is not None
 
     # -- configuration options (config_options.py) ---------------------------------------
+
+    def mode_model(self, mode: str) -> tuple[Provider, ModelInfo]:
+        """The provider and model a new session in ``mode`` would start with: what a side
+        request outside any session (the agent's review of changes, ``plan``'s) runs on."""
+        return self._setup.session_model(self._options.model_for(mode))
 
     def new_session_options(self) -> ConfigChoices:
         """The mode and model a new session starts with, and the choices: what a client's
