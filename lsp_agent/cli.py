@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from lsp_agent import __version__
 from lsp_agent.auth.command import add_auth_parser, run_auth
+from lsp_agent.commit_cli import add_commit_parser, run_commit_message
 from lsp_agent.core.errors import ConfigError, InvalidParams, LspAgentError, SessionNotFound
 from lsp_agent.core.modes import CLIENT_MODES
 from lsp_agent.display import block, one_line
@@ -131,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("acp", help="the Agent Client Protocol agent on stdio (docs/acp.md)")
     commands.add_parser("doctor", help="what is installed and configured, what is missing")
     add_permissions_parser(commands)
+    add_commit_parser(commands)
     add_auth_parser(commands)
     return parser
 
@@ -180,6 +182,8 @@ def _main(argv: Sequence[str] | None) -> int:
         return asyncio.run(
             run_permissions(args, env=env, cwd=Path.cwd(), out=sys.stdout, err=sys.stderr)
         )
+    if args.command == "commit-message":
+        return asyncio.run(run_commit_message(args, env=env, out=sys.stdout, err=sys.stderr))
     if args.command == "auth":
         return run_auth(
             args, env=env, cwd=Path.cwd(), stdin=sys.stdin, out=sys.stdout, err=sys.stderr

@@ -244,6 +244,7 @@ class AgentsConfig(_Config):
     task: AgentConfig = Field(default_factory=AgentConfig)
     title: AgentConfig = Field(default_factory=AgentConfig)
     summary: AgentConfig = Field(default_factory=AgentConfig)
+    commit: AgentConfig = Field(default_factory=AgentConfig)
 
     @model_validator(mode="before")
     @classmethod
