@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 from lsp_agent import __version__
 from lsp_agent.auth.command import add_auth_parser, run_auth
+from lsp_agent.commit_cli import add_commit_parser, run_commit_message
 from lsp_agent.core.errors import ConfigError, InvalidParams, LspAgentError, SessionNotFound
 from lsp_agent.display import block, one_line
 from lsp_agent.permissions_cli import add_permissions_parser, run_permissions
@@ -151,6 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("doctor", help="what is installed and configured, what is missing")
     add_permissions_parser(commands)
     add_review_parser(commands)
+    add_commit_parser(commands)
     add_auth_parser(commands)
     return parser
 
@@ -234,6 +236,8 @@ def _command(args: argparse.Namespace, env: dict[str, str]) -> int:
         return asyncio.run(
             run_review(args, env=env, cwd=Path.cwd(), out=sys.stdout, err=sys.stderr)
         )
+    if args.command == "commit-message":
+        return asyncio.run(run_commit_message(args, env=env, out=sys.stdout, err=sys.stderr))
     if args.command == "auth":
         return run_auth(
             args, env=env, cwd=Path.cwd(), stdin=sys.stdin, out=sys.stdout, err=sys.stderr
