@@ -61,6 +61,7 @@ EventType = Literal[
     "config_changed",
     "review_recorded",
     "review_resolved",
+    "until_checked",
 ]
 
 JsonObject = dict[str, Any]
@@ -515,6 +516,27 @@ class ReviewResolved:
     lines: dict[str, int] | None = None
 
 
+UntilVerdict = Literal["passed", "retry", "attempts", "cost", "stopped"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UntilChecked:
+    """ "Until green" (``run --until``, a prompt's ``until``): the person's ``command`` was
+    run after turn ``attempt`` of at most ``maxAttempts``. ``exitCode``: how it ended (none
+    when it timed out or could not start: ``error`` says why); ``verdict``: ``passed`` (it
+    exited 0: done), ``retry`` (its failure is the next prompt), ``attempts`` or ``cost``
+    (that bound was reached, it still fails), ``stopped`` (the turn ended otherwise, e.g.
+    cancelled or failed: the command was not run)."""
+
+    TYPE: ClassVar[Literal["until_checked"]] = "until_checked"
+    command: str
+    attempt: int
+    max_attempts: int
+    verdict: UntilVerdict
+    exit_code: int | None = None
+    error: str | None = None
+
+
 Event = (
     SessionCreated
     | UserMessageAdmitted
@@ -547,6 +569,7 @@ Event = (
     | ConfigChanged
     | ReviewRecorded
     | ReviewResolved
+    | UntilChecked
 )
 """Every event, discriminated by its class's ``TYPE``."""
 
@@ -584,6 +607,7 @@ EVENT_CLASSES: Final[Mapping[EventType, type[Event]]] = {
         ConfigChanged,
         ReviewRecorded,
         ReviewResolved,
+        UntilChecked,
     )
 }
 """``type`` → its definition, in catalogue order."""

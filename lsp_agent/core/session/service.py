@@ -380,6 +380,10 @@ class SessionService:
         Call it while no turn runs: the model hears of undone hunks at its next turn."""
         return await self._reviews.resolve(session_id, action, hunk_ids, paths)
 
+    async def record(self, session_id: str, event: ev.UntilChecked) -> None:
+        """Record what a door's work around the turns found (``run --until``'s checks)."""
+        await self._events.emit(session_id, event)
+
     async def drain(self, timeout: float) -> None:
         """Give side work (titles) up to ``timeout`` seconds to finish, then stop it."""
         await self._titles.drain(timeout)
