@@ -307,9 +307,14 @@ async def _run(
         session_id = continued or await runtime.create(str(workspace), model=args.model)
         editor.focus(session_id)
         info = await sessions.require(session_id)
-        prompt_id = await app.sessions.admit(
-            session_id, [{"type": "text", "text": prompt}, *attached], info=info
-        )
+        try:  # e.g. an image for a model that takes none: nothing was recorded
+            prompt_id = await app.sessions.admit(
+                session_id, [{"type": "text", "text": prompt}, *attached], info=info
+            )
+        except InvalidParams as error:
+            if continued is None:
+                await sessions.delete(session_id)
+            return _fail(err, f"error: {error}", EXIT_USAGE)
         await _mcp_settled(app, err)
         check = None
         try:
