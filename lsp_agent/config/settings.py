@@ -176,6 +176,7 @@ class ModelOverride(_Config):
     output_price: NonNegativeFloat | None = None
     cache_read_price: NonNegativeFloat | None = None
     cache_write_price: NonNegativeFloat | None = None
+    image_input: bool | None = None
 
 
 class ProviderConfig(_Config):
