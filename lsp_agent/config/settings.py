@@ -381,6 +381,14 @@ class McpRemoteServer(_McpServerBase):
 McpServerConfig = Annotated[McpLocalServer | McpRemoteServer, Field(discriminator="type")]
 
 
+class DaemonConfig(_Config):
+    """The warm process ``run`` drives (docs/configuration.md "Warm path"). Read from your own
+    files only (the user file, ``LSP_AGENT_CONFIG``) before the run starts."""
+
+    enabled: bool = True
+    idle_seconds: PositiveInt = 600
+
+
 class ConfigKeys(_Config):
     """Every key a config layer may hold, except ``permission`` (parsed into rules)."""
 
@@ -402,6 +410,7 @@ class ConfigKeys(_Config):
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     agents: AgentsConfig = Field(default_factory=AgentsConfig)
     mcp: dict[NonEmptyStr, McpServerConfig] = Field(default_factory=dict)
+    daemon: DaemonConfig = Field(default_factory=DaemonConfig)
 
 
 class PermissionRule(BaseModel):
