@@ -65,6 +65,7 @@ class _State:
     runs: dict[int, _Run] = field(default_factory=dict)  # by pidfd
     last_active: float = field(default_factory=time.monotonic)
     stopping: bool = False
+    socket_inode: int = 0  # the socket file this process bound (a newer one may replace it)
 
 
 def serve(paths: DaemonPaths, *, idle_seconds: int, run_main: RunMain) -> int:
@@ -78,16 +79,18 @@ def serve(paths: DaemonPaths, *, idle_seconds: int, run_main: RunMain) -> int:
         return 0
     listener = _listen(paths.socket)
     _log(f"pid {os.getpid()} listening on {paths.socket}")
-    _preload()
     state = _State(
         idle_seconds=idle_seconds,
         version=os.environ.get(VERSION_OVERRIDE) or installed_version(),
+        socket_inode=os.stat(paths.socket).st_ino,
     )
+    _preload()
+    state.last_active = time.monotonic()  # idle from now, not from before the loading
     _log(f"version {state.version}, ready")
     try:
         _loop(listener, paths, state, run_main)
     finally:
-        _close_listener(listener, paths.socket)
+        _close_listener(listener, paths.socket, state.socket_inode)
         os.close(lock)  # a new process may start while the last runs finish
         for run in list(state.runs.values()):
             _reap(state, run, block=True)
@@ -110,14 +113,13 @@ def _listen(path: str) -> socket.socket:
     return listener
 
 
-def _close_listener(listener: socket.socket, path: str) -> None:
+def _close_listener(listener: socket.socket, path: str, inode: int) -> None:
     """Remove the socket file only while it is still ours (a new process may have bound one)."""
-    try:
-        mine = os.fstat(listener.fileno()).st_ino
-        if os.stat(path).st_ino == mine:
+    if listener.fileno() == -1:
+        return
+    with contextlib.suppress(OSError):
+        if os.stat(path).st_ino == inode:
             os.unlink(path)
-    except OSError:
-        pass
     listener.close()
 
 
@@ -159,7 +161,7 @@ def _loop(listener: socket.socket, paths: DaemonPaths, state: _State, run_main: 
             elif run.client_here and run.conn.fileno() in ready:
                 _client_gone(run)
         if state.stopping and listener.fileno() != -1:
-            _close_listener(listener, paths.socket)
+            _close_listener(listener, paths.socket, state.socket_inode)
 
 
 def _accept(listener: socket.socket, paths: DaemonPaths, state: _State, run_main: RunMain) -> None:
