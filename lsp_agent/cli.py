@@ -21,6 +21,7 @@ from lsp_agent import __version__
 from lsp_agent.auth.command import add_auth_parser, run_auth
 from lsp_agent.commit_cli import add_commit_parser, run_commit_message
 from lsp_agent.core.errors import ConfigError, InvalidParams, LspAgentError, SessionNotFound
+from lsp_agent.daemon.command import add_daemon_parser, run_daemon
 from lsp_agent.display import block, one_line
 from lsp_agent.permissions_cli import add_permissions_parser, run_permissions
 from lsp_agent.review_cli import add_review_parser, run_review
@@ -102,6 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
     until.add_argument(
         "--max-cost", type=float, metavar="USD", help="--until: stop once this much is spent"
     )
+    run.add_argument(
+        "--no-daemon", action="store_true", help="run in this process, not the warm one"
+    )
 
     sessions = commands.add_parser("sessions", help="list and inspect sessions")
     verbs = sessions.add_subparsers(dest="verb", metavar="VERB", required=True)
@@ -165,6 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_review_parser(commands)
     add_commit_parser(commands)
     add_auth_parser(commands)
+    add_daemon_parser(commands)
     return parser
 
 
@@ -178,9 +183,16 @@ def entry() -> NoReturn:
     exit_now(code)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, warm: bool = True) -> int:
     """The command; a reader of its output that went away ends it quietly
-    (``closed_pipe``), whichever command it was."""
+    (``closed_pipe``), whichever command it was. ``run`` goes to the warm process when there
+    is one (docs/configuration.md "Warm path"); ``warm=False`` is that process's own run."""
+    if warm:
+        from lsp_agent.daemon.client import run_warm
+
+        code = run_warm(sys.argv[1:] if argv is None else argv)
+        if code is not None:
+            return code
     from lsp_agent.closed_pipe import EXIT_CLOSED_PIPE, silence_stdout
 
     try:
@@ -235,6 +247,9 @@ def _command(args: argparse.Namespace, env: dict[str, str]) -> int:
         return _serve(args, env)
     if args.command == "acp":
         return _acp(env)
+    if args.command == "daemon":
+        cold = lambda argv: main(argv, warm=False)  # noqa: E731 - the warm process's runs
+        return run_daemon(args, env=env, run_main=cold, out=sys.stdout, err=sys.stderr)
     if args.command == "sessions" and args.verb in ("compact", "revert"):
         return asyncio.run(_with_agent(args, env, sys.stdout, sys.stderr))
     if args.command == "sessions":
