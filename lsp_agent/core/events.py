@@ -63,6 +63,7 @@ EventType = Literal[
     "review_resolved",
     "review_commented",
     "review_comments_sent",
+    "until_checked",
     "suggestion_feedback",
 ]
 
@@ -548,6 +549,27 @@ class ReviewCommentsSent:
     files: list[ReviewFile] = field(default_factory=list)
 
 
+UntilVerdict = Literal["passed", "retry", "attempts", "cost", "stopped"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UntilChecked:
+    """ "Until green" (``run --until``, a prompt's ``until``): the person's ``command`` was
+    run after turn ``attempt`` of at most ``maxAttempts``. ``exitCode``: how it ended (none
+    when it timed out or could not start: ``error`` says why); ``verdict``: ``passed`` (it
+    exited 0: done), ``retry`` (its failure is the next prompt), ``attempts`` or ``cost``
+    (that bound was reached, it still fails), ``stopped`` (the turn ended otherwise, e.g.
+    cancelled or failed: the command was not run)."""
+
+    TYPE: ClassVar[Literal["until_checked"]] = "until_checked"
+    command: str
+    attempt: int
+    max_attempts: int
+    verdict: UntilVerdict
+    exit_code: int | None = None
+    error: str | None = None
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SuggestionFeedback:
     """The user took (``accepted``) or dismissed an editor suggestion the completion model
@@ -599,6 +621,7 @@ Event = (
     | ReviewResolved
     | ReviewCommented
     | ReviewCommentsSent
+    | UntilChecked
     | SuggestionFeedback
 )
 """Every event, discriminated by its class's ``TYPE``."""
@@ -639,6 +662,7 @@ EVENT_CLASSES: Final[Mapping[EventType, type[Event]]] = {
         ReviewResolved,
         ReviewCommented,
         ReviewCommentsSent,
+        UntilChecked,
         SuggestionFeedback,
     )
 }

@@ -21,6 +21,7 @@ from lsp_agent.lsp import protocol as p
 from lsp_agent.lsp.focus import context_blocks, prompt_focus
 from lsp_agent.lsp.host import AgentHost
 from lsp_agent.lsp.review_comments import COMMENT_HANDLERS
+from lsp_agent.lsp.until import work_until
 
 
 async def require_session(host: AgentHost, session_id: str) -> SessionInfo:
@@ -144,6 +145,8 @@ async def session_prompt(host: AgentHost, params: p.PromptParams) -> p.PromptRes
     info = await require_session(host, params.session_id)
     blocks = [block.dump() for block in params.prompt]
     blocks += context_blocks(params.context, host.workspace_folders(), host.app.secrets)
+    if params.until is not None:
+        work_until(host.runtime, info, params.until)
     return await submit_prompt(
         host,
         info,

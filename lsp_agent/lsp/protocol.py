@@ -316,11 +316,21 @@ class PromptContext(Model):
     diagnostics: Annotated[list[Diagnostic], Field(max_length=1000)] | None = None
 
 
+class UntilParams(Model):
+    """ "Until green": after each turn ``command`` runs; while it fails, the agent goes on
+    (protocol.md "Until green")."""
+
+    command: Annotated[StrictStr, Field(min_length=1, max_length=10_000, pattern=r"\S")]
+    max_attempts: Annotated[StrictInt, Field(ge=1, le=100)] = 5
+    max_cost: Annotated[float, Field(gt=0)] | None = None
+
+
 class PromptParams(Model):
     session_id: SessionId
     prompt: Annotated[list[ContentBlock], Field(min_length=1, max_length=1000)]
     client_message_id: Annotated[StrictStr, Field(min_length=1, max_length=200)] | None = None
     context: PromptContext | None = None
+    until: UntilParams | None = None
 
 
 class PromptResult(Model):
