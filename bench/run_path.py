@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import attrs
@@ -33,7 +34,13 @@ def check_edited(workspace: Path) -> None:
 
 
 def ours(
-    server: FakeLLMServer, workspace: Path, home: Path, *, provider: str, timeout: float = 120
+    server: FakeLLMServer,
+    workspace: Path,
+    home: Path,
+    *,
+    provider: str,
+    timeout: float = 120,
+    extra_env: Mapping[str, str] | None = None,
 ) -> RunSample:
     reset_hello(workspace)
     server.set_script(task_script(workspace / "hello.py"))
@@ -45,6 +52,7 @@ def ours(
         OPENAI_BASE_URL=server.openai_base_url,
         OPENAI_API_KEY="bench-key",
         PWD=str(workspace),
+        **(extra_env or {}),
     )
     argv = [sys.executable, "-m", "lsp_agent", "run", "--yes", "--model", MODELS[provider], PROMPT]
     process = run_measured(argv, cwd=workspace, env=env, out=home / "measured.json",
