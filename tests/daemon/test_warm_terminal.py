@@ -119,3 +119,30 @@ def test_ctrl_c_interrupts_the_warm_run_with_exit_130(runtime_dir: Path, workspa
     listed = lsp_agent("sessions", "list", "--json", cwd=workspace, env=env)
     (session,) = json.loads(listed.stdout)["sessions"]
     assert session["state"] == "idle"  # the log ends consistently, as after a cold Ctrl-C
+
+
+def test_a_client_killed_mid_run_interrupts_its_run(runtime_dir: Path, workspace: Path) -> None:
+    slow = "sleep 67.25 & echo $! > pids.txt; wait"
+    script = [{"tool_calls": [{"name": "bash", "input": {"command": slow}}]}, {"text": "never"}]
+    with running_fake_llm(script) as server:
+        env = warm_env(
+            runtime_dir, ANTHROPIC_BASE_URL=server.anthropic_base_url, ANTHROPIC_API_KEY="k" * 12
+        )
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "lsp_agent", "run", *MODEL, "--yes", "go"],
+            cwd=workspace,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        pids = workspace / "pids.txt"
+        try:
+            wait_for(lambda: pids.is_file() and pids.read_text().endswith("\n"), "the command")
+        finally:
+            proc.kill()  # no chance to pass anything on: the warm process sees it go
+            proc.wait()
+        wait_for(lambda: "exited 130" in logs(runtime_dir), "the run to be interrupted")
+    wait_for(lambda: not sleeping(), "the command to be stopped")
+    listed = lsp_agent("sessions", "list", "--json", cwd=workspace, env=env)
+    (session,) = json.loads(listed.stdout)["sessions"]
+    assert session["state"] == "idle"
