@@ -37,6 +37,21 @@ def finding(line: int, message: str, **extra: Any) -> dict[str, Any]:
     return {"tool_calls": [{"name": "report_finding", "input": call}]}
 
 
+def _forwarded(diagnostic: lsp.Diagnostic) -> dict[str, Any]:
+    """``diagnostic`` as an ``agent/diagnostics`` item carries it."""
+    start, end = diagnostic.range.start, diagnostic.range.end
+    return {
+        "range": {
+            "start": {"line": start.line, "character": start.character},
+            "end": {"line": end.line, "character": end.character},
+        },
+        "message": diagnostic.message,
+        "severity": 1,
+        "source": diagnostic.source,
+        "code": diagnostic.code,
+    }
+
+
 def published(client: AgentClient, path: Path) -> list[lsp.Diagnostic]:
     return list(client.client.diagnostics.get(path.as_uri(), []))
 
@@ -51,7 +66,9 @@ async def test_a_review_publishes_its_finding_and_its_actions_fix_or_dismiss_it(
             "turns": [
                 finding(3, off_by_one, related=[{"path": "stats.py", "line": 2, "message": "sum"}]),
                 {"text": "One bug: the divisor."},
-                {"text": "Fixed it."},  # the fix's turn
+                # the fix's turn: the model reads the file's diagnostics first
+                {"tool_calls": [{"name": "diagnostics", "input": {"file_path": str(path)}}]},
+                {"text": "Fixed it."},
                 finding(1, "mean of an empty list raises ZeroDivisionError", severity="warning"),
                 {"text": "Only an edge case left."},
             ]
@@ -82,6 +99,10 @@ async def test_a_review_publishes_its_finding_and_its_actions_fix_or_dismiss_it(
         assert "+    return total / (len(values) - 1)" in str(body["messages"])
         assert sorted(tool["name"] for tool in body["tools"]) == ["read_file", "report_finding"]
 
+        # A front-end forwards every diagnostic it shows, ours too: the model's diagnostics
+        # are the language servers', never the review's own findings.
+        client.publish_diagnostics(path.as_uri(), [_forwarded(diagnostic)])
+
         # Its code actions: "Fix with agent" starts a prompt naming the finding.
         actions = await client.code_actions(path, diagnostic.range, diagnostics=[diagnostic])
         assert actions is not None
@@ -96,6 +117,8 @@ async def test_a_review_publishes_its_finding_and_its_actions_fix_or_dismiss_it(
         prompt = str(fake_llm.model_bodies()[2]["messages"])
         assert off_by_one in prompt
         assert "stats.py (line 3)" in prompt
+        read = str(fake_llm.model_bodies()[3]["messages"][-1])
+        assert "No problems reported in stats.py." in read
 
         # A rerun replaces the set: the old finding is gone, the new one is there.
         rerun = await client.request("agent/codeReview/run", {}, timeout=60)
