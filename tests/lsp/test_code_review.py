@@ -172,3 +172,33 @@ async def test_a_review_outside_a_repository_or_of_an_unknown_base_is_an_error(
         with pytest.raises(JsonRpcException, match="no such revision: no-such-branch"):
             await client.request("agent/codeReview/run", {"base": "no-such-branch"}, timeout=60)
     assert fake_llm.model_bodies() == []
+
+
+async def test_a_plain_lsp_client_runs_the_review_command_and_fixes_a_finding(
+    workspace: Path, fake_llm: FakeLLMServer, server_env: dict[str, str]
+) -> None:
+    """No extension at all: the command through ``workspace/executeCommand``, the finding as
+    a standard diagnostic, the fix through the code action's command."""
+    path = repository(workspace)
+    message = "Divides by len - 1."
+    fake_llm.set_script(
+        {"turns": [finding(3, message), {"text": "One bug."}, {"text": "Fixed it."}]}
+    )
+    async with agent_client(env=server_env, folders=[workspace], plain=True) as client:
+        result = await client.execute("lspAgent.review", {})
+        assert [f["message"] for f in result["findings"]] == [message]
+        await wait_until(lambda: published(client, path))
+        [diagnostic] = published(client, path)
+        assert (diagnostic.range.start.line, diagnostic.source) == (2, "lsp-agent")
+
+        client.open(path, path.read_text())
+        cursor = lsp.Range(
+            start=lsp.Position(line=2, character=4), end=lsp.Position(line=2, character=4)
+        )
+        actions = await client.code_actions(path, cursor, diagnostics=[diagnostic])
+        fix = next(a for a in actions or [] if a.title == "Fix with agent")
+        assert isinstance(fix, lsp.CodeAction)
+        assert fix.command is not None
+        await client.execute(fix.command.command, fix.command.arguments[0])
+        await wait_until(lambda: len(fake_llm.model_bodies()) >= 3, timeout=60)
+    assert message in str(fake_llm.model_bodies()[2]["messages"])
