@@ -98,6 +98,7 @@ def test_the_command_completes_its_subcommands_and_values(editor: Any) -> None:
             "log",
             "allow",
             "review",
+            "codereview",
             "keep",
             "undo-hunk",
             "rewind",

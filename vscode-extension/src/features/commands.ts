@@ -22,4 +22,5 @@ export const Commands = {
   undoFile: "lspAgent.undoFile",
   keepAll: "lspAgent.keepAll",
   undoAll: "lspAgent.undoAll",
+  reviewChanges: "lspAgent.reviewChanges",
 } as const;

@@ -35,6 +35,7 @@ export const Methods = {
   revertStage: m("agent/revert/stage", "client_to_server", "request"),
   reviewList: m("agent/review/list", "client_to_server", "request"),
   reviewResolve: m("agent/review/resolve", "client_to_server", "request"),
+  codeReviewRun: m("agent/codeReview/run", "client_to_server", "request"),
   permissionsList: m("agent/permissions/list", "client_to_server", "request"),
   permissionsRevoke: m("agent/permissions/revoke", "client_to_server", "request"),
   sessionUpdate: m("agent/session/update", "server_to_client", "notification"),
@@ -55,6 +56,9 @@ export const ServerCommands = {
   cancel: "lspAgent.cancel",
   undo: "lspAgent.undo",
   redo: "lspAgent.redo",
+  review: "lspAgent.review",
+  fixFinding: "lspAgent.fixFinding",
+  dismissFinding: "lspAgent.dismissFinding",
 } as const;
 
 export const ErrorCodes = {
@@ -228,6 +232,13 @@ export interface ReviewResolveParams { sessionId: string; action: ReviewAction; 
 export interface ReviewConflict { hunkId: string; reason: string }
 export interface ReviewResolveResult { resolved: string[]; conflicts: ReviewConflict[] }
 export interface ReviewFileCounts { uri: string; status: ReviewFileStatus; pending: number; kept: number; undone: number }
+
+// -- the agent's review of the person's changes (docs/protocol.md "Agent review of changes") ----
+
+export interface CodeReviewRunParams { workspaceFolder?: string; staged?: boolean; base?: string }
+export interface RelatedLocation { uri: string; range: Range; message: string }
+export interface CodeReviewFinding { id: string; uri: string; range: Range; severity: number; message: string; related: RelatedLocation[] }
+export interface CodeReviewRunResult { findings: CodeReviewFinding[]; summary: string }
 
 export type RevertScope = "both" | "code" | "conversation";
 export interface RevertStageParams { sessionId: string; messageId: string; force?: boolean; scope?: RevertScope }
@@ -460,6 +471,9 @@ export const WIRE_KEYS = {
   DocumentDiagnostics: ["DocumentDiagnostics", keys<DiagnosticsParams["items"][number]>()(["uri", "version", "diagnostics"])],
   DiffGetParams: ["DiffGetParams", keys<DiffGetParams>()(["sessionId", "changeSetId", "uri"])],
   DiffGetResult: ["DiffGetResult", keys<DiffGetResult>()(["uri", "baseText", "proposedText", "patch"])],
+  CodeReviewRunParams: ["CodeReviewRunParams", keys<CodeReviewRunParams>()(["workspaceFolder", "staged", "base"])],
+  CodeReviewRunResult: ["CodeReviewRunResult", keys<CodeReviewRunResult>()(["findings", "summary"])],
+  CodeReviewFinding: ["CodeReviewFinding", keys<CodeReviewFinding>()(["id", "uri", "range", "severity", "message", "related"])],
   ReviewListParams: ["ReviewListParams", keys<ReviewListParams>()(["sessionId"])],
   ReviewListResult: ["ReviewListResult", keys<ReviewListResult>()(["files"])],
   ReviewFile: ["ReviewFile", keys<ReviewFile>()(["uri", "status", "hunks"])],
