@@ -63,6 +63,7 @@ EventType = Literal[
     "review_resolved",
     "review_commented",
     "review_comments_sent",
+    "until_checked",
 ]
 
 JsonObject = dict[str, Any]
@@ -545,6 +546,27 @@ class ReviewCommentsSent:
     files: list[ReviewFile] = field(default_factory=list)
 
 
+UntilVerdict = Literal["passed", "retry", "attempts", "cost", "stopped"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UntilChecked:
+    """ "Until green" (``run --until``, a prompt's ``until``): the person's ``command`` was
+    run after turn ``attempt`` of at most ``maxAttempts``. ``exitCode``: how it ended (none
+    when it timed out or could not start: ``error`` says why); ``verdict``: ``passed`` (it
+    exited 0: done), ``retry`` (its failure is the next prompt), ``attempts`` or ``cost``
+    (that bound was reached, it still fails), ``stopped`` (the turn ended otherwise, e.g.
+    cancelled or failed: the command was not run)."""
+
+    TYPE: ClassVar[Literal["until_checked"]] = "until_checked"
+    command: str
+    attempt: int
+    max_attempts: int
+    verdict: UntilVerdict
+    exit_code: int | None = None
+    error: str | None = None
+
+
 Event = (
     SessionCreated
     | UserMessageAdmitted
@@ -579,6 +601,7 @@ Event = (
     | ReviewResolved
     | ReviewCommented
     | ReviewCommentsSent
+    | UntilChecked
 )
 """Every event, discriminated by its class's ``TYPE``."""
 
@@ -618,6 +641,7 @@ EVENT_CLASSES: Final[Mapping[EventType, type[Event]]] = {
         ReviewResolved,
         ReviewCommented,
         ReviewCommentsSent,
+        UntilChecked,
     )
 }
 """``type`` → its definition, in catalogue order."""

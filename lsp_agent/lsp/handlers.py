@@ -16,10 +16,12 @@ from lsp_agent.core.events import ChangedFile, CheckpointRecorded
 from lsp_agent.core.session.config_options import ConfigChoices
 from lsp_agent.core.transcript import SessionInfo
 from lsp_agent.core.uris import file_uri, path_of_uri
+from lsp_agent.lsp import code_review
 from lsp_agent.lsp import protocol as p
 from lsp_agent.lsp.focus import context_blocks, prompt_focus
 from lsp_agent.lsp.host import AgentHost
 from lsp_agent.lsp.review_comments import COMMENT_HANDLERS
+from lsp_agent.lsp.until import work_until
 
 
 async def require_session(host: AgentHost, session_id: str) -> SessionInfo:
@@ -143,6 +145,8 @@ async def session_prompt(host: AgentHost, params: p.PromptParams) -> p.PromptRes
     info = await require_session(host, params.session_id)
     blocks = [block.dump() for block in params.prompt]
     blocks += context_blocks(params.context, host.workspace_folders(), host.app.secrets)
+    if params.until is not None:
+        work_until(host.runtime, info, params.until)
     return await submit_prompt(
         host,
         info,
@@ -386,5 +390,6 @@ HANDLERS: dict[str, Handler] = {
     "agent/permissions/revoke": permissions_revoke,
     "agent/review/list": review_list,
     "agent/review/resolve": review_resolve,
+    "agent/codeReview/run": code_review.run_review,
     **COMMENT_HANDLERS,
 }

@@ -316,11 +316,21 @@ class PromptContext(Model):
     diagnostics: Annotated[list[Diagnostic], Field(max_length=1000)] | None = None
 
 
+class UntilParams(Model):
+    """ "Until green": after each turn ``command`` runs; while it fails, the agent goes on
+    (protocol.md "Until green")."""
+
+    command: Annotated[StrictStr, Field(min_length=1, max_length=10_000, pattern=r"\S")]
+    max_attempts: Annotated[StrictInt, Field(ge=1, le=100)] = 5
+    max_cost: Annotated[float, Field(gt=0)] | None = None
+
+
 class PromptParams(Model):
     session_id: SessionId
     prompt: Annotated[list[ContentBlock], Field(min_length=1, max_length=1000)]
     client_message_id: Annotated[StrictStr, Field(min_length=1, max_length=200)] | None = None
     context: PromptContext | None = None
+    until: UntilParams | None = None
 
 
 class PromptResult(Model):
@@ -695,6 +705,52 @@ class UndoResult(Model):
     prompt: list[dict[str, Any]]
 
 
+# -- the agent's review of the person's changes (docs/review.md) ---------------------------
+
+
+class CodeReviewRunParams(Model):
+    """``agent/codeReview/run`` and ``lspAgent.review``: which changes to review."""
+
+    workspace_folder: Uri | None = None
+    """The repository's folder (default: the first workspace folder)."""
+    staged: StrictBool | None = None
+    """The staged changes (the index against HEAD) instead of the work tree."""
+    base: Annotated[StrictStr, Field(min_length=1, max_length=1000)] | None = None
+    """Compare the work tree with this revision instead of HEAD."""
+
+
+class RelatedLocation(Model):
+    uri: str
+    range: Range
+    message: str
+
+
+class CodeReviewFinding(Model):
+    id: str
+    uri: str
+    range: Range
+    """Whole lines: from the finding's line to the start of the line after its last."""
+    severity: int
+    """LSP's: 1 error, 2 warning, 3 information, 4 hint."""
+    message: str
+    related: list[RelatedLocation] = Field(default_factory=list)
+
+
+class CodeReviewRunResult(Model):
+    findings: list[CodeReviewFinding]
+    """Also published as diagnostics (``source: "lsp-agent"``, ``code: "review"``)."""
+    summary: str
+    """The model's closing words (or why there was nothing to review)."""
+
+
+class FindingTarget(Model):
+    """The argument of ``lspAgent.fixFinding`` and ``lspAgent.dismissFinding``."""
+
+    finding_id: Annotated[StrictStr, Field(min_length=1, max_length=200)]
+    session_id: SessionId | None = None
+    """``fixFinding``: the session to prompt (default: the folder's latest, else a new one)."""
+
+
 # -- the method table ----------------------------------------------------------------------
 
 # -- MCP servers -----------------------------------------------------------------------
@@ -819,6 +875,7 @@ METHODS: dict[str, Method] = {
         _c2s("agent/permissions/revoke", PermissionsRevokeParams, PermissionsRevokeResult),
         _c2s("agent/review/list", ReviewListParams, ReviewListResult),
         _c2s("agent/review/resolve", ReviewResolveParams, ReviewResolveResult),
+        _c2s("agent/codeReview/run", CodeReviewRunParams, CodeReviewRunResult),
         _c2s("agent/review/comment", ReviewCommentParams, ReviewCommentResult),
         _c2s("agent/review/sendComments", SessionIdParams, ReviewSendCommentsResult),
         _c2s("agent/commitMessage", CommitMessageParams, CommitMessageResult),
@@ -879,6 +936,9 @@ COMMAND_TYPES: dict[str, Command] = {
         Command(name="lspAgent.cancel", argument=CommandSession, result=EmptyResult),
         Command(name="lspAgent.undo", argument=CommandSession, result=UndoResult),
         Command(name="lspAgent.redo", argument=CommandSession, result=EmptyResult),
+        Command(name="lspAgent.review", argument=CodeReviewRunParams, result=CodeReviewRunResult),
+        Command(name="lspAgent.fixFinding", argument=FindingTarget, result=CommandStarted),
+        Command(name="lspAgent.dismissFinding", argument=FindingTarget, result=EmptyResult),
     )
 }
 """The server's commands (protocol.md §8), in the order of ``COMMANDS``."""

@@ -517,6 +517,13 @@ SAMPLES: dict[str, dict[str, Any]] = {
             {"uri": "file:///w/a.py", "status": "kept", "pending": 0, "kept": 1, "undone": 0}
         ],
     },
+    "until_checked": {
+        "command": "pytest -q",
+        "attempt": 2,
+        "maxAttempts": 5,
+        "verdict": "retry",
+        "exitCode": 1,
+    },
 }
 """Plausible ``data`` per event type (docs/events.md)."""
 
