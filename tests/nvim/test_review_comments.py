@@ -60,12 +60,14 @@ def test_a_comment_asked_in_the_quickfix_and_an_undo_reason_open_the_next_prompt
     editor.command("LspAgent undo-reason v2 must stay 2")
     editor.wait(lambda: editor.buffer_text(path).split("\n")[1] == "v2 = 2", "the undo")
     editor.wait(
-        lambda: [
-            h["status"]
-            for f in editor.lua("return require('lsp_agent.review').lists[...]", session) or []
-            for h in f["hunks"]
-        ]
-        == ["undone", "pending"],
+        lambda: (
+            [
+                h["status"]
+                for f in editor.lua("return require('lsp_agent.review').lists[...]", session) or []
+                for h in f["hunks"]
+            ]
+            == ["undone", "pending"]
+        ),
         "the undo answered",
     )
 
