@@ -22,4 +22,7 @@ export const Commands = {
   undoFile: "lspAgent.undoFile",
   keepAll: "lspAgent.keepAll",
   undoAll: "lspAgent.undoAll",
+  generateCommitMessage: "lspAgent.generateCommitMessage",
+  commentHunk: "lspAgent.commentHunk",
+  sendComments: "lspAgent.sendComments",
 } as const;
