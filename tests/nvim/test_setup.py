@@ -101,6 +101,10 @@ def test_the_command_completes_its_subcommands_and_values(editor: Any) -> None:
             "codereview",
             "keep",
             "undo-hunk",
+            "undo-reason",
+            "comment",
+            "send-comments",
+            "commit",
             "rewind",
             "compact",
         ]

@@ -23,4 +23,7 @@ export const Commands = {
   keepAll: "lspAgent.keepAll",
   undoAll: "lspAgent.undoAll",
   reviewChanges: "lspAgent.reviewChanges",
+  generateCommitMessage: "lspAgent.generateCommitMessage",
+  commentHunk: "lspAgent.commentHunk",
+  sendComments: "lspAgent.sendComments",
 } as const;

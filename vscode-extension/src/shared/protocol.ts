@@ -36,6 +36,9 @@ export const Methods = {
   reviewList: m("agent/review/list", "client_to_server", "request"),
   reviewResolve: m("agent/review/resolve", "client_to_server", "request"),
   codeReviewRun: m("agent/codeReview/run", "client_to_server", "request"),
+  reviewComment: m("agent/review/comment", "client_to_server", "request"),
+  reviewSendComments: m("agent/review/sendComments", "client_to_server", "request"),
+  commitMessage: m("agent/commitMessage", "client_to_server", "request"),
   permissionsList: m("agent/permissions/list", "client_to_server", "request"),
   permissionsRevoke: m("agent/permissions/revoke", "client_to_server", "request"),
   sessionUpdate: m("agent/session/update", "server_to_client", "notification"),
@@ -138,6 +141,10 @@ export interface AgentServerCapabilities {
   review?: boolean;
   /** The `mention` block names the server expands (issue 22). */
   mentions?: string[];
+  /** `agent/review/comment|sendComments` and `resolve`'s `reason` (issue 37). */
+  reviewComments?: boolean;
+  /** `agent/commitMessage` (issue 37). */
+  commitMessage?: boolean;
 }
 
 // -- sessions ------------------------------------------------------------------------------------
@@ -223,12 +230,20 @@ export interface ReviewHunk {
   range: Range | null;
   oldText: string;
   newText: string;
+  /** The user's comments on it (and keep/undo reasons); `sent`: gone to the model already. */
+  comments?: ReviewComment[];
 }
+export interface ReviewComment { commentId: string; text: string; action: "comment" | "keep" | "undo"; sent: boolean }
 export interface ReviewFile { uri: string; status: ReviewFileStatus; hunks: ReviewHunk[] }
 export interface ReviewListParams { sessionId: string }
-export interface ReviewListResult { files: ReviewFile[] }
+export interface ReviewListResult { files: ReviewFile[]; unsentComments?: number }
 export type ReviewAction = "keep" | "undo";
-export interface ReviewResolveParams { sessionId: string; action: ReviewAction; hunkIds?: string[]; uris?: string[] }
+export interface ReviewResolveParams { sessionId: string; action: ReviewAction; hunkIds?: string[]; uris?: string[]; reason?: string }
+export interface ReviewCommentParams { sessionId: string; hunkId: string; text: string }
+export interface ReviewCommentResult { commentId: string }
+export interface ReviewSendCommentsResult { userMessageId: string | null; queued: boolean; sent: number }
+export interface CommitMessageParams { uri?: string }
+export interface CommitMessageResult { message: string }
 export interface ReviewConflict { hunkId: string; reason: string }
 export interface ReviewResolveResult { resolved: string[]; conflicts: ReviewConflict[] }
 export interface ReviewFileCounts { uri: string; status: ReviewFileStatus; pending: number; kept: number; undone: number }
@@ -449,7 +464,7 @@ const keys =
 export const WIRE_KEYS = {
   AgentClientOptions: ["AgentClientOptions", keys<AgentClientOptions>()(["protocolVersion", "ui", "forwardsDiagnostics", "clientInfo", "config", "workspaceConfig", "editorQueries", "savesDocuments"])],
   UiCapabilities: ["UiCapabilities", keys<AgentClientOptions["ui"]>()(["chat", "diff", "permissions", "questions", "plan"])],
-  AgentServerCapabilities: ["AgentServerCapabilities", keys<AgentServerCapabilities>()(["protocolVersion", "sessions", "revert", "commands", "review", "mentions"])],
+  AgentServerCapabilities: ["AgentServerCapabilities", keys<AgentServerCapabilities>()(["protocolVersion", "sessions", "revert", "commands", "review", "mentions", "reviewComments", "commitMessage"])],
   SessionNewParams: ["SessionNewParams", keys<SessionNewParams>()(["workspaceFolder", "title", "mode", "model"])],
   SessionNewResult: ["SessionNewResult", keys<SessionNewResult>()(["sessionId", "configOptions"])],
   SessionListParams: ["SessionListParams", keys<SessionListParams>()(["workspaceFolder", "limit", "cursor"])],
@@ -475,10 +490,16 @@ export const WIRE_KEYS = {
   CodeReviewRunResult: ["CodeReviewRunResult", keys<CodeReviewRunResult>()(["findings", "summary"])],
   CodeReviewFinding: ["CodeReviewFinding", keys<CodeReviewFinding>()(["id", "uri", "range", "severity", "message", "related"])],
   ReviewListParams: ["ReviewListParams", keys<ReviewListParams>()(["sessionId"])],
-  ReviewListResult: ["ReviewListResult", keys<ReviewListResult>()(["files"])],
+  ReviewListResult: ["ReviewListResult", keys<ReviewListResult>()(["files", "unsentComments"])],
   ReviewFile: ["ReviewFile", keys<ReviewFile>()(["uri", "status", "hunks"])],
-  ReviewHunk: ["ReviewHunk", keys<ReviewHunk>()(["hunkId", "status", "messageId", "range", "oldText", "newText"])],
-  ReviewResolveParams: ["ReviewResolveParams", keys<ReviewResolveParams>()(["sessionId", "action", "hunkIds", "uris"])],
+  ReviewHunk: ["ReviewHunk", keys<ReviewHunk>()(["hunkId", "status", "messageId", "range", "oldText", "newText", "comments"])],
+  ReviewComment: ["ReviewComment", keys<ReviewComment>()(["commentId", "text", "action", "sent"])],
+  ReviewCommentParams: ["ReviewCommentParams", keys<ReviewCommentParams>()(["sessionId", "hunkId", "text"])],
+  ReviewCommentResult: ["ReviewCommentResult", keys<ReviewCommentResult>()(["commentId"])],
+  ReviewSendCommentsResult: ["ReviewSendCommentsResult", keys<ReviewSendCommentsResult>()(["userMessageId", "queued", "sent"])],
+  CommitMessageParams: ["CommitMessageParams", keys<CommitMessageParams>()(["uri"])],
+  CommitMessageResult: ["CommitMessageResult", keys<CommitMessageResult>()(["message"])],
+  ReviewResolveParams: ["ReviewResolveParams", keys<ReviewResolveParams>()(["sessionId", "action", "hunkIds", "uris", "reason"])],
   ReviewResolveResult: ["ReviewResolveResult", keys<ReviewResolveResult>()(["resolved", "conflicts"])],
   ReviewConflict: ["ReviewConflict", keys<ReviewConflict>()(["hunkId", "reason"])],
   RevertStageParams: ["RevertStageParams", keys<RevertStageParams>()(["sessionId", "messageId", "force", "scope"])],
