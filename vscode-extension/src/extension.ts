@@ -35,7 +35,7 @@ export function activate(context: vscode.ExtensionContext) {
   const search = registerSearch(context, deps);
   registerCodeReview(context, deps);
   const routes: Routes = {
-    prompt: (msg) => prompts.ask(msg.text, msg.mentions, msg.noFocus),
+    prompt: (msg) => prompts.ask(msg.text, msg.mentions, msg.noFocus, { images: msg.images, until: msg.until }),
     complete: async (msg) => chat.send({ type: "completions", id: msg.id, items: await prompts.complete(msg.trigger, msg.query) }),
     compact: () => store.compact(),
     stop: () => store.cancel(),

@@ -87,7 +87,13 @@ export type ContentBlock =
   | { type: "text"; text: string }
   | { type: "resource_link"; uri: string; range?: Range }
   | { type: "resource"; uri: string; text: string }
-  | MentionBlock;
+  | MentionBlock
+  | ImageBlock;
+/** A pasted or dropped image (docs/protocol.md "Images"): `data` is base64, at most 5 MiB before encoding. */
+export interface ImageBlock { type: "image"; mimeType: ImageType; data: string; name?: string }
+export type ImageType = "image/png" | "image/jpeg" | "image/gif" | "image/webp";
+export const IMAGE_TYPES: readonly ImageType[] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
 /** `#diagnostics`, `#selection`, `#buffers`, `#diff`: the server expands it when the prompt is admitted. */
 export interface MentionBlock { type: "mention"; name: MentionName; uri?: string }
 export type MentionName = "diagnostics" | "selection" | "buffers" | "diff";
@@ -187,7 +193,10 @@ export interface PromptParams {
   prompt: ContentBlock[];
   clientMessageId?: string;
   context?: PromptContext;
+  /** "Until green" (docs/protocol.md): after each turn `command` runs; while it fails the agent goes on. */
+  until?: UntilParams;
 }
+export interface UntilParams { command: string; maxAttempts?: number; maxCost?: number }
 /** The user's focus when the prompt was sent (the server renders it into that message only). */
 export interface PromptContext {
   activeDocument?: { uri: string };
@@ -338,6 +347,16 @@ export interface PermissionUpdate {
 }
 export interface QuestionUpdate { sessionUpdate: "question_update"; toolCallId: string; state: "asked" | "answered" | "declined" | "cancelled" }
 export interface InternalUpdate { sessionUpdate: "internal"; type: string }
+/** A prompt's `until` command ran after turn `attempt` (docs/protocol.md "Until green"). */
+export interface UntilUpdate {
+  sessionUpdate: "until_update";
+  command: string;
+  attempt: number;
+  maxAttempts: number;
+  verdict: "passed" | "retry" | "attempts" | "cost" | "stopped";
+  exitCode?: number;
+  error?: string;
+}
 
 export type SessionUpdate =
   | UserMessageUpdate
@@ -356,6 +375,7 @@ export type SessionUpdate =
   | PermissionUpdate
   | QuestionUpdate
   | ReviewUpdate
+  | UntilUpdate
   | InternalUpdate;
 
 /** The variants as a runtime list (the drift test compares it with the schema's `sessionUpdates`). */
@@ -376,6 +396,7 @@ export const SESSION_UPDATE_KINDS = [
   "permission_update",
   "question_update",
   "review_update",
+  "until_update",
   "internal",
 ] as const;
 
@@ -479,7 +500,9 @@ export const WIRE_KEYS = {
   ConfigOption: ["ConfigOption", keys<ConfigOption>()(["configId", "name", "category", "type", "currentValue", "options"])],
   ConfigChoice: ["ConfigChoice", keys<ConfigChoice>()(["value", "name", "description"])],
   SessionExportParams: ["SessionExportParams", keys<SessionExportParams>()(["sessionId", "format"])],
-  PromptParams: ["PromptParams", keys<PromptParams>()(["sessionId", "prompt", "clientMessageId", "context"])],
+  PromptParams: ["PromptParams", keys<PromptParams>()(["sessionId", "prompt", "clientMessageId", "context", "until"])],
+  UntilParams: ["UntilParams", keys<UntilParams>()(["command", "maxAttempts", "maxCost"])],
+  ImageBlock: ["ImageBlock", keys<ImageBlock>()(["type", "mimeType", "data", "name"])],
   PromptContext: ["PromptContext", keys<PromptContext>()(["activeDocument", "cursor", "selection", "selectedText", "diagnostics"])],
   PromptResult: ["PromptResult", keys<PromptResult>()(["userMessageId", "queued"])],
   Diagnostic: ["Diagnostic", keys<Diagnostic>()(["range", "message", "severity", "source", "code"])],
