@@ -33,14 +33,28 @@ def inline_requests(fake: FakeLLMServer) -> list[Any]:
     return [r for r in fim_requests(fake) if "suffix" in r.body]
 
 
+def session_events(data_dir: Path, session_id: str) -> list[Any]:
+    async def read() -> list[Any]:
+        async with await open_store(data_dir) as store:
+            return list(await store.events(session_id))
+
+    return asyncio.run(read())
+
+
 def test_typing_shows_the_models_ghost_text_and_tab_accepts_it(
-    editor: Editor, fake_llm: FakeLLMServer, workspace: Path
+    editor: Editor, fake_llm: FakeLLMServer, workspace: Path, tmp_path: Path
 ) -> None:
-    fake_llm.set_script({"completions": [{"text": "a + b"}]})
+    fake_llm.set_script({"turns": [{"text": "Hello."}], "completions": [{"text": "a + b"}]})
     write_user_config(completion_config(fake_llm))
     path = workspace / "calc.py"
     path.write_text("def add(a, b):\n")
     editor.edit(path)
+    # a session in the folder: the accept is recorded in it
+    editor.command("LspAgent chat hello")
+    editor.wait_chat("Hello.", timeout=30)
+    editor.wait_idle()
+    editor.focus_buffer(path)
+    editor.command("stopinsert")
     assert editor.lua(
         "return vim.lsp.get_clients({name = 'lsp_agent'})[1]"
         ".server_capabilities.inlineCompletionProvider ~= nil"
@@ -58,6 +72,16 @@ def test_typing_shows_the_models_ghost_text_and_tab_accepts_it(
     )
     assert ghost(editor) == []
     assert editor.nvim.request("nvim_get_mode")["mode"] == "i"
+    session_id = editor.session()["id"]
+
+    def feedback() -> list[Any]:
+        events = session_events(tmp_path / "data", session_id)
+        return [e for e in events if e.type == "suggestion_feedback"]
+
+    editor.wait(feedback, "the accept recorded in the session", timeout=30)
+    [recorded] = feedback()
+    assert recorded.data["kind"] == "inline"
+    assert recorded.data["accepted"] is True
 
 
 def test_no_ghost_text_without_completion_enabled(
@@ -123,14 +147,6 @@ def test_the_hourly_cap_is_told_once_and_the_ghost_text_stops(
 
 
 AREA = "def area(width):\n    return width * width\n\n\nprint(area(3))\n"
-
-
-def session_events(data_dir: Path, session_id: str) -> list[Any]:
-    async def read() -> list[Any]:
-        async with await open_store(data_dir) as store:
-            return list(await store.events(session_id))
-
-    return asyncio.run(read())
 
 
 def test_after_the_agents_edit_a_next_edit_elsewhere_is_shown_accepted_and_recorded(
