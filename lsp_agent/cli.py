@@ -2,39 +2,63 @@
 
 Exit status (README "Exit status"): 0 ok; 1 failed (one line on stderr says why); 2 bad
 usage, invalid config or unknown session; 3 the step limit ended the turn; 4 a permission
-ask was refused, so what it asked for was not done; 130 interrupted; 141 the reader of the
-output went away (``closed_pipe``).
+ask was refused, so what it asked for was not done; 5 ``--until``'s command still failed
+when its bound was reached; 130 interrupted; 141 the reader of the output went away
+(``closed_pipe``).
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
-import signal
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 from lsp_agent import __version__
 from lsp_agent.auth.command import add_auth_parser, run_auth
+from lsp_agent.commit_cli import add_commit_parser, run_commit_message
 from lsp_agent.core.errors import ConfigError, InvalidParams, LspAgentError, SessionNotFound
-from lsp_agent.core.modes import CLIENT_MODES
+from lsp_agent.daemon.command import add_daemon_parser, run_daemon
 from lsp_agent.display import block, one_line
 from lsp_agent.permissions_cli import add_permissions_parser, run_permissions
+from lsp_agent.review_cli import add_review_parser, run_review
 
-if TYPE_CHECKING:  # imported when run, so building the CLI's parser stays cheap
+# Startup order (docs/architecture.md "Startup"): this module imports only what parsing the
+# command line needs; asyncio, the runtime and the provider SDKs are imported by the command
+# that uses them, so a command that ends early (or hands its work to another process) pays for
+# none of them.
+if TYPE_CHECKING:
     from lsp_agent.runtime.sessions import Sessions
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_MAX_STEPS, EXIT_REFUSED = 0, 1, 2, 3, 4
+EXIT_UNTIL_BOUND = 5
 EXIT_INTERRUPTED = 130
 
 _EPILOG = """exit status: 0 ok, 1 failed, 2 bad usage / invalid config / unknown session,
-3 the step limit ended the turn, 4 a permission ask was refused, 130 interrupted,
+3 the step limit ended the turn, 4 a permission ask was refused, 5 --until's command
+still failed at its bound, 130 interrupted,
 141 the reader of the output went away (| head).
 Sessions live in the data folder (`lsp-agent doctor` prints it; LSP_AGENT_DATA_DIR sets it)."""
+
+
+class _ClientModes:
+    """``run --mode``'s choices, read from the modes table only when asked (a ``--mode`` given,
+    the help printed): the table pulls in the permission rules, which parsing need not."""
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._names()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    @staticmethod
+    def _names() -> tuple[str, ...]:
+        from lsp_agent.core.modes import CLIENT_MODES
+
+        return CLIENT_MODES
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="attach a workspace file to the prompt (repeatable)",
     )
     run.add_argument("--model", help="PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-5")
-    run.add_argument("--mode", choices=CLIENT_MODES)
+    run.add_argument("--mode", choices=_ClientModes())
     run.add_argument("--cwd", help="the workspace folder (default: the current directory)")
     which = run.add_mutually_exclusive_group()
     which.add_argument("--session", metavar="ID", help="continue this session")
@@ -71,6 +95,17 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--yes", action="store_true", help='approve "ask" decisions')
     run.add_argument("--json", action="store_true", help="session updates as JSON lines")
     run.add_argument("--max-steps", type=int, metavar="N")
+    until = run.add_argument_group("until green")
+    until.add_argument(
+        "--until", metavar="CMD", help="after each turn run CMD; while it fails, keep working"
+    )
+    until.add_argument("--max-attempts", type=int, metavar="N", help="--until: at most N turns (5)")
+    until.add_argument(
+        "--max-cost", type=float, metavar="USD", help="--until: stop once this much is spent"
+    )
+    run.add_argument(
+        "--no-daemon", action="store_true", help="run in this process, not the warm one"
+    )
 
     sessions = commands.add_parser("sessions", help="list and inspect sessions")
     verbs = sessions.add_subparsers(dest="verb", metavar="VERB", required=True)
@@ -131,13 +166,33 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("acp", help="the Agent Client Protocol agent on stdio (docs/acp.md)")
     commands.add_parser("doctor", help="what is installed and configured, what is missing")
     add_permissions_parser(commands)
+    add_review_parser(commands)
+    add_commit_parser(commands)
     add_auth_parser(commands)
+    add_daemon_parser(commands)
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def entry() -> NoReturn:
+    """The ``lsp-agent`` program (the console script, ``python -m lsp_agent``): the command,
+    then the process ends at once (``system.fast_exit``) — everything it opened is closed by
+    then. An exception that escapes (Ctrl-C before the command handles it) ends it as usual."""
+    code = main()
+    from lsp_agent.system.fast_exit import exit_now
+
+    exit_now(code)
+
+
+def main(argv: Sequence[str] | None = None, *, warm: bool = True) -> int:
     """The command; a reader of its output that went away ends it quietly
-    (``closed_pipe``), whichever command it was."""
+    (``closed_pipe``), whichever command it was. ``run`` goes to the warm process when there
+    is one (docs/configuration.md "Warm path"); ``warm=False`` is that process's own run."""
+    if warm:
+        from lsp_agent.daemon.client import run_warm
+
+        code = run_warm(sys.argv[1:] if argv is None else argv)
+        if code is not None:
+            return code
     from lsp_agent.closed_pipe import EXIT_CLOSED_PIPE, silence_stdout
 
     try:
@@ -161,17 +216,40 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
-    from lsp_agent.sandbox import forbid_inspection
+    if args.command == "run":
+        return _run_command(args, env)
+    _prepare_process()
+    return _command(args, env)
+
+
+def _prepare_process() -> None:
+    """What every command that runs the agent's work needs first, before any event loop."""
+    from lsp_agent.sandbox.undumpable import forbid_inspection
     from lsp_agent.system.child_watcher import use_pidfd_child_watcher
 
     forbid_inspection()  # commands must not read this process's environment (the keys)
     use_pidfd_child_watcher()  # before any event loop: subprocesses without a thread each
-    if args.command == "run":
-        return _run_with_interrupt(args, env)
+
+
+def _run_command(args: argparse.Namespace, env: dict[str, str]) -> int:
+    """``lsp-agent run``. Reached with only the command line parsed: nothing heavy (asyncio,
+    the runtime, a provider SDK) is imported yet, so a cheaper way to run the turn (another
+    process that has them loaded) is decided here, before paying for them."""
+    _prepare_process()
+    return _run_with_interrupt(args, env)
+
+
+def _command(args: argparse.Namespace, env: dict[str, str]) -> int:
+    """Every command but ``run``."""
+    import asyncio
+
     if args.command == "serve":
         return _serve(args, env)
     if args.command == "acp":
         return _acp(env)
+    if args.command == "daemon":
+        cold = lambda argv: main(argv, warm=False)  # noqa: E731 - the warm process's runs
+        return run_daemon(args, env=env, run_main=cold, out=sys.stdout, err=sys.stderr)
     if args.command == "sessions" and args.verb in ("compact", "revert"):
         return asyncio.run(_with_agent(args, env, sys.stdout, sys.stderr))
     if args.command == "sessions":
@@ -180,6 +258,12 @@ def _main(argv: Sequence[str] | None) -> int:
         return asyncio.run(
             run_permissions(args, env=env, cwd=Path.cwd(), out=sys.stdout, err=sys.stderr)
         )
+    if args.command == "review":
+        return asyncio.run(
+            run_review(args, env=env, cwd=Path.cwd(), out=sys.stdout, err=sys.stderr)
+        )
+    if args.command == "commit-message":
+        return asyncio.run(run_commit_message(args, env=env, out=sys.stdout, err=sys.stderr))
     if args.command == "auth":
         return run_auth(
             args, env=env, cwd=Path.cwd(), stdin=sys.stdin, out=sys.stdout, err=sys.stderr
@@ -197,6 +281,9 @@ def _run_with_interrupt(args: argparse.Namespace, env: dict[str, str]) -> int:
 
     ``run -`` reads the prompt before the event loop starts, so Ctrl-C while typing it
     interrupts the read (nothing has been recorded yet)."""
+    import asyncio
+    import signal
+
     prompt = args.prompt
     if prompt == "-":
         try:
@@ -246,6 +333,8 @@ async def _run(
     stdin: TextIO | None = None,
 ) -> int:
     """One turn of ``prompt`` (``args.prompt``, or what stdin held for ``run -``)."""
+    import asyncio
+
     from lsp_agent.app import AgentInputs
     from lsp_agent.attachments import AttachmentError, attachment_blocks
     from lsp_agent.headless import TerminalEditor
@@ -259,6 +348,9 @@ async def _run(
         return _fail(err, "--max-steps must be at least 1", EXIT_USAGE)
     if not prompt.strip():
         return _fail(err, "the prompt is empty", EXIT_USAGE)
+    goal = _until_goal(args)
+    if isinstance(goal, str):
+        return _fail(err, goal, EXIT_USAGE)
     overrides = {"model": args.model, "mode": args.mode, "max_steps": args.max_steps}
     editor = TerminalEditor(
         stdout=out,
@@ -293,12 +385,23 @@ async def _run(
         session_id = continued or await runtime.create(str(workspace), model=args.model)
         editor.focus(session_id)
         info = await sessions.require(session_id)
-        prompt_id = await app.sessions.admit(
-            session_id, [{"type": "text", "text": prompt}, *attached], info=info
-        )
+        try:  # e.g. an image for a model that takes none: nothing was recorded
+            prompt_id = await app.sessions.admit(
+                session_id, [{"type": "text", "text": prompt}, *attached], info=info
+            )
+        except InvalidParams as error:
+            if continued is None:
+                await sessions.delete(session_id)
+            return _fail(err, f"error: {error}", EXIT_USAGE)
         await _mcp_settled(app, err)
+        check = None
         try:
-            outcome = await runtime.run_turn(info, mode=args.mode, model=args.model)
+            if goal is None:
+                outcome = await runtime.run_turn(info, mode=args.mode, model=args.model)
+            else:
+                outcome, check = await runtime.run_until(
+                    info, goal, _until_report(editor, err), mode=args.mode, model=args.model
+                )
         except asyncio.CancelledError:
             await app.sessions.drain(timeout=2.0)
             await _print_changes(app, session_id, prompt_id, err)
@@ -306,6 +409,8 @@ async def _run(
             raise
         await app.sessions.drain(timeout=2.0)
         code, message = _run_status(outcome, editor.refused_asks)
+        if check is not None:
+            code, message = _until_status(check, code, message)
         if message:
             err.write(block(message) + "\n")
         if (
@@ -340,6 +445,50 @@ async def _mcp_settled(app: Any, err: TextIO) -> None:
         return
     app.mcp.watch(lambda line: err.write(f"lsp-agent: {line}\n"))
     await app.mcp.settled()
+
+
+def _until_goal(args: argparse.Namespace) -> Any:
+    """``--until``'s goal (None without it), or the usage error as a string."""
+    if args.until is None:
+        if args.max_attempts is not None or args.max_cost is not None:
+            return "--max-attempts and --max-cost go with --until"
+        return None
+    from lsp_agent.runtime.until import DEFAULT_MAX_ATTEMPTS, UntilGoal
+
+    if not args.until.strip():
+        return "--until needs a command"
+    attempts = DEFAULT_MAX_ATTEMPTS if args.max_attempts is None else args.max_attempts
+    if attempts < 1:
+        return "--max-attempts must be at least 1"
+    if args.max_cost is not None and not args.max_cost > 0:
+        return "--max-cost must be more than 0"
+    return UntilGoal(command=args.until, max_attempts=attempts, max_cost=args.max_cost)
+
+
+def _until_report(editor: Any, err: TextIO) -> Any:
+    """Each check's line on stderr (``attempt 2/5: CMD exited 1``)."""
+
+    def report(check: Any) -> None:
+        editor.end_line()
+        err.write(block(check.line()) + "\n")
+        err.flush()
+
+    return report
+
+
+def _until_status(check: Any, code: int, message: str) -> tuple[int, str]:
+    """The exit status when ``--until`` ended: 0 once its command passed, 5 at a bound,
+    else the last turn's own."""
+    if check.verdict == "passed":
+        return EXIT_OK, ""
+    if check.verdict == "attempts":
+        return (
+            EXIT_UNTIL_BOUND,
+            f"stopped: {check.command} still fails after {check.attempt} attempts",
+        )
+    if check.verdict == "cost":
+        return EXIT_UNTIL_BOUND, f"stopped: {check.command} still fails; the cost bound was reached"
+    return code, message
 
 
 def _run_status(outcome: Any, refused: int) -> tuple[int, str]:

@@ -61,6 +61,9 @@ EventType = Literal[
     "config_changed",
     "review_recorded",
     "review_resolved",
+    "review_commented",
+    "review_comments_sent",
+    "until_checked",
     "suggestion_feedback",
 ]
 
@@ -519,6 +522,55 @@ class ReviewResolved:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ReviewCommented:
+    """The user's comment on hunks (``agent/review/comment``), or the reason they gave for
+    keeping or undoing them (``agent/review/resolve`` with a ``reason``: ``action``);
+    ``lines``: each hunk's 0-based line in its file when commented; ``files``: the review
+    list's counts (unchanged: the editors list the hunks again to show the comment). It goes
+    to the model with the next prompt (review.md "Comments")."""
+
+    TYPE: ClassVar[Literal["review_commented"]] = "review_commented"
+    comment_id: str
+    hunk_ids: list[str]
+    text: str
+    action: Literal["comment", "keep", "undo"] = "comment"
+    lines: dict[str, int] | None = None
+    files: list[ReviewFile] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReviewCommentsSent:
+    """These comments went to the model as part of the user message ``messageId`` (the next
+    prompt, or ``agent/review/sendComments``); ``files``: the review list's counts."""
+
+    TYPE: ClassVar[Literal["review_comments_sent"]] = "review_comments_sent"
+    comment_ids: list[str]
+    message_id: str
+    files: list[ReviewFile] = field(default_factory=list)
+
+
+UntilVerdict = Literal["passed", "retry", "attempts", "cost", "stopped"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UntilChecked:
+    """ "Until green" (``run --until``, a prompt's ``until``): the person's ``command`` was
+    run after turn ``attempt`` of at most ``maxAttempts``. ``exitCode``: how it ended (none
+    when it timed out or could not start: ``error`` says why); ``verdict``: ``passed`` (it
+    exited 0: done), ``retry`` (its failure is the next prompt), ``attempts`` or ``cost``
+    (that bound was reached, it still fails), ``stopped`` (the turn ended otherwise, e.g.
+    cancelled or failed: the command was not run)."""
+
+    TYPE: ClassVar[Literal["until_checked"]] = "until_checked"
+    command: str
+    attempt: int
+    max_attempts: int
+    verdict: UntilVerdict
+    exit_code: int | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SuggestionFeedback:
     """The user took (``accepted``) or dismissed an editor suggestion the completion model
     made in this session's folder: an inline completion or a next edit (protocol.md §12a).
@@ -567,6 +619,9 @@ Event = (
     | ConfigChanged
     | ReviewRecorded
     | ReviewResolved
+    | ReviewCommented
+    | ReviewCommentsSent
+    | UntilChecked
     | SuggestionFeedback
 )
 """Every event, discriminated by its class's ``TYPE``."""
@@ -605,6 +660,9 @@ EVENT_CLASSES: Final[Mapping[EventType, type[Event]]] = {
         ConfigChanged,
         ReviewRecorded,
         ReviewResolved,
+        ReviewCommented,
+        ReviewCommentsSent,
+        UntilChecked,
         SuggestionFeedback,
     )
 }

@@ -70,10 +70,17 @@ def _update_body(stored: StoredEvent) -> dict[str, Any]:
                 "files": revert.files if not isinstance(revert, ev.RevertCommitted) else [],
                 "scope": revert.scope or "both",
             }
-        case ev.ReviewRecorded(files=files) | ev.ReviewResolved(files=files):
+        case (
+            ev.ReviewRecorded(files=files)
+            | ev.ReviewResolved(files=files)
+            | ev.ReviewCommented(files=files)
+            | ev.ReviewCommentsSent(files=files)
+        ):
             return {"sessionUpdate": "review_update", "files": files}
         case ev.ConfigChanged(config_options=options):
             return {"sessionUpdate": "config_option_update", "configOptions": options}
+        case ev.UntilChecked() as checked:
+            return {"sessionUpdate": "until_update", **encode(checked)}
         case ev.PlanUpdated(entries=entries):
             return {"sessionUpdate": "plan_update", "entries": entries}
         case ev.TitleSet(title=title) | ev.SessionCreated(title=title):

@@ -63,7 +63,8 @@ def test_every_field_is_optional_and_layers_merge_per_agent(tmp_path: Path) -> N
     [
         (
             {"titel": {}},
-            "key 'agents': unknown agent 'titel': expected build, plan, task, title, summary or",
+            "key 'agents': unknown agent 'titel': expected build, plan, task, title, summary, "
+            "completion or commit",
         ),
         ({"title": {"modle": "a/b"}}, "unknown key 'agents.title.modle'"),
         ({"task": {"model": "gpt-5"}}, "key 'agents.task.model': expected 'provider/model'"),
@@ -221,7 +222,7 @@ def test_the_agents_section_follows_the_modes_table() -> None:
     assert (
         AGENT_NAMES
         == modes.AGENT_NAMES
-        == ("build", "plan", "task", "title", "summary", "completion")
+        == ("build", "plan", "task", "title", "summary", "completion", "commit")
     )
     assert tuple(AgentsConfig.model_fields) == AGENT_NAMES
     assert {mode.agent for mode in modes.MODES.values()} <= set(AGENT_NAMES)
