@@ -11,21 +11,10 @@ from typing import Any
 
 from lsp_agent.storage.event_log import open_store
 from lsp_agent.testing.fake_llm import FakeLLMServer
+from tests.lsp.test_inline_completion import completion_config, fim_requests
 from tests.nvim.conftest import Editor
 from tests.nvim.test_completion_plugin import NEXT_EDIT, ghost
 from tests.support.user_config import write_user_config
-
-
-def completion_config(fake: FakeLLMServer, **completion: Any) -> dict[str, Any]:
-    return {
-        "providers": {"local": {"type": "openai-compatible", "base_url": fake.openai_base_url}},
-        "agents": {"completion": {"model": "local/coder"}},
-        "completion": {"enabled": True, "debounce_ms": 50, **completion},
-    }
-
-
-def fim_requests(fake: FakeLLMServer) -> list[Any]:
-    return [r for r in fake.requests if r.path.endswith("/v1/completions")]
 
 
 def inline_requests(fake: FakeLLMServer) -> list[Any]:

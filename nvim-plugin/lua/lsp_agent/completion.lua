@@ -12,6 +12,7 @@ local config = require("lsp_agent.config")
 local keys = require("lsp_agent.keys")
 local log = require("lsp_agent.log")
 local protocol = require("lsp_agent.protocol")
+local shared = require("lsp_agent.suggestion")
 
 local M = {}
 
@@ -34,10 +35,7 @@ function M.use_builtin()
     and type(vim.lsp.inline_completion.enable) == "function"
 end
 
-local function cursor()
-  local pos = vim.api.nvim_win_get_cursor(0)
-  return { pos[1] - 1, pos[2] }
-end
+local cursor = shared.cursor
 
 local function insert_text(item)
   local text = item.insertText
@@ -45,13 +43,6 @@ local function insert_text(item)
     return text.value
   end
   return text
-end
-
---- A position of the client's encoding as (row, byte column).
-local function to_byte(bufnr, position, encoding)
-  local line = vim.api.nvim_buf_get_lines(bufnr, position.line, position.line + 1, false)[1] or ""
-  local ok, col = pcall(vim.str_byteindex, line, encoding, position.character, false)
-  return position.line, ok and col or #line
 end
 
 --- Hide the ghost text (the answer stays unknown to the server: only an accept is told).
@@ -68,17 +59,11 @@ end
 --- Cancel the request in flight and the pending debounce.
 local function cancel(bufnr)
   local state = M.buffers[bufnr]
-  if not state then
-    return
-  end
-  if state.timer then
-    state.timer:stop()
-  end
-  local request = state.request
-  state.request = nil
-  if request and request.id and not request.client:is_stopped() then
-    request.client:cancel_request(request.id)
-    log.debug("cancelled inline completion request %s", request.id)
+  if state then
+    if state.timer then
+      state.timer:stop()
+    end
+    shared.cancel(state)
   end
 end
 
@@ -93,8 +78,11 @@ local function ghost_for(bufnr, item, encoding, at)
   local start_row, start_col, end_row, end_col = row, col, row, col
   local range = item.range
   if type(range) == "table" then
-    start_row, start_col = to_byte(bufnr, range.start, encoding)
-    end_row, end_col = to_byte(bufnr, range["end"], encoding)
+    start_row, start_col = shared.to_byte(bufnr, range.start, encoding)
+    end_row, end_col = shared.to_byte(bufnr, range["end"], encoding)
+    if not start_row or not end_row then
+      return nil
+    end
     if start_row > row or (start_row == row and start_col > col) or end_row < row or (end_row == row and end_col < col) then
       return nil -- the range does not contain the cursor
     end
@@ -202,10 +190,9 @@ local function on_typed(bufnr)
   if not state then
     return
   end
-  state.timer = state.timer or vim.uv.new_timer()
-  state.timer:start(options().debounce or 150, 0, vim.schedule_wrap(function()
+  shared.debounce(state, options().debounce or 150, function()
     M.request(bufnr)
-  end))
+  end)
 end
 
 --- Put the ghost text's item into the buffer (replacing its range), the cursor after it,
@@ -221,11 +208,7 @@ function M.accept(bufnr)
   end
   M.clear(bufnr)
   cancel(bufnr)
-  local r = ghost.range
-  local lines = vim.split(ghost.full, "\n", { plain = true })
-  vim.api.nvim_buf_set_text(bufnr, r[1], r[2], r[3], r[4], lines)
-  local end_row = r[1] + #lines - 1
-  local end_col = #lines == 1 and r[2] + #lines[1] or #lines[#lines]
+  local end_row, end_col = shared.apply(bufnr, ghost.range, ghost.full)
   vim.api.nvim_win_set_cursor(0, { end_row + 1, end_col })
   log.info("inline completion accepted")
   local client = vim.lsp.get_client_by_id(ghost.client_id)
@@ -322,9 +305,7 @@ function M.detach(bufnr)
     return
   end
   M.dismiss(bufnr)
-  if state.timer and not state.timer:is_closing() then
-    state.timer:close()
-  end
+  shared.close(state)
   M.buffers[bufnr] = nil
   pcall(vim.api.nvim_clear_autocmds, { group = group, buffer = bufnr })
   local maps = config.options.keymaps.completion or {}

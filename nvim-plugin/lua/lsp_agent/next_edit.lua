@@ -13,6 +13,7 @@ local config = require("lsp_agent.config")
 local keys = require("lsp_agent.keys")
 local log = require("lsp_agent.log")
 local protocol = require("lsp_agent.protocol")
+local shared = require("lsp_agent.suggestion")
 
 local M = {}
 
@@ -35,19 +36,7 @@ local function maps()
   return config.options.keymaps.next_edit or {}
 end
 
-local function to_byte(bufnr, position, encoding)
-  local line = vim.api.nvim_buf_get_lines(bufnr, position.line, position.line + 1, false)[1]
-  if line == nil then
-    return nil
-  end
-  local ok, col = pcall(vim.str_byteindex, line, encoding, position.character, false)
-  return position.line, ok and col or #line
-end
-
-local function cursor()
-  local pos = vim.api.nvim_win_get_cursor(0)
-  return { pos[1] - 1, pos[2] }
-end
+local cursor = shared.cursor
 
 local function unmap(bufnr, state)
   for lhs, entry in pairs(state.mapped or {}) do
@@ -86,12 +75,9 @@ function M.accept(bufnr)
     return false
   end
   local r = s.range
-  local lines = vim.split(s.newText, "\n", { plain = true })
   require("lsp_agent.handlers").undo_break(bufnr)
-  vim.api.nvim_buf_set_text(bufnr, r[1], r[2], r[3], r[4], lines)
+  local end_row, end_col = shared.apply(bufnr, r, s.newText)
   require("lsp_agent.handlers").undo_break(bufnr)
-  local end_row = r[1] + #lines - 1
-  local end_col = #lines == 1 and r[2] + #lines[1] or #lines[#lines]
   if vim.api.nvim_get_current_buf() == bufnr then
     -- normal mode: on the last character put in (where the deleted text was, for a deletion)
     pcall(vim.api.nvim_win_set_cursor, 0, { end_row + 1, s.newText ~= "" and math.max(0, end_col - 1) or r[2] })
@@ -217,8 +203,8 @@ local function on_result(bufnr, request, err, result)
     return
   end
   local encoding = request.client.offset_encoding
-  local start_row, start_col = to_byte(bufnr, result.range.start, encoding)
-  local end_row, end_col = to_byte(bufnr, result.range["end"], encoding)
+  local start_row, start_col = shared.to_byte(bufnr, result.range.start, encoding)
+  local end_row, end_col = shared.to_byte(bufnr, result.range["end"], encoding)
   if not start_row or not end_row then
     return
   end
@@ -239,9 +225,7 @@ function M.request(bufnr)
   if not client or client:is_stopped() or state.unsupported or not vim.api.nvim_buf_is_loaded(bufnr) then
     return
   end
-  if state.request and state.request.id then
-    state.request.client:cancel_request(state.request.id)
-  end
+  shared.cancel(state)
   local win = vim.fn.bufwinid(bufnr)
   local position = { line = 0, character = 0 }
   if win ~= -1 then
@@ -278,14 +262,10 @@ function M.changed(bufnr)
   if state.suggestion and vim.b[bufnr].changedtick ~= state.suggestion.tick then
     M.resolve(bufnr, false)
   end
-  if state.request and state.request.id and not state.request.client:is_stopped() then
-    state.request.client:cancel_request(state.request.id)
-    state.request = nil
-  end
-  state.timer = state.timer or vim.uv.new_timer()
-  state.timer:start(options().debounce or 600, 0, vim.schedule_wrap(function()
+  shared.cancel(state)
+  shared.debounce(state, options().debounce or 600, function()
     M.request(bufnr)
-  end))
+  end)
 end
 
 --- An agent edit landed in these buffers (`workspace/applyEdit`).
@@ -319,10 +299,7 @@ function M.detach(bufnr)
     return
   end
   M.resolve(bufnr, nil)
-  if state.timer and not state.timer:is_closing() then
-    state.timer:stop()
-    state.timer:close()
-  end
+  shared.close(state)
   M.buffers[bufnr] = nil
   pcall(vim.api.nvim_clear_autocmds, { group = group, buffer = bufnr })
 end
