@@ -353,3 +353,24 @@ def test_where_neovim_has_inline_completion_its_own_client_does_it(
     # the plugin asked nothing itself (Neovim's client would, through its own handler)
     assert sent(log, "textDocument/inlineCompletion") == []
     assert ghost(editor) == []
+
+
+def test_no_ghost_text_while_the_completion_menu_is_open(
+    editor: Editor, workspace: Path, tmp_path: Path
+) -> None:
+    log = start(editor, tmp_path, {"inline": [{"after": "alp", "insertText": "GHOST"}]})
+    path = workspace / "menu.py"
+    path.write_text("alpha alpine\n")
+    editor.edit(path)
+    editor.command("set completeopt=menuone,noinsert,noselect")
+    editor.type("Goalp<C-n>")  # Vim's keyword completion menu: alpha, alpine
+    editor.wait(lambda: sent(log, "textDocument/inlineCompletion"), "the request")
+    editor.wait(
+        lambda: (
+            ghost(editor)
+            or editor.lua("return require('lsp_agent.log').contains('completion menu is open')")
+        ),
+        "the answer handled",
+    )
+    assert editor.lua("return vim.fn.pumvisible()") == 1
+    assert ghost(editor) == []

@@ -137,6 +137,11 @@ local function on_result(bufnr, request, err, result)
   if type(item) ~= "table" then
     return
   end
+  if vim.fn.pumvisible() == 1 then
+    -- the completion menu is open: its keys (<Tab> among them, with nvim-cmp & co.) are its own
+    log.info("inline completion not shown: the completion menu is open")
+    return
+  end
   local fresh = vim.api.nvim_buf_is_valid(bufnr)
     and vim.api.nvim_get_current_buf() == bufnr
     and vim.api.nvim_get_mode().mode:sub(1, 1) == "i"
@@ -202,7 +207,8 @@ function M.accept(bufnr)
   bufnr = bufnr or vim.api.nvim_get_current_buf()
   local state = M.buffers[bufnr]
   local ghost = state and state.ghost
-  if not ghost or vim.b[bufnr].changedtick ~= ghost.tick or not vim.deep_equal(cursor(), ghost.at) then
+  local stale = not ghost or vim.b[bufnr].changedtick ~= ghost.tick or not vim.deep_equal(cursor(), ghost.at)
+  if stale or vim.fn.pumvisible() == 1 then
     M.clear(bufnr)
     return false
   end
