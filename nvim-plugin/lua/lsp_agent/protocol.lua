@@ -26,12 +26,14 @@ M.requests = {
   permissions_list = "agent/permissions/list",
   permissions_revoke = "agent/permissions/revoke",
   config_options = "agent/config/options",
+  next_edit = "agent/nextEdit",
 }
 
 --- Client -> server notifications.
 M.notifications = {
   cancel = "agent/session/cancel",
   diagnostics = "agent/diagnostics",
+  next_edit_feedback = "agent/nextEdit/feedback",
 }
 
 --- Server -> client notifications (handled in `lsp_agent.handlers`).
@@ -56,6 +58,12 @@ M.commands = {
   cancel = "lspAgent.cancel",
   undo = "lspAgent.undo",
   redo = "lspAgent.redo",
+}
+
+--- Commands the server puts on what it answers, run by the plugin itself (never sent back):
+--- an inline completion item's command reports its accept (lua/lsp_agent/completion.lua).
+M.client_commands = {
+  inline_accepted = "lsp-agent.inlineCompletionAccepted",
 }
 
 --- Permission option kinds (protocol.md §4).
