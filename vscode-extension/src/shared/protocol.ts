@@ -57,6 +57,15 @@ export const ServerCommands = {
   redo: "lspAgent.redo",
 } as const;
 
+/**
+ * Commands the server names in what it sends and this extension registers (never a server
+ * command: vscode-languageclient would register that too). An inline completion item's command
+ * is `inlineCompletionAccepted` with the item's id in `arguments`: VS Code runs it on accept.
+ */
+export const ClientCommands = {
+  inlineCompletionAccepted: "lsp-agent.inlineCompletionAccepted",
+} as const;
+
 export const ErrorCodes = {
   InvalidParams: -32602,
   SessionNotFound: -33001,
@@ -433,6 +442,29 @@ const keys =
   <T>() =>
   <const K extends readonly (keyof T)[]>(list: K & ([keyof T] extends [K[number]] ? unknown : never)): K =>
     list;
+
+// -- next-edit suggestions and inline-completion feedback (issue 36) ------------------------------
+
+/** The next-edit request (Methods.nextEdit): one suggested edit anywhere in the document, at the version given. */
+export interface NextEditParams {
+  textDocument: { uri: string; version: number };
+  position: Position;
+}
+
+/** The suggestion (its range is in the document version asked about); the result is this or null. */
+export interface NextEditResult {
+  id: string;
+  uri: string;
+  range: Range;
+  newText: string;
+  reason: string;
+}
+
+/** The feedback notification (Methods.nextEditFeedback): what the user did with a suggestion or an inline completion. */
+export interface NextEditFeedbackParams {
+  id: string;
+  accepted: boolean;
+}
 
 /** TS interface → [schema `$defs` name, its keys]. */
 export const WIRE_KEYS = {
