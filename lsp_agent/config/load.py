@@ -22,28 +22,31 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 import attrs
-import platformdirs
 from pydantic import (
     ValidationError,
 )
 
+from lsp_agent.config.locations import (
+    expand_home,
+    extra_config_file,
+    home_of,
+    project_config_file,
+    user_config_file,
+)
 from lsp_agent.config.resolve import BASE_URL_ENV, BUILTIN_PROVIDERS
 from lsp_agent.config.settings import (
     ACTIONS,
-    APP_NAME,
     BUILTIN_SOURCE,
     CLI_SOURCE,
     CONFIG_ENV,
     DEFAULT_PERMISSION_RULES,
     INIT_OPTIONS_SOURCE,
     MODEL_ENV,
-    PROJECT_FILE_NAME,
     WORKSPACE_OPTIONS_SOURCE,
     Action,
     ConfigKeys,
@@ -70,39 +73,6 @@ __all__ = [
 # Locations
 
 
-def _home(env: Mapping[str, str]) -> str:
-    home = env.get("HOME") or (env.get("USERPROFILE") if sys.platform == "win32" else None)
-    return home or str(Path.home())
-
-
-def user_config_file(env: Mapping[str, str]) -> Path:
-    """``<platform config dir>/lsp-agent/config.json``.
-
-    On Linux and the BSDs this is platformdirs' XDG rule, computed from ``env``:
-    ``$XDG_CONFIG_HOME/lsp-agent`` when set and not blank, else ``$HOME/.config/lsp-agent``.
-    Elsewhere ``platformdirs.user_config_dir`` (macOS: ``~/Library/Application Support``,
-    Windows: ``%LOCALAPPDATA%``).
-    """
-    if sys.platform in ("win32", "darwin"):
-        return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)) / "config.json"
-    xdg = env.get("XDG_CONFIG_HOME", "")
-    base = Path(xdg) if xdg.strip() else Path(_home(env)) / ".config"
-    return base / APP_NAME / "config.json"
-
-
-def project_config_file(workspace: Path) -> Path:
-    return workspace / PROJECT_FILE_NAME
-
-
-def extra_config_file(workspace: Path, env: Mapping[str, str]) -> Path | None:
-    """The file named by ``LSP_AGENT_CONFIG`` (``~`` expanded, relative to the workspace)."""
-    value = env.get(CONFIG_ENV, "").strip()
-    if not value:
-        return None
-    path = Path(_expand_home(value, _home(env)))
-    return path if path.is_absolute() else workspace / path
-
-
 def _refuse_in_workspace(path: Path, folders: Iterable[Path]) -> None:
     """``LSP_AGENT_CONFIG`` is a trusted layer: a file in a workspace folder is the
     project's (the model can write it), so it is refused, as named or where it leads."""
@@ -120,15 +90,6 @@ def _refuse_in_workspace(path: Path, folders: Iterable[Path]) -> None:
 
 def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
-
-
-def _expand_home(text: str, home: str) -> str:
-    if text == "~" or text == "$HOME":
-        return home
-    for prefix in ("~/", "$HOME/", "~\\"):
-        if text.startswith(prefix):
-            return os.path.join(home, text[len(prefix) :])
-    return text
 
 
 def _canonical(path: str) -> str:
@@ -247,7 +208,7 @@ def _parse_permission(value: object, source: str, home: str) -> list[tuple[str, 
                 action = _action(raw_action, source, rule_key)
                 rule = PermissionRule(
                     permission=name,
-                    pattern=_expand_home(pattern, home),
+                    pattern=expand_home(pattern, home),
                     action=action,
                     source=source,
                 )
@@ -270,7 +231,7 @@ def _parse_permission(value: object, source: str, home: str) -> list[tuple[str, 
 def _trusted_set(user: ConfigKeys, source: str, home: str) -> set[str]:
     trusted: set[str] = set()
     for index, entry in enumerate(user.trusted_folders):
-        expanded = _expand_home(entry, home)
+        expanded = expand_home(entry, home)
         if not os.path.isabs(expanded):
             key = f"trusted_folders.{index}"
             raise InvalidConfig(
@@ -497,7 +458,7 @@ def load_settings(
 
     Raises :class:`InvalidConfig` naming the file (or layer) and the key.
     """
-    home = _home(env)
+    home = home_of(env)
     if user_file is None:
         user_file = user_config_file(env)
     layers, sources = _collect_layers(

@@ -26,6 +26,7 @@ from pydantic import (
     model_validator,
 )
 
+from lsp_agent.config.locations import APP_NAME, CONFIG_ENV, PROJECT_FILE_NAME
 from lsp_agent.core.errors import ConfigError
 from lsp_agent.core.messages import REASONING_BUDGETS as CORE_REASONING_BUDGETS
 from lsp_agent.core.models import ModelInfo
@@ -48,6 +49,7 @@ __all__ = [
     "AgentConfig",
     "AgentsConfig",
     "CompactionConfig",
+    "CompletionConfig",
     "ConfigKeys",
     "InvalidConfig",
     "McpLocalServer",
@@ -71,10 +73,7 @@ __all__ = [
 ]
 
 
-APP_NAME: Final = "lsp-agent"
-PROJECT_FILE_NAME: Final = ".lsp-agent.json"
 MODEL_ENV: Final = "LSP_AGENT_MODEL"
-CONFIG_ENV: Final = "LSP_AGENT_CONFIG"
 
 INIT_OPTIONS_SOURCE: Final = "initializationOptions"
 WORKSPACE_OPTIONS_SOURCE: Final = "initializationOptions.agent.workspaceConfig"
@@ -244,6 +243,7 @@ class AgentsConfig(_Config):
     task: AgentConfig = Field(default_factory=AgentConfig)
     title: AgentConfig = Field(default_factory=AgentConfig)
     summary: AgentConfig = Field(default_factory=AgentConfig)
+    completion: AgentConfig = Field(default_factory=AgentConfig)
 
     @model_validator(mode="before")
     @classmethod
@@ -291,6 +291,21 @@ class WebfetchConfig(_Config):
     """``allow_hosts``: ``host`` or ``host:port`` admitted even on private addresses."""
 
     allow_hosts: list[NonEmptyStr] = Field(default_factory=list)
+
+
+class CompletionConfig(_Config):
+    """``completion``: inline completion and next-edit suggestions (docs/configuration.md
+    "Inline completion"); off by default, since every suggestion spends tokens."""
+
+    enabled: bool = False
+    exclude: list[NonEmptyStr] = Field(default_factory=list)
+    """Globs (relative to the workspace folder) whose files are never sent."""
+    debounce_ms: Annotated[int, Field(ge=0, le=5000)] = 150
+    max_tokens_per_hour: Annotated[int, Field(ge=0)] = 200_000
+    """The cap over the last hour (prompt + answer tokens); 0 = no cap."""
+    fim: bool | None = None
+    """Ask through ``/v1/completions`` with ``suffix`` (fill in the middle); unset: when the
+    model's provider is ``openai-compatible`` (llama.cpp, Ollama, vLLM)."""
 
 
 def _check_sandbox_path(value: str) -> str:
@@ -401,6 +416,7 @@ class ConfigKeys(_Config):
     webfetch: WebfetchConfig = Field(default_factory=WebfetchConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     agents: AgentsConfig = Field(default_factory=AgentsConfig)
+    completion: CompletionConfig = Field(default_factory=CompletionConfig)
     mcp: dict[NonEmptyStr, McpServerConfig] = Field(default_factory=dict)
 
 

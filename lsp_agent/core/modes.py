@@ -133,13 +133,14 @@ CLIENT_MODES = tuple(name for name, mode in MODES.items() if not mode.subagent)
 """The modes a client may choose, in the order it lists them."""
 SUBAGENTS = tuple(name for name, mode in MODES.items() if mode.subagent)
 
-SIDE_AGENTS = ("title", "summary")
-"""The side requests a session makes besides its turns (a title, a compaction summary):
-agents with a model of their own (``small_model`` is their fallback), but no mode."""
+SIDE_AGENTS = ("title", "summary", "completion")
+"""The side requests besides the turns (a title, a compaction summary, the editor's inline
+completions and next-edit suggestions): agents with a model of their own (``small_model`` is
+their fallback), but no mode."""
 
 AGENT_NAMES = tuple(dict.fromkeys([*(mode.agent for mode in MODES.values()), *SIDE_AGENTS]))
 """Every ``agents.<name>`` the configuration may set: the modes' agents, then the side
-requests (``build``, ``plan``, ``task``, ``title``, ``summary``)."""
+requests (``build``, ``plan``, ``task``, ``title``, ``summary``, ``completion``)."""
 
 
 def agent_of(mode: str) -> str:

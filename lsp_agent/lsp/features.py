@@ -7,6 +7,8 @@
   (``startup.py``): it is answered at once, and every request waits for the host;
 - ``initialized``: "starting…" as work-done progress until the host is up;
 - ``textDocument/didOpen|didChange|didClose``: the open documents (``documents.py``);
+- ``textDocument/inlineCompletion``: ghost text (``completion.py``), advertised only when
+  ``completion.enabled`` is set;
 - ``workspace/didChangeWorkspaceFolders``: logged (the host reads the folders when needed);
 - ``shutdown``: stops the turns;
 - every client-to-server ``agent/*`` method of ``protocol.METHODS``: ``handlers.HANDLERS``;
@@ -27,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
+from lsp_agent.lsp.completion import register_completion
 from lsp_agent.lsp.errors import RpcError, to_rpc_error
 from lsp_agent.lsp.protocol import COMMAND_TYPES, METHODS, Method, Model
 from lsp_agent.lsp.server import AgentServer, BadParams, serve_stdio, serve_tcp, validate_params
@@ -42,10 +45,12 @@ def build_server(env: Mapping[str, str]) -> tuple[AgentServer, Callable[[], Awai
     """The server with every feature registered, and the coroutine that closes it."""
     server = AgentServer(env)
     holder = Startup()
+    completion = register_completion(server, holder)  # textDocument/inlineCompletion
 
     @server.feature(lsp.INITIALIZE)
     def initialize(params: lsp.InitializeParams) -> None:
         server.documents.attach(server.workspace)
+        completion.decide(params)
         try:
             options = agent_options(params.initialization_options)
         except Exception as error:
@@ -75,6 +80,7 @@ def build_server(env: Mapping[str, str]) -> tuple[AgentServer, Callable[[], Awai
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(params: lsp.DidChangeTextDocumentParams) -> None:
         server.documents.changed()
+        completion.changed(params)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(params: lsp.DidCloseTextDocumentParams) -> None:

@@ -33,6 +33,7 @@ from lsp_agent.testing.fake_llm.records import RequestRecord
 from lsp_agent.testing.fake_llm.running import running_fake_llm
 from lsp_agent.testing.fake_llm.script import (
     DEFAULT_SIDE_TEXT,
+    FimAnswer,
     Inject,
     Script,
     ScriptError,
@@ -48,6 +49,7 @@ from lsp_agent.testing.fake_llm.server import FakeLLMServer
 __all__ = [
     "DEFAULT_SIDE_TEXT",
     "FakeLLMServer",
+    "FimAnswer",
     "Inject",
     "RequestRecord",
     "Script",

@@ -11,7 +11,7 @@ from typing import Any, Literal
 from lsp_agent.testing.fake_llm.completion import ScriptStep, expand_turn
 from lsp_agent.testing.fake_llm.http_io import Request
 from lsp_agent.testing.fake_llm.records import Provider, RequestRecord
-from lsp_agent.testing.fake_llm.script import Script, ScriptLike, parse_script
+from lsp_agent.testing.fake_llm.script import FimAnswer, Script, ScriptLike, parse_script
 
 
 class ScriptLog:
@@ -23,6 +23,7 @@ class ScriptLog:
         self._script = Script()
         self._steps: list[ScriptStep] = []
         self._next_step = 0
+        self._next_completion = 0
         self._log: list[RequestRecord] = []
         self._next_seq = 0
         self._holds_begun = 0
@@ -57,6 +58,7 @@ class ScriptLog:
             self._script = parsed
             self._steps = steps
             self._next_step = 0
+            self._next_completion = 0
 
     def release(self) -> None:
         """Let one ``hold_after`` stream go on: the earliest held (or the next to hold)."""
@@ -178,6 +180,20 @@ class ScriptLog:
             record.kind = "error" if step.turn.is_error else "success"
             self._changed.notify_all()
             return step
+
+    def take_completion(self, record: RequestRecord) -> FimAnswer:
+        """The answer to a ``/v1/completions`` request (marked on it): the script's
+        ``completions`` in order, the last one repeated; never a turn of ``turns``."""
+        with self._changed:
+            answers = self._script.completions
+            index = min(self._next_completion, len(answers) - 1)
+            self._next_completion += 1
+            record.turn = "completion"
+            record.attempt = max(index, 0)
+            answer = answers[index] if answers else FimAnswer()
+            record.kind = "error" if answer.status is not None else "completion"
+            self._changed.notify_all()
+            return answer
 
 
 def _assistant_messages(body: Any) -> int:

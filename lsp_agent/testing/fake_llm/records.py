@@ -6,11 +6,13 @@ import dataclasses
 from typing import Any, Literal
 
 Provider = Literal["anthropic", "openai"]
+"""The wire format a request spoke (``/v1/completions`` is ``openai``, ``turn: "completion"``)."""
 
 
 @dataclasses.dataclass
 class RequestRecord:
-    """One logged request. ``turn`` is the script turn index, ``"side"`` or ``None``."""
+    """One logged request. ``turn`` is the script turn index, ``"side"``, ``"completion"``
+    (``/v1/completions``: its index in ``completions`` is ``attempt``) or ``None``."""
 
     seq: int
     method: str
@@ -24,7 +26,7 @@ class RequestRecord:
     connection: int
     arrived_monotonic: float
     arrived_wall: float
-    turn: int | Literal["side"] | None = None
+    turn: int | Literal["side", "completion"] | None = None
     attempt: int | None = None
     kind: str = "pending"
     status: int | None = None

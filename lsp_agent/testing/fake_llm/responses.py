@@ -9,7 +9,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from lsp_agent.testing.fake_llm import anthropic_wire, openai_wire
+from lsp_agent.testing.fake_llm import anthropic_wire, legacy_wire, openai_wire
 from lsp_agent.testing.fake_llm.completion import Completion, render_turn
 from lsp_agent.testing.fake_llm.error_bodies import error_body, resolve_error, simple_error
 from lsp_agent.testing.fake_llm.http_io import (
@@ -21,7 +21,7 @@ from lsp_agent.testing.fake_llm.http_io import (
 )
 from lsp_agent.testing.fake_llm.progress import ScriptLog
 from lsp_agent.testing.fake_llm.records import Provider, RequestRecord
-from lsp_agent.testing.fake_llm.script import Turn
+from lsp_agent.testing.fake_llm.script import FimAnswer, Turn
 
 
 class ModelResponses:
@@ -99,6 +99,53 @@ class ModelResponses:
         return await self._serve_stream(
             writer, record, provider, body, turn, completion, keep and chunked, chunked, id_header
         )
+
+    async def serve_fim(
+        self,
+        req: Request,
+        writer: asyncio.StreamWriter,
+        record: RequestRecord,
+        answer: FimAnswer,
+        body: dict[str, Any],
+        keep: bool,
+    ) -> bool:
+        """``/v1/completions``: the script's next ``completions`` answer, whole or streamed."""
+        if answer.delay:
+            await asyncio.sleep(answer.delay)
+        if answer.status is not None:
+            info = simple_error(answer.status, f"fake LLM: scripted status {answer.status}")
+            await send_json(
+                writer, answer.status, error_body("openai", info, "req_fake"), close=not keep
+            )
+            self._progress.finish(record, status=answer.status)
+            return keep
+        created = int(time.time())
+        if not record.stream:
+            payload = legacy_wire.whole(answer, body, len(req.body), record.seq, created)
+            await send_json(writer, 200, payload, close=not keep)
+            self._progress.finish(record, status=200)
+            return keep
+        chunked = req.version != "HTTP/1.0"
+        headers = [
+            ("content-type", "text/event-stream; charset=utf-8"),
+            ("cache-control", "no-cache"),
+            ("connection", "keep-alive" if keep and chunked else "close"),
+        ]
+        if chunked:
+            headers.append(("transfer-encoding", "chunked"))
+        writer.write(response_head(200, headers))
+        await writer.drain()
+        self._progress.update(record, status=200)
+        sent = 0
+        for event in legacy_wire.stream_events(answer, body, len(req.body), record.seq, created):
+            writer.write(chunk_frame(event) if chunked else event)
+            await writer.drain()
+            sent += 1
+        if chunked:
+            writer.write(LAST_CHUNK)
+            await writer.drain()
+        self._progress.finish(record, events_sent=sent)
+        return keep and chunked
 
     async def _serve_error(
         self,

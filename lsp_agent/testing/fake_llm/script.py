@@ -158,6 +158,20 @@ class Turn(_StrictModel):
         return self
 
 
+class FimAnswer(_StrictModel):
+    """One answer of ``POST /v1/completions`` (the legacy completions a fill-in-the-middle
+    model serves with ``prompt`` + ``suffix``)."""
+
+    text: str | list[str] = ""
+    """The completion; a list gives the exact streamed pieces."""
+    delay: float = Field(default=0.0, ge=0, le=600)
+    """Seconds before the response headers (the model's own time)."""
+    prompt_tokens: int | None = Field(default=None, ge=0)
+    completion_tokens: int | None = Field(default=None, ge=0)
+    status: int | None = Field(default=None, ge=400, le=599)
+    """An HTTP error instead of the answer."""
+
+
 class Script(_StrictModel):
     """A whole script. A bare JSON list is accepted as ``{"turns": [...]}``."""
 
@@ -166,6 +180,9 @@ class Script(_StrictModel):
     side_text: str = DEFAULT_SIDE_TEXT
     side_turn: Turn | None = None
     """Served to every side request instead of ``side_text`` (e.g. a stalled summary)."""
+    completions: list[FimAnswer] = Field(default_factory=list)
+    """The answers to ``/v1/completions``, in order, the last one repeated (none: an empty
+    completion); they never use or advance ``turns``."""
     by_history: bool = False
     """Serve turn *k* to a request whose conversation holds *k* assistant messages, instead
     of the turns in arrival order: concurrent conversations each walk the script."""

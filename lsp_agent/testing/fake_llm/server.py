@@ -257,7 +257,7 @@ class FakeLLMServer:
         if req.path.startswith("/_"):
             return await self._control(req, writer, keep)
         provider: Provider | None
-        if req.path.endswith("/chat/completions"):
+        if req.path.endswith("/completions"):  # chat or legacy (fill in the middle)
             provider = "openai"
         elif req.path.endswith("/messages") or req.path.endswith("/messages/count_tokens"):
             provider = "anthropic"
@@ -312,6 +312,9 @@ class FakeLLMServer:
             await send_json(writer, 200, payload, close=not keep)
             self._progress.finish(record, turn="side", kind="count_tokens", status=200)
             return keep
+        if not req.path.endswith("/chat/completions") and provider == "openai":
+            answer = self._progress.take_completion(record)
+            return await self._responses.serve_fim(req, writer, record, answer, body, keep)
         return await self._responses.serve(req, writer, record, provider, body, keep, request_id)
 
     async def _control(self, req: Request, writer: asyncio.StreamWriter, keep: bool) -> bool:

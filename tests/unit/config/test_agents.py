@@ -63,7 +63,7 @@ def test_every_field_is_optional_and_layers_merge_per_agent(tmp_path: Path) -> N
     [
         (
             {"titel": {}},
-            "key 'agents': unknown agent 'titel': expected build, plan, task, title or",
+            "key 'agents': unknown agent 'titel': expected build, plan, task, title, summary or",
         ),
         ({"title": {"modle": "a/b"}}, "unknown key 'agents.title.modle'"),
         ({"task": {"model": "gpt-5"}}, "key 'agents.task.model': expected 'provider/model'"),
@@ -218,7 +218,11 @@ def test_the_agents_section_follows_the_modes_table() -> None:
     from lsp_agent.config.settings import AGENT_NAMES, AgentsConfig
     from lsp_agent.core import modes
 
-    assert AGENT_NAMES == modes.AGENT_NAMES == ("build", "plan", "task", "title", "summary")
+    assert (
+        AGENT_NAMES
+        == modes.AGENT_NAMES
+        == ("build", "plan", "task", "title", "summary", "completion")
+    )
     assert tuple(AgentsConfig.model_fields) == AGENT_NAMES
     assert {mode.agent for mode in modes.MODES.values()} <= set(AGENT_NAMES)
     assert [modes.agent_of(name) for name in modes.MODES] == ["build", "plan", "task", "task"]
