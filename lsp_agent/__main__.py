@@ -1,5 +1,5 @@
 """``python -m lsp_agent`` is the ``lsp-agent`` command."""
 
-from lsp_agent.cli import main
+from lsp_agent.cli import entry
 
-raise SystemExit(main())
+entry()

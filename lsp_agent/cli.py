@@ -9,23 +9,26 @@ output went away (``closed_pipe``).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
-import signal
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 from lsp_agent import __version__
 from lsp_agent.auth.command import add_auth_parser, run_auth
+from lsp_agent.commit_cli import add_commit_parser, run_commit_message
 from lsp_agent.core.errors import ConfigError, InvalidParams, LspAgentError, SessionNotFound
-from lsp_agent.core.modes import CLIENT_MODES
 from lsp_agent.display import block, one_line
 from lsp_agent.permissions_cli import add_permissions_parser, run_permissions
+from lsp_agent.review_cli import add_review_parser, run_review
 
-if TYPE_CHECKING:  # imported when run, so building the CLI's parser stays cheap
+# Startup order (docs/architecture.md "Startup"): this module imports only what parsing the
+# command line needs; asyncio, the runtime and the provider SDKs are imported by the command
+# that uses them, so a command that ends early (or hands its work to another process) pays for
+# none of them.
+if TYPE_CHECKING:
     from lsp_agent.runtime.sessions import Sessions
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_MAX_STEPS, EXIT_REFUSED = 0, 1, 2, 3, 4
@@ -35,6 +38,23 @@ _EPILOG = """exit status: 0 ok, 1 failed, 2 bad usage / invalid config / unknown
 3 the step limit ended the turn, 4 a permission ask was refused, 130 interrupted,
 141 the reader of the output went away (| head).
 Sessions live in the data folder (`lsp-agent doctor` prints it; LSP_AGENT_DATA_DIR sets it)."""
+
+
+class _ClientModes:
+    """``run --mode``'s choices, read from the modes table only when asked (a ``--mode`` given,
+    the help printed): the table pulls in the permission rules, which parsing need not."""
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._names()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    @staticmethod
+    def _names() -> tuple[str, ...]:
+        from lsp_agent.core.modes import CLIENT_MODES
+
+        return CLIENT_MODES
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="attach a workspace file to the prompt (repeatable)",
     )
     run.add_argument("--model", help="PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-5")
-    run.add_argument("--mode", choices=CLIENT_MODES)
+    run.add_argument("--mode", choices=_ClientModes())
     run.add_argument("--cwd", help="the workspace folder (default: the current directory)")
     which = run.add_mutually_exclusive_group()
     which.add_argument("--session", metavar="ID", help="continue this session")
@@ -131,8 +151,20 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("acp", help="the Agent Client Protocol agent on stdio (docs/acp.md)")
     commands.add_parser("doctor", help="what is installed and configured, what is missing")
     add_permissions_parser(commands)
+    add_review_parser(commands)
+    add_commit_parser(commands)
     add_auth_parser(commands)
     return parser
+
+
+def entry() -> NoReturn:
+    """The ``lsp-agent`` program (the console script, ``python -m lsp_agent``): the command,
+    then the process ends at once (``system.fast_exit``) — everything it opened is closed by
+    then. An exception that escapes (Ctrl-C before the command handles it) ends it as usual."""
+    code = main()
+    from lsp_agent.system.fast_exit import exit_now
+
+    exit_now(code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -161,13 +193,33 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
-    from lsp_agent.sandbox import forbid_inspection
+    if args.command == "run":
+        return _run_command(args, env)
+    _prepare_process()
+    return _command(args, env)
+
+
+def _prepare_process() -> None:
+    """What every command that runs the agent's work needs first, before any event loop."""
+    from lsp_agent.sandbox.undumpable import forbid_inspection
     from lsp_agent.system.child_watcher import use_pidfd_child_watcher
 
     forbid_inspection()  # commands must not read this process's environment (the keys)
     use_pidfd_child_watcher()  # before any event loop: subprocesses without a thread each
-    if args.command == "run":
-        return _run_with_interrupt(args, env)
+
+
+def _run_command(args: argparse.Namespace, env: dict[str, str]) -> int:
+    """``lsp-agent run``. Reached with only the command line parsed: nothing heavy (asyncio,
+    the runtime, a provider SDK) is imported yet, so a cheaper way to run the turn (another
+    process that has them loaded) is decided here, before paying for them."""
+    _prepare_process()
+    return _run_with_interrupt(args, env)
+
+
+def _command(args: argparse.Namespace, env: dict[str, str]) -> int:
+    """Every command but ``run``."""
+    import asyncio
+
     if args.command == "serve":
         return _serve(args, env)
     if args.command == "acp":
@@ -180,6 +232,12 @@ def _main(argv: Sequence[str] | None) -> int:
         return asyncio.run(
             run_permissions(args, env=env, cwd=Path.cwd(), out=sys.stdout, err=sys.stderr)
         )
+    if args.command == "review":
+        return asyncio.run(
+            run_review(args, env=env, cwd=Path.cwd(), out=sys.stdout, err=sys.stderr)
+        )
+    if args.command == "commit-message":
+        return asyncio.run(run_commit_message(args, env=env, out=sys.stdout, err=sys.stderr))
     if args.command == "auth":
         return run_auth(
             args, env=env, cwd=Path.cwd(), stdin=sys.stdin, out=sys.stdout, err=sys.stderr
@@ -197,6 +255,9 @@ def _run_with_interrupt(args: argparse.Namespace, env: dict[str, str]) -> int:
 
     ``run -`` reads the prompt before the event loop starts, so Ctrl-C while typing it
     interrupts the read (nothing has been recorded yet)."""
+    import asyncio
+    import signal
+
     prompt = args.prompt
     if prompt == "-":
         try:
@@ -246,6 +307,8 @@ async def _run(
     stdin: TextIO | None = None,
 ) -> int:
     """One turn of ``prompt`` (``args.prompt``, or what stdin held for ``run -``)."""
+    import asyncio
+
     from lsp_agent.app import AgentInputs
     from lsp_agent.attachments import AttachmentError, attachment_blocks
     from lsp_agent.headless import TerminalEditor

@@ -244,6 +244,7 @@ class AgentsConfig(_Config):
     title: AgentConfig = Field(default_factory=AgentConfig)
     summary: AgentConfig = Field(default_factory=AgentConfig)
     completion: AgentConfig = Field(default_factory=AgentConfig)
+    commit: AgentConfig = Field(default_factory=AgentConfig)
 
     @model_validator(mode="before")
     @classmethod

@@ -4,7 +4,10 @@ The language-server adapter feeds a :class:`DiagnosticsCache` with every report 
 forwards — one file's whole list at a time (a full replacement; an empty list means "no
 problems", which is news too). The ``diagnostics`` tool reads it, and the tools that change
 files wait on it (:meth:`DiagnosticsCache.wait_newer`) for the report that follows their
-change, so the model reads the errors it just introduced.
+change, so the model reads the errors it just introduced. A report may carry the document
+version it describes; given the open document's current version (``document_version``), a
+report for an older version is not current (:meth:`DiagnosticsCache.is_current`): it predates
+an edit and is never taken for that edit's diagnostics.
 
 Paths are compared as given: the adapter passes absolute, realpath-ed paths, as the tools'
 workspace boundary produces. The cache is used from the event loop only. Positions are
@@ -17,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import attrs
 
@@ -84,6 +87,7 @@ def _priority(diagnostic: Diagnostic) -> tuple[int, tuple[int, int, int, int]]:
 class _Entry:
     diagnostics: tuple[Diagnostic, ...]
     generation: int
+    version: int | None = None
 
 
 class DiagnosticsCache:
@@ -93,7 +97,15 @@ class DiagnosticsCache:
     ever grows — also after the path was forgotten and reported again.
     """
 
-    def __init__(self, *, max_paths: int = MAX_PATHS, max_per_path: int = MAX_PER_PATH) -> None:
+    def __init__(
+        self,
+        *,
+        max_paths: int = MAX_PATHS,
+        max_per_path: int = MAX_PER_PATH,
+        document_version: Callable[[str], int | None] | None = None,
+    ) -> None:
+        """``document_version``: the open document's version at a path now (None: not open,
+        or unknown), to tell a report for an older version from a current one."""
         if max_paths < 1 or max_per_path < 1:
             raise ValueError("the cache must keep at least one path and one diagnostic")
         self._max_paths = max_paths
@@ -101,14 +113,20 @@ class DiagnosticsCache:
         self._entries: OrderedDict[str, _Entry] = OrderedDict()  # oldest update first
         self._counter = itertools.count(1)
         self._waiters: dict[str, set[asyncio.Future[None]]] = {}
+        self._document_version = document_version
 
-    def update(self, path: str, diagnostics: Sequence[Diagnostic]) -> None:
+    def update(
+        self, path: str, diagnostics: Sequence[Diagnostic], version: int | None = None
+    ) -> None:
         """``path``'s whole list of diagnostics now (replacing what was there); an empty
-        list means no problems. Wakes whoever waits for news of ``path``."""
+        list means no problems; ``version``: the document version it describes, when the
+        client says. Wakes whoever waits for news of ``path``."""
         kept = tuple(diagnostics)
         if len(kept) > self._max_per_path:
             kept = tuple(sorted(kept, key=_priority)[: self._max_per_path])
-        self._entries[path] = _Entry(diagnostics=kept, generation=next(self._counter))
+        self._entries[path] = _Entry(
+            diagnostics=kept, generation=next(self._counter), version=version
+        )
         self._entries.move_to_end(path)
         while len(self._entries) > self._max_paths:
             self._entries.popitem(last=False)
@@ -129,6 +147,16 @@ class DiagnosticsCache:
         """Grows with every update of ``path``; 0 when it was never reported (or forgotten)."""
         entry = self._entries.get(path)
         return entry.generation if entry is not None else 0
+
+    def is_current(self, path: str) -> bool:
+        """The last report on ``path`` is not known to describe an older version of the open
+        document (no version either side counts as current: the first report after a change
+        is taken for it)."""
+        entry = self._entries.get(path)
+        if entry is None or entry.version is None or self._document_version is None:
+            return True
+        now = self._document_version(path)
+        return now is None or entry.version >= now
 
     def known(self, path: str) -> bool:
         """A language server has reported on ``path`` (and the cache still remembers it)."""

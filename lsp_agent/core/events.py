@@ -61,6 +61,8 @@ EventType = Literal[
     "config_changed",
     "review_recorded",
     "review_resolved",
+    "review_commented",
+    "review_comments_sent",
 ]
 
 JsonObject = dict[str, Any]
@@ -515,6 +517,34 @@ class ReviewResolved:
     lines: dict[str, int] | None = None
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReviewCommented:
+    """The user's comment on hunks (``agent/review/comment``), or the reason they gave for
+    keeping or undoing them (``agent/review/resolve`` with a ``reason``: ``action``);
+    ``lines``: each hunk's 0-based line in its file when commented; ``files``: the review
+    list's counts (unchanged: the editors list the hunks again to show the comment). It goes
+    to the model with the next prompt (review.md "Comments")."""
+
+    TYPE: ClassVar[Literal["review_commented"]] = "review_commented"
+    comment_id: str
+    hunk_ids: list[str]
+    text: str
+    action: Literal["comment", "keep", "undo"] = "comment"
+    lines: dict[str, int] | None = None
+    files: list[ReviewFile] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReviewCommentsSent:
+    """These comments went to the model as part of the user message ``messageId`` (the next
+    prompt, or ``agent/review/sendComments``); ``files``: the review list's counts."""
+
+    TYPE: ClassVar[Literal["review_comments_sent"]] = "review_comments_sent"
+    comment_ids: list[str]
+    message_id: str
+    files: list[ReviewFile] = field(default_factory=list)
+
+
 Event = (
     SessionCreated
     | UserMessageAdmitted
@@ -547,6 +577,8 @@ Event = (
     | ConfigChanged
     | ReviewRecorded
     | ReviewResolved
+    | ReviewCommented
+    | ReviewCommentsSent
 )
 """Every event, discriminated by its class's ``TYPE``."""
 
@@ -584,6 +616,8 @@ EVENT_CLASSES: Final[Mapping[EventType, type[Event]]] = {
         ConfigChanged,
         ReviewRecorded,
         ReviewResolved,
+        ReviewCommented,
+        ReviewCommentsSent,
     )
 }
 """``type`` → its definition, in catalogue order."""

@@ -133,14 +133,14 @@ CLIENT_MODES = tuple(name for name, mode in MODES.items() if not mode.subagent)
 """The modes a client may choose, in the order it lists them."""
 SUBAGENTS = tuple(name for name, mode in MODES.items() if mode.subagent)
 
-SIDE_AGENTS = ("title", "summary", "completion")
+SIDE_AGENTS = ("title", "summary", "completion", "commit")
 """The side requests besides the turns (a title, a compaction summary, the editor's inline
-completions and next-edit suggestions): agents with a model of their own (``small_model`` is
-their fallback), but no mode."""
+completions and next-edit suggestions) and the commit message (``core/commit_message.py``):
+agents with a model of their own (``small_model`` is their fallback), but no mode."""
 
 AGENT_NAMES = tuple(dict.fromkeys([*(mode.agent for mode in MODES.values()), *SIDE_AGENTS]))
 """Every ``agents.<name>`` the configuration may set: the modes' agents, then the side
-requests (``build``, ``plan``, ``task``, ``title``, ``summary``, ``completion``)."""
+requests (``build``, ``plan``, ``task``, ``title``, ``summary``, ``completion``, ``commit``)."""
 
 
 def agent_of(mode: str) -> str:

@@ -16,6 +16,7 @@ from lsprotocol import types as lsp
 
 from lsp_agent.core.errors import InvalidParams
 from lsp_agent.core.uris import path_of_uri
+from lsp_agent.lsp import code_review
 from lsp_agent.lsp import protocol as p
 from lsp_agent.lsp.documents import diagnostic_json, range_json
 from lsp_agent.lsp.handlers import require_session, submit_prompt
@@ -33,11 +34,18 @@ def code_actions(host: AgentHost, params: lsp.CodeActionParams) -> list[lsp.Code
     """Editors send each server only its own diagnostics (Neovim does): when the request
     carries none, the forwarded ones on the requested lines are offered instead. Actions of
     a kind the request's ``only`` excludes are left out."""
-    actions = _all_code_actions(host, params)
+    actions = code_review.review_actions(host, params) + [
+        a for a in _all_code_actions(host, params) if not _about_a_finding(a)
+    ]
     only = params.context.only
     if not only:
         return actions
     return [a for a in actions if a.kind is not None and any(_of_kind(a.kind, k) for k in only)]
+
+
+def _about_a_finding(action: lsp.CodeAction) -> bool:
+    """A generic fix of a review finding's diagnostic: the finding's own actions replace it."""
+    return any(code_review.finding_id_of(d) for d in action.diagnostics or [])
 
 
 def _of_kind(kind: str, wanted: str) -> bool:
@@ -185,6 +193,9 @@ COMMAND_HANDLERS: dict[str, CommandHandler] = {
     "lspAgent.cancel": cancel,
     "lspAgent.undo": undo,
     "lspAgent.redo": redo,
+    "lspAgent.review": code_review.run_review,
+    "lspAgent.fixFinding": code_review.fix_finding,
+    "lspAgent.dismissFinding": code_review.dismiss_finding,
 }
 
 

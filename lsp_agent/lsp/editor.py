@@ -121,7 +121,7 @@ class LspEditor:
         self._stream = stream
         self._ui = ui
         self.change_sets = change_sets or ChangeSets()
-        self._diagnostics = DiagnosticsCache()
+        self._diagnostics = DiagnosticsCache(document_version=self._document_version)
         self._forwards = forwards_diagnostics
         self._annotate = annotate_edits
         self._applies_edits = applies_edits
@@ -147,6 +147,10 @@ class LspEditor:
     def diagnostics(self) -> DiagnosticsCache:
         return self._diagnostics
 
+    def _document_version(self, path: str) -> int | None:
+        document = self._documents.document(path)
+        return None if document is None else document.version
+
     @property
     def forwards_diagnostics(self) -> bool:
         return self._forwards
@@ -164,7 +168,7 @@ class LspEditor:
         document = self._documents.document(real)
         if version is not None and document is not None and (document.version or 0) > version:
             return
-        self._diagnostics.update(real, [core_diagnostic(d) for d in diagnostics])
+        self._diagnostics.update(real, [core_diagnostic(d) for d in diagnostics], version)
 
     def diagnostics_at(self, uri: str, range_: lsp.Range) -> list[lsp.Diagnostic]:
         """The known diagnostics of ``uri`` on the lines of ``range_``, as LSP diagnostics."""

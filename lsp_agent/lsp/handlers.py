@@ -16,9 +16,11 @@ from lsp_agent.core.events import ChangedFile, CheckpointRecorded
 from lsp_agent.core.session.config_options import ConfigChoices
 from lsp_agent.core.transcript import SessionInfo
 from lsp_agent.core.uris import file_uri, path_of_uri
+from lsp_agent.lsp import code_review
 from lsp_agent.lsp import protocol as p
 from lsp_agent.lsp.focus import context_blocks, prompt_focus
 from lsp_agent.lsp.host import AgentHost
+from lsp_agent.lsp.review_comments import COMMENT_HANDLERS
 
 
 async def require_session(host: AgentHost, session_id: str) -> SessionInfo:
@@ -319,12 +321,19 @@ async def review_list(host: AgentHost, params: p.ReviewListParams) -> p.ReviewLi
                         range=None if h.place is None else _lines(h.place.start, h.place.end),
                         old_text=h.old_text,
                         new_text=h.new_text,
+                        comments=[
+                            p.ReviewComment(
+                                comment_id=c.comment_id, text=c.text, action=c.action, sent=sent
+                            )
+                            for c, sent in h.comments
+                        ],
                     )
                     for h in f.hunks
                 ],
             )
             for f in files
-        ]
+        ],
+        unsent_comments=await host.app.sessions.review_unsent_comments(params.session_id),
     )
 
 
@@ -335,7 +344,11 @@ async def review_resolve(host: AgentHost, params: p.ReviewResolveParams) -> p.Re
         paths = [os.path.realpath(path) for path in map(path_of_uri, params.uris) if path]
     async with host.turns.exclusive(params.session_id, "resolving review hunks"):
         result = await host.app.sessions.review_resolve(
-            params.session_id, params.action, hunk_ids=params.hunk_ids, paths=paths
+            params.session_id,
+            params.action,
+            hunk_ids=params.hunk_ids,
+            paths=paths,
+            reason=params.reason,
         )
     return p.ReviewResolveResult(
         resolved=list(result.resolved),
@@ -374,4 +387,6 @@ HANDLERS: dict[str, Handler] = {
     "agent/permissions/revoke": permissions_revoke,
     "agent/review/list": review_list,
     "agent/review/resolve": review_resolve,
+    "agent/codeReview/run": code_review.run_review,
+    **COMMENT_HANDLERS,
 }

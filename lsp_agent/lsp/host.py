@@ -29,6 +29,7 @@ from lsp_agent.lsp.editor import ChangeSets, LspEditor
 from lsp_agent.lsp.plain import PlainProgress
 from lsp_agent.lsp.protocol import AgentClientOptions
 from lsp_agent.lsp.queries import LspEditorQueries
+from lsp_agent.lsp.review_findings import PublishedFindings
 from lsp_agent.lsp.stream import UpdateStream
 from lsp_agent.lsp.timeouts import RequestTimeouts
 from lsp_agent.runtime.host import AgentPlan, Runtime
@@ -55,6 +56,7 @@ class AgentHost:
         app: App | None,
         app_error: str | None,
         plain: PlainProgress | None = None,
+        findings: PublishedFindings | None = None,
     ) -> None:
         """``folders`` returns the workspace folders' uris now (they change at runtime);
         ``app_error`` says why there is no ``app``."""
@@ -68,6 +70,8 @@ class AgentHost:
         self._app_error = app_error
         self.plain = plain
         """Progress and transcripts for a plain LSP client; None for an agent front-end."""
+        self.findings = findings or PublishedFindings(lambda _method, _params: None)
+        """The agent review's findings, published as diagnostics (``code_review.py``)."""
 
     @property
     def app(self) -> App:
@@ -229,6 +233,7 @@ async def start_host(
         app=app,
         app_error=app_error,
         plain=plain,
+        findings=PublishedFindings(client.notify),
     )
 
 

@@ -153,6 +153,11 @@ class AgentServerCapabilities(Model):
     commands: list[str]
     review: bool = True
     """``agent/review/list|resolve`` and ``review_update`` (protocol.md "Review")."""
+    review_comments: bool = True
+    """``agent/review/comment|sendComments`` and ``resolve``'s ``reason`` (protocol.md
+    "Comments on hunks")."""
+    commit_message: bool = True
+    """``agent/commitMessage`` (protocol.md "Commit messages")."""
     mentions: list[str] = list(MENTIONS)
     """The ``mention`` block names the server expands."""
 
@@ -566,6 +571,19 @@ class ReviewListParams(Model):
     session_id: SessionId
 
 
+CommentText = Annotated[StrictStr, Field(min_length=1, max_length=20_000)]
+
+
+class ReviewComment(Model):
+    """The user's comment on a hunk, or the reason they kept or undid it (``action``)."""
+
+    comment_id: str
+    text: str
+    action: Literal["comment", "keep", "undo"]
+    sent: bool
+    """It went to the model with a user message already."""
+
+
 class ReviewHunk(Model):
     hunk_id: str
     status: Literal["pending", "kept", "undone"]
@@ -574,6 +592,7 @@ class ReviewHunk(Model):
     """Its newText (undone: its oldText) in the file's current text; null: not found."""
     old_text: str
     new_text: str
+    comments: list[ReviewComment] = []
 
 
 class ReviewFile(Model):
@@ -584,6 +603,8 @@ class ReviewFile(Model):
 
 class ReviewListResult(Model):
     files: list[ReviewFile]
+    unsent_comments: Count = 0
+    """Comments (and reasons) the next prompt, or ``agent/review/sendComments``, carries."""
 
     def dump(self) -> dict[str, Any]:
         """Every key, ``range: null`` included (a hunk not found has a null range)."""
@@ -596,6 +617,8 @@ class ReviewResolveParams(Model):
     hunk_ids: Annotated[list[HunkId], Field(max_length=10_000)] | None = None
     uris: Annotated[list[Uri], Field(max_length=10_000)] | None = None
     """With ``hunkIds``: the union; neither: every pending hunk of the session."""
+    reason: CommentText | None = None
+    """Why: recorded as a comment on the hunks resolved, sent with the next prompt."""
 
 
 class ReviewConflict(Model):
@@ -606,6 +629,40 @@ class ReviewConflict(Model):
 class ReviewResolveResult(Model):
     resolved: list[str]
     conflicts: list[ReviewConflict]
+
+
+class ReviewCommentParams(Model):
+    session_id: SessionId
+    hunk_id: HunkId
+    """Any hunk the review lists: pending, kept or undone."""
+    text: CommentText
+
+
+class ReviewCommentResult(Model):
+    comment_id: str
+
+
+class ReviewSendCommentsResult(Model):
+    user_message_id: str | None
+    """The prompt made of the comments; null when there was none to send."""
+    queued: bool = False
+    """A turn is running: the prompt runs right after it."""
+    sent: Count = 0
+
+    def dump(self) -> dict[str, Any]:
+        """Every key, ``userMessageId: null`` included."""
+        return self.model_dump(by_alias=True, mode="json")
+
+
+class CommitMessageParams(Model):
+    uri: Uri | None = None
+    """A folder in the repository (a workspace folder or one inside one); default: the
+    first workspace folder."""
+
+
+class CommitMessageResult(Model):
+    message: str
+    """The whole message: subject, then a blank line and a body when there is one."""
 
 
 # -- §8 commands ---------------------------------------------------------------------------
@@ -636,6 +693,52 @@ class UndoResult(Model):
     session_id: str
     message_id: str
     prompt: list[dict[str, Any]]
+
+
+# -- the agent's review of the person's changes (docs/review.md) ---------------------------
+
+
+class CodeReviewRunParams(Model):
+    """``agent/codeReview/run`` and ``lspAgent.review``: which changes to review."""
+
+    workspace_folder: Uri | None = None
+    """The repository's folder (default: the first workspace folder)."""
+    staged: StrictBool | None = None
+    """The staged changes (the index against HEAD) instead of the work tree."""
+    base: Annotated[StrictStr, Field(min_length=1, max_length=1000)] | None = None
+    """Compare the work tree with this revision instead of HEAD."""
+
+
+class RelatedLocation(Model):
+    uri: str
+    range: Range
+    message: str
+
+
+class CodeReviewFinding(Model):
+    id: str
+    uri: str
+    range: Range
+    """Whole lines: from the finding's line to the start of the line after its last."""
+    severity: int
+    """LSP's: 1 error, 2 warning, 3 information, 4 hint."""
+    message: str
+    related: list[RelatedLocation] = Field(default_factory=list)
+
+
+class CodeReviewRunResult(Model):
+    findings: list[CodeReviewFinding]
+    """Also published as diagnostics (``source: "lsp-agent"``, ``code: "review"``)."""
+    summary: str
+    """The model's closing words (or why there was nothing to review)."""
+
+
+class FindingTarget(Model):
+    """The argument of ``lspAgent.fixFinding`` and ``lspAgent.dismissFinding``."""
+
+    finding_id: Annotated[StrictStr, Field(min_length=1, max_length=200)]
+    session_id: SessionId | None = None
+    """``fixFinding``: the session to prompt (default: the folder's latest, else a new one)."""
 
 
 # -- the method table ----------------------------------------------------------------------
@@ -762,6 +865,10 @@ METHODS: dict[str, Method] = {
         _c2s("agent/permissions/revoke", PermissionsRevokeParams, PermissionsRevokeResult),
         _c2s("agent/review/list", ReviewListParams, ReviewListResult),
         _c2s("agent/review/resolve", ReviewResolveParams, ReviewResolveResult),
+        _c2s("agent/codeReview/run", CodeReviewRunParams, CodeReviewRunResult),
+        _c2s("agent/review/comment", ReviewCommentParams, ReviewCommentResult),
+        _c2s("agent/review/sendComments", SessionIdParams, ReviewSendCommentsResult),
+        _c2s("agent/commitMessage", CommitMessageParams, CommitMessageResult),
         Method(
             name="agent/session/update",
             direction="server_to_client",
@@ -819,6 +926,9 @@ COMMAND_TYPES: dict[str, Command] = {
         Command(name="lspAgent.cancel", argument=CommandSession, result=EmptyResult),
         Command(name="lspAgent.undo", argument=CommandSession, result=UndoResult),
         Command(name="lspAgent.redo", argument=CommandSession, result=EmptyResult),
+        Command(name="lspAgent.review", argument=CodeReviewRunParams, result=CodeReviewRunResult),
+        Command(name="lspAgent.fixFinding", argument=FindingTarget, result=CommandStarted),
+        Command(name="lspAgent.dismissFinding", argument=FindingTarget, result=EmptyResult),
     )
 }
 """The server's commands (protocol.md §8), in the order of ``COMMANDS``."""

@@ -42,18 +42,37 @@ class NoHeadDiff:
     missing or too slow, the repository's files unusable."""
 
 
-def head_diff(folder: str, *, avoid: Sequence[str], timeout: float) -> HeadDiff | NoHeadDiff:
+def head_diff(
+    folder: str,
+    *,
+    avoid: Sequence[str],
+    timeout: float,
+    base: str = "HEAD",
+    staged: bool = False,
+) -> HeadDiff | NoHeadDiff:
     """The changes of the repository ``folder`` is in against its ``HEAD`` (blocking).
 
     ``avoid``: the workspace folders (git is never taken from them); ``timeout``: for each
-    git command.
+    git command. ``base``: another commit to compare with (a revision git resolves, e.g. a
+    branch: ``lsp-agent review --base``); ``staged``: the index instead of the work tree
+    (``git diff --cached``).
     """
+    if base.startswith("-") or not base.strip():
+        return NoHeadDiff(f"not a revision: {base!r}")
     unusable = unusable_repository_files(Path(folder))
     if unusable:
         listed = ", ".join(unusable)
         return NoHeadDiff(f"not read: the repository's files are not regular files: {listed}")
     found = run_git(
-        ["rev-parse", "--show-toplevel", "--git-common-dir", "--show-object-format", "HEAD"],
+        [
+            "rev-parse",
+            "--show-toplevel",
+            "--git-common-dir",
+            "--show-object-format",
+            "--verify",
+            "--end-of-options",
+            f"{base}^{{commit}}",
+        ],
         cwd=folder,
         avoid=avoid,
         timeout=timeout,
@@ -62,6 +81,8 @@ def head_diff(folder: str, *, avoid: Sequence[str], timeout: float) -> HeadDiff 
         return NoHeadDiff(_reason(found, ""))
     lines = found.stdout.decode("utf-8", errors="surrogateescape").split("\n")
     if found.returncode != 0 or len(lines) < 4 or not lines[0] or len(lines[3]) < 40:
+        if base != "HEAD" and found.returncode != 0 and b"Needed a single" in found.stderr:
+            return NoHeadDiff(f"no such revision: {base}")
         return NoHeadDiff("not a git repository with a commit")
     top, common, fmt, commit = lines[0], lines[1], lines[2].strip() or "sha1", lines[3].strip()
     objects = (Path(folder) / common / "objects").resolve()
@@ -88,7 +109,7 @@ def head_diff(folder: str, *, avoid: Sequence[str], timeout: float) -> HeadDiff 
 
         def diff_against_head() -> GitResult | GitFailure:
             return run_git(
-                [*_DIFF_ARGS, commit, "--"],
+                [*_DIFF_ARGS, *(["--cached"] if staged else []), commit, "--"],
                 cwd=folder,
                 avoid=avoid,
                 locations=locations,
@@ -96,6 +117,9 @@ def head_diff(folder: str, *, avoid: Sequence[str], timeout: float) -> HeadDiff 
             )
 
         diff = diff_against_head() if copied else None
+        if staged and (not isinstance(diff, GitResult) or diff.returncode != 0):
+            # Without the project's index there is nothing staged to compare.
+            return NoHeadDiff(_reason(diff, "the repository's index could not be read"))
         if not isinstance(diff, GitResult) or diff.returncode != 0:
             index.unlink(missing_ok=True)
             read = run_git(

@@ -239,7 +239,13 @@ def _done(changes: Sequence[_Change], title: str, notes: Mapping[str, str]) -> T
 def _changed_files(changes: Sequence[_Change]) -> list[WatchedFile]:
     """The files whose diagnostics are worth waiting for: all but the deleted ones."""
     return [
-        WatchedFile(path=c.final.path, display=c.final.display, through_editor=c.in_editor)
+        WatchedFile(
+            path=c.final.path,
+            display=c.final.display,
+            through_editor=c.in_editor,
+            before=c.base.text if c.base is not None else None,
+            after=c.text,
+        )
         for c in changes
         if c.operation != "delete"
     ]

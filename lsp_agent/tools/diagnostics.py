@@ -7,23 +7,29 @@ workspace boundary like ``read``), or the problems of the whole workspace, error
 is offered only when the host is an editor (``default_registry(editor_diagnostics=True)``).
 
 **After a change** (``write``, ``edit``, ``apply_patch``): :func:`watch_diagnostics`, called
-before the change is committed, notes each file's generation; after the commit
+before the change is committed, notes each file's generation and diagnostics; after the commit
 :meth:`DiagnosticsWatch.report` waits — at most :data:`WAIT_SECONDS` for all files together —
-for the language servers' next report on each, and returns the errors found (at most
-:data:`ERRORS_PER_FILE` per file) as text to append to the tool's output. Warnings, infos and
-hints are left to the ``diagnostics`` tool. Nothing is waited for when the client does not
-forward diagnostics as they change, for a file no language server ever reported on, or for a
-file written on disk (not open in the editor) that has no diagnostics now — no report may
-ever come for it. Once a fresh report arrived, reports that follow within
-:data:`SETTLE_SECONDS` are taken too (a second language server, a second analysis phase).
-Diagnostics never make the tool fail.
+for the language servers' next report on each that is current (for the edited version when
+the client says which version a report describes; else the first report after the change),
+and returns the errors the change INTRODUCED (at most :data:`ERRORS_PER_FILE` per file) as
+text to append to the tool's output: an error of the report before the change, with the same
+message, code and range moved along with its lines through the change, is an older one,
+only counted ("N older errors in this file unchanged"), so the model fixes what it broke,
+not the file's backlog. Warnings, infos and hints are left to the ``diagnostics`` tool.
+Nothing is waited for when the client does not forward diagnostics as they change, for a
+file no language server ever reported on, or for a file written on disk (not open in the
+editor) that has no diagnostics now — no report may ever come for it. Once a fresh report
+arrived, reports that follow within :data:`SETTLE_SECONDS` are taken too (a second
+language server, a second analysis phase). Diagnostics never make the tool fail.
 """
 
 from __future__ import annotations
 
 import asyncio
+import difflib
 import logging
 import os
+from collections import Counter
 from collections.abc import Iterable, Sequence
 
 import attrs
@@ -246,18 +252,31 @@ class WatchedFile:
     display: str
     through_editor: bool
     """The change goes to an open editor document (not to the disk)."""
+    before: str | None = None
+    """The text the change was made against, and the text it wrote (None: unknown): the
+    older diagnostics are moved through this change to be told from the new ones."""
+    after: str | None = None
 
     @classmethod
-    def at(cls, where: Resolved, base: TextFile | None) -> WatchedFile:
-        """``where``, changed from ``base`` (the text the change was made against)."""
+    def at(cls, where: Resolved, base: TextFile | None, text: str | None = None) -> WatchedFile:
+        """``where``, changed from ``base`` (the text the change was made against) to
+        ``text``."""
         through_editor = base is not None and base.source == "editor"
-        return cls(path=where.path, display=where.display, through_editor=through_editor)
+        return cls(
+            path=where.path,
+            display=where.display,
+            through_editor=through_editor,
+            before=base.text if base is not None else None,
+            after=text,
+        )
 
 
 @attrs.frozen(kw_only=True)
 class _Mark:
     file: WatchedFile
     generation: int
+    before: tuple[Diagnostic, ...] = ()
+    """The file's diagnostics before the change."""
 
 
 class DiagnosticsWatch:
@@ -294,15 +313,29 @@ class DiagnosticsWatch:
         )
         new_blocks: list[str] = []
         old_blocks: list[str] = []
+        unchanged: list[str] = []
         for mark, is_fresh in zip(self._marks, fresh, strict=True):
-            block = format_diagnostics(
-                mark.file.display,
-                cache.get(mark.file.path),
-                limit=ERRORS_PER_FILE,
-                min_severity=ERROR,
-            )
+            now = cache.get(mark.file.path)
+            if not is_fresh:
+                block = format_diagnostics(
+                    mark.file.display, now, limit=ERRORS_PER_FILE, min_severity=ERROR
+                )
+                if block:
+                    old_blocks.append(block)
+                continue
+            errors = [d for d in now if d.level <= ERROR]
+            older = [d for d in mark.before if d.level <= ERROR]
+            introduced, kept = await asyncio.to_thread(split_introduced, older, errors, mark.file)
+            block = format_diagnostics(mark.file.display, introduced, limit=ERRORS_PER_FILE)
+            if kept:
+                noun = "error" if kept == 1 else "errors"
+                note = f"{kept} older {noun} in {mark.file.display} unchanged by this change"
+                if block:
+                    block += f"\n({note})"
+                else:
+                    unchanged.append(f"{note}.")
             if block:
-                (new_blocks if is_fresh else old_blocks).append(block)
+                new_blocks.append(block)
         parts: list[str] = []
         if new_blocks:
             lead = (
@@ -311,6 +344,8 @@ class DiagnosticsWatch:
                 else "These files have errors, please fix them:"
             )
             parts.append("\n".join([lead, *new_blocks]))
+        if unchanged:
+            parts.append("No new errors; " + " ".join(unchanged))
         if old_blocks:
             lead = (
                 "Errors reported before this change (no language server reported again "
@@ -321,15 +356,77 @@ class DiagnosticsWatch:
 
 
 async def _wait_fresh(cache: DiagnosticsCache, mark: _Mark, deadline: float, settle: float) -> bool:
-    """Wait for a report newer than ``mark``; then for the reports that follow it closely."""
+    """Wait for a current report newer than ``mark`` (one for an older version of the
+    document is passed over); then for the reports that follow it closely."""
     loop = asyncio.get_running_loop()
     path = mark.file.path
-    if not await cache.wait_newer(path, mark.generation, deadline - loop.time()):
-        return False
+    seen = mark.generation
+    while True:
+        if not await cache.wait_newer(path, seen, deadline - loop.time()):
+            return False
+        if cache.is_current(path):
+            break
+        seen = cache.generation(path)
     while True:
         quiet = min(settle, deadline - loop.time())
         if quiet <= 0 or not await cache.wait_newer(path, cache.generation(path), quiet):
-            return True
+            return cache.is_current(path)
+
+
+def split_introduced(
+    before: Sequence[Diagnostic], after: Sequence[Diagnostic], file: WatchedFile
+) -> tuple[list[Diagnostic], int]:
+    """The diagnostics of ``after`` that the change of ``file`` introduced, and how many
+    others were there before it: same message, code, source and severity, at the range of
+    one before the change moved with its lines (a diagnostic on a changed line is new)."""
+    lines = (
+        None
+        if file.before is None or file.after is None
+        else _unchanged_lines(file.before, file.after)
+    )
+    moved = Counter(key for d in before if (key := _moved_key(d, lines)) is not None)
+    introduced: list[Diagnostic] = []
+    kept = 0
+    for diagnostic in after:
+        key = _key(diagnostic)
+        if moved[key] > 0:
+            moved[key] -= 1
+            kept += 1
+        else:
+            introduced.append(diagnostic)
+    return introduced, kept
+
+
+_Key = tuple[str, str | None, str | None, int, int, int, int, int]
+
+
+def _key(d: Diagnostic) -> _Key:
+    return (d.message, d.code, d.source, d.level, d.line, d.character, d.end_line, d.end_character)
+
+
+def _moved_key(d: Diagnostic, lines: dict[int, int] | None) -> _Key | None:
+    """``d``'s key with its lines where the change moved them (``lines``: old line → new
+    line of the lines left alone; None: unknown, nothing moved); None when a line it
+    spans was changed."""
+    if lines is None:
+        return _key(d)
+    start, end = lines.get(d.line), lines.get(d.end_line)
+    if start is None or end is None or end - start != d.end_line - d.line:
+        return None
+    return _key(attrs.evolve(d, line=start, end_line=end))
+
+
+def _unchanged_lines(before: str, after: str) -> dict[int, int]:
+    old, new = before.splitlines(), after.splitlines()
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    mapping: dict[int, int] = {}
+    for tag, i1, i2, j1, _ in matcher.get_opcodes():
+        if tag == "equal":
+            for offset in range(i2 - i1):
+                mapping[i1 + offset] = j1 + offset
+    # A diagnostic may sit on the line just past the end (an "expected newline" at EOF).
+    mapping.setdefault(len(old), len(new))
+    return mapping
 
 
 def watch_diagnostics(editor: Editor, files: Iterable[WatchedFile]) -> DiagnosticsWatch:
@@ -339,7 +436,7 @@ def watch_diagnostics(editor: Editor, files: Iterable[WatchedFile]) -> Diagnosti
         if cache is None or not editor.forwards_diagnostics:
             return NO_WATCH
         marks = [
-            _Mark(file=f, generation=cache.generation(f.path))
+            _Mark(file=f, generation=cache.generation(f.path), before=cache.get(f.path))
             for f in files
             if cache.known(f.path) and (f.through_editor or cache.get(f.path))
         ]

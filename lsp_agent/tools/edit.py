@@ -155,7 +155,7 @@ class EditTool:
                 change = await _theirs(proposed, mine, where, ctx)
                 if isinstance(change, str):
                     return _error(where, change)
-            watch = watch_diagnostics(ctx.editor, [WatchedFile.at(where, change.base)])
+            watch = watch_diagnostics(ctx.editor, [WatchedFile.at(where, change.base, change.text)])
             committed = await commit(
                 ctx.editor,
                 where.path,

@@ -130,7 +130,7 @@ class WriteTool:
                     f"{where.display} changed after the write was approved; nothing was "
                     "written. Read it again, then write it.",
                 )
-            watch = watch_diagnostics(ctx.editor, [WatchedFile.at(where, now)])
+            watch = watch_diagnostics(ctx.editor, [WatchedFile.at(where, now, change.text)])
             committed = await commit(
                 ctx.editor, where.path, now, change.text, change.data, display=where.display
             )

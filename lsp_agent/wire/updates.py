@@ -70,7 +70,12 @@ def _update_body(stored: StoredEvent) -> dict[str, Any]:
                 "files": revert.files if not isinstance(revert, ev.RevertCommitted) else [],
                 "scope": revert.scope or "both",
             }
-        case ev.ReviewRecorded(files=files) | ev.ReviewResolved(files=files):
+        case (
+            ev.ReviewRecorded(files=files)
+            | ev.ReviewResolved(files=files)
+            | ev.ReviewCommented(files=files)
+            | ev.ReviewCommentsSent(files=files)
+        ):
             return {"sessionUpdate": "review_update", "files": files}
         case ev.ConfigChanged(config_options=options):
             return {"sessionUpdate": "config_option_update", "configOptions": options}

@@ -38,6 +38,9 @@ async def test_initialize_advertises_revert_and_the_commands(
             "lspAgent.cancel",
             "lspAgent.undo",
             "lspAgent.redo",
+            "lspAgent.review",
+            "lspAgent.fixFinding",
+            "lspAgent.dismissFinding",
         ]
         execute = capabilities.execute_command_provider
         assert execute is not None

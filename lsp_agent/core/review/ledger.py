@@ -6,7 +6,9 @@
   hunks of the steps it took back, except in the files it left alone as conflicts;
   ``revert_cleared`` shows them again and ``revert_committed`` drops them for good. A revert
   of the conversation only leaves the files, and so the hunks, as they are;
-- a ``context_noted`` with ``reviewHunks`` told the model about those undone hunks.
+- a ``context_noted`` with ``reviewHunks`` told the model about those undone hunks;
+- ``review_commented`` adds the user's comment (or keep/undo reason) on hunks, and
+  ``review_comments_sent`` marks comments as gone to the model with a user message.
 
 The fold can be fed incrementally (:meth:`Ledger.apply` skips what it has seen), so a turn
 reads only the events since its last look.
@@ -34,6 +36,8 @@ _FOLDED = frozenset(
         "revert_staged",
         "revert_cleared",
         "revert_committed",
+        "review_commented",
+        "review_comments_sent",
     }
 )
 """The event types the fold reads."""
@@ -79,6 +83,18 @@ def hunk_from(record: ev.HunkRecord, event: ev.ReviewRecorded, seq: int) -> Hunk
     )
 
 
+@attrs.frozen(kw_only=True)
+class Comment:
+    """The user's words on hunks: a comment, or why they kept or undid them."""
+
+    comment_id: str
+    hunk_ids: tuple[str, ...]
+    text: str
+    action: Literal["comment", "keep", "undo"]
+    lines: Mapping[str, int]
+    """Each hunk's 0-based line when commented (when known)."""
+
+
 class Ledger:
     def __init__(self) -> None:
         self.seen = 0
@@ -90,6 +106,8 @@ class Ledger:
         self._promoted: dict[str, int] = {}
         self._staged: set[str] = set()
         self._dropped: set[str] = set()
+        self._comments: dict[str, Comment] = {}
+        self._sent: set[str] = set()
 
     def apply_all(self, events: Iterable[StoredEvent]) -> Ledger:
         for event in events:
@@ -116,6 +134,16 @@ class Ledger:
                     if hunk_id in self._hunks:
                         self._status[hunk_id] = status
                 self._undone_at.update({k: int(v) for k, v in (resolved.lines or {}).items()})
+            case ev.ReviewCommented() as commented:
+                self._comments[commented.comment_id] = Comment(
+                    comment_id=commented.comment_id,
+                    hunk_ids=tuple(commented.hunk_ids),
+                    text=commented.text,
+                    action=commented.action,
+                    lines=dict(commented.lines or {}),
+                )
+            case ev.ReviewCommentsSent(comment_ids=sent):
+                self._sent.update(sent)
             case ev.ContextNoted(review_hunks=noted):
                 self._noted.update(noted or ())
             case ev.RevertStaged() as staged:
@@ -150,6 +178,28 @@ class Ledger:
     def undone_at(self, hunk_id: str) -> int | None:
         """The line the hunk's old text was restored at, when it was undone."""
         return self._undone_at.get(hunk_id)
+
+    def hunk(self, hunk_id: str) -> Hunk | None:
+        """A listed hunk by id."""
+        found = self._hunks.get(hunk_id)
+        hidden = self._staged | self._dropped
+        return None if found is None or hunk_id in hidden else found
+
+    def comments_of(self, hunk_id: str) -> list[tuple[Comment, bool]]:
+        """The comments on a hunk, in the order made, each with whether it was sent."""
+        return [
+            (c, c.comment_id in self._sent)
+            for c in self._comments.values()
+            if hunk_id in c.hunk_ids
+        ]
+
+    def unsent_comments(self) -> list[Comment]:
+        """Comments not yet sent to the model, in the order made, on hunks still listed."""
+        return [
+            c
+            for c in self._comments.values()
+            if c.comment_id not in self._sent and any(self.hunk(h) for h in c.hunk_ids)
+        ]
 
     def files(self) -> list[str]:
         """The listed files, in the order they were first changed."""

@@ -25,12 +25,13 @@ import attrs
 
 from lsp_agent.core import events as ev
 from lsp_agent.core.checkpoints import BOM, SnapshotStore
-from lsp_agent.core.errors import LspAgentError, SessionNotFound
+from lsp_agent.core.errors import InvalidParams, LspAgentError, SessionNotFound
 from lsp_agent.core.event_writer import EventWriter
 from lsp_agent.core.interfaces import Editor, EventStore
 from lsp_agent.core.review.hunks import split_lines
 from lsp_agent.core.review.ledger import (
     STATUSES,
+    Comment,
     FileStatus,
     Hunk,
     HunkStatus,
@@ -44,6 +45,7 @@ from lsp_agent.core.uris import local_path
 _log = logging.getLogger(__name__)
 
 ReviewAction = Literal["keep", "undo"]
+CommentAction = Literal["comment", "keep", "undo"]
 KEPT_AFTER_TEXTS = 256
 """Step texts kept in memory between ``list`` calls (a tree's text never changes)."""
 NOT_FOUND = "its text is no longer in the file (changed by you or by a later step)"
@@ -75,6 +77,8 @@ class HunkView:
     """Where its new text (undone: its old text) is in the current text; None: not found."""
     old_text: str
     new_text: str
+    comments: tuple[tuple[Comment, bool], ...] = ()
+    """The user's comments on it, each with whether it was sent to the model."""
 
 
 @attrs.frozen(kw_only=True)
@@ -95,6 +99,8 @@ class Conflict:
 class ResolveResult:
     resolved: tuple[str, ...]
     conflicts: tuple[Conflict, ...]
+    lines: Mapping[str, int] = attrs.field(factory=dict)
+    """Where each undone hunk's old text now starts."""
 
 
 @attrs.frozen(kw_only=True)
@@ -143,6 +149,7 @@ class Reviews:
                     place=places[h.hunk_id],
                     old_text=h.old_text,
                     new_text=h.new_text,
+                    comments=tuple(ledger.comments_of(h.hunk_id)),
                 )
                 for h in hunks
             ]
@@ -185,7 +192,50 @@ class Reviews:
                 lines=lines or None,
             )
             await self._events.emit(session_id, event)
-        return ResolveResult(resolved=tuple(resolved), conflicts=tuple(conflicts))
+        return ResolveResult(resolved=tuple(resolved), conflicts=tuple(conflicts), lines=lines)
+
+    # -- comments ----------------------------------------------------------------------------
+
+    async def unsent_comments(self, session_id: str) -> int:
+        """How many comments wait for the next prompt."""
+        return len(fold(await self._store.events(session_id)).unsent_comments())
+
+    async def comment(
+        self,
+        session_id: str,
+        comment_id: str,
+        hunk_ids: Sequence[str],
+        text: str,
+        action: CommentAction = "comment",
+        lines: Mapping[str, int] | None = None,
+    ) -> None:
+        """Record the user's ``text`` on listed hunks (any status); ``lines``: where the hunks
+        are when known (else they are located now). Raises ``InvalidParams`` for a hunk that
+        is not listed."""
+        root = await self._folder(session_id)
+        ledger = fold(await self._store.events(session_id))
+        hunks = [ledger.hunk(h) for h in hunk_ids]
+        missing = [h for h, found in zip(hunk_ids, hunks, strict=True) if found is None]
+        if missing:
+            raise InvalidParams(f"hunkId: {missing[0]} is not in the review list")
+        where = dict(lines or {})
+        for path in dict.fromkeys(h.path for h in hunks if h is not None):
+            of_path = [h for h in ledger.hunks() if h.path == path]
+            current = await self._current(posixpath.join(root, path))
+            places = await self._locate(Path(root), ledger, of_path, current.text)
+            for hunk_id in hunk_ids:
+                place = places.get(hunk_id)
+                if hunk_id not in where and place is not None:
+                    where[hunk_id] = place.start
+        event = ev.ReviewCommented(
+            comment_id=comment_id,
+            hunk_ids=list(hunk_ids),
+            text=text,
+            action=action,
+            lines=where or None,
+            files=ledger.summary(root),
+        )
+        await self._events.emit(session_id, event)
 
     # -- undo ------------------------------------------------------------------------------
 
@@ -345,6 +395,7 @@ def _restored_lines(located: Sequence[tuple[Hunk, Span]]) -> Mapping[str, int]:
 
 
 __all__ = [
+    "CommentAction",
     "Conflict",
     "FileTexts",
     "FileView",

@@ -21,10 +21,12 @@ from lsp_agent.core.context import ContextSources, SourcesSnapshot, current_epoc
 from lsp_agent.core.errors import SessionNotFound
 from lsp_agent.core.event_writer import EventWriter
 from lsp_agent.core.interfaces import Clock, Editor, EventStore, IdFactory, Provider, ToolExecutor
-from lsp_agent.core.models import ModelCatalog, SingleModel
+from lsp_agent.core.models import ModelCatalog, ModelInfo, SideModel, SingleModel
 from lsp_agent.core.modes import SUBAGENTS, SubagentScope, check_client_mode, subagent_scope
 from lsp_agent.core.options import AgentOptions
 from lsp_agent.core.recorder import Recorder
+from lsp_agent.core.review.comments import comments_prompt
+from lsp_agent.core.review.ledger import fold
 from lsp_agent.core.review.reviews import FileTexts, FileView, ResolveResult, ReviewAction, Reviews
 from lsp_agent.core.session.changes import prompt_changes
 from lsp_agent.core.session.config_options import ConfigChanges, ConfigChoices, check_model_ref
@@ -157,10 +159,20 @@ class SessionService:
         content's links and mentions name is attached now, with the input (``focus``: the
         editor context it came with). ``client_message_id`` is recorded; the runtime
         de-duplicates by it before admitting (``runtime/prompts.py``). ``info``: the
-        session's row, when the caller has just read it."""
+        session's row, when the caller has just read it.
+
+        The user's review comments not sent yet open the message (``core/review/comments``)
+        and are marked sent with it."""
         info = info or await self._require(session_id)
-        if staged_revert(await self._store.events(session_id)) is not None:
+        events = await self._store.events(session_id)
+        if staged_revert(events) is not None:
             await self._reverts.commit(session_id)
+            events = await self._store.events(session_id)
+        ledger = fold(events)
+        comments = ledger.unsent_comments()
+        opening = comments_prompt(ledger, comments)
+        if opening:
+            content = [{"type": "text", "text": opening}, *content]
         message_id = self._ids.new("msg")
         attached = None
         if self._attachments is not None:
@@ -176,6 +188,13 @@ class SessionService:
             attachments=attached,
         )
         await self._events.emit(session_id, admitted)
+        if opening:
+            sent = ev.ReviewCommentsSent(
+                comment_ids=[c.comment_id for c in comments],
+                message_id=message_id,
+                files=ledger.summary(local_path(info.workspace_folder)),
+            )
+            await self._events.emit(session_id, sent)
         return message_id
 
     async def run_turn(
@@ -313,6 +332,11 @@ class SessionService:
 
     # -- configuration options (config_options.py) ---------------------------------------
 
+    def mode_model(self, mode: str) -> tuple[Provider, ModelInfo]:
+        """The provider and model a new session in ``mode`` would start with: what a side
+        request outside any session (the agent's review of changes, ``plan``'s) runs on."""
+        return self._setup.session_model(self._options.model_for(mode))
+
     def new_session_options(self) -> ConfigChoices:
         """The mode and model a new session starts with, and the choices: what a client's
         pickers show before it has a session (protocol.md ``agent/config/options``)."""
@@ -375,10 +399,40 @@ class SessionService:
         *,
         hunk_ids: Sequence[str] | None = None,
         paths: Sequence[str] | None = None,
+        reason: str | None = None,
     ) -> ResolveResult:
         """Keep or undo pending hunks (by id and/or absolute path; neither: all pending).
-        Call it while no turn runs: the model hears of undone hunks at its next turn."""
-        return await self._reviews.resolve(session_id, action, hunk_ids, paths)
+        Call it while no turn runs: the model hears of undone hunks at its next turn.
+        ``reason``: why, recorded as a comment on the hunks resolved (sent with the next
+        prompt)."""
+        result = await self._reviews.resolve(session_id, action, hunk_ids, paths)
+        if reason and result.resolved:
+            await self._reviews.comment(
+                session_id,
+                self._ids.new("cmt"),
+                result.resolved,
+                reason,
+                action=action,
+                lines=result.lines,
+            )
+        return result
+
+    async def review_comment(self, session_id: str, hunk_ids: Sequence[str], text: str) -> str:
+        """The user's comment on listed hunks; it goes to the model with the next prompt
+        (or ``agent/review/sendComments``). Returns its id."""
+        comment_id = self._ids.new("cmt")
+        await self._reviews.comment(session_id, comment_id, hunk_ids, text)
+        return comment_id
+
+    async def review_unsent_comments(self, session_id: str) -> int:
+        """How many comments the next prompt will carry."""
+        return await self._reviews.unsent_comments(session_id)
+
+    def side_model(self, agent: str) -> SideModel:
+        """The model a side request of ``agent`` (e.g. ``commit``) outside any session goes
+        to: as for a session on the configured model (``TurnSetup.side_model``)."""
+        provider, model = self._setup.session_model(self._options.model.ref)
+        return self._setup.side_model(agent, provider, model)
 
     async def drain(self, timeout: float) -> None:
         """Give side work (titles) up to ``timeout`` seconds to finish, then stop it."""

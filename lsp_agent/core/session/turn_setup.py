@@ -11,6 +11,7 @@ import logging
 from collections.abc import Callable, Sequence
 
 from lsp_agent.core import prompts
+from lsp_agent.core.commit_message import COMMIT_MAX_TOKENS
 from lsp_agent.core.compaction.summary import SUMMARY_MAX_TOKENS
 from lsp_agent.core.errors import InvalidConfigValue
 from lsp_agent.core.interfaces import EventStore, Provider
@@ -67,7 +68,9 @@ class TurnSetup:
         provider the catalog prices (for a summary, one whose context is at least as large),
         else ``model`` itself. The session's model switch changes only ``model``."""
         settings = self._options.agent(agent)
-        default = TITLE_MAX_TOKENS if agent == "title" else SUMMARY_MAX_TOKENS
+        default = {"title": TITLE_MAX_TOKENS, "commit": COMMIT_MAX_TOKENS}.get(
+            agent, SUMMARY_MAX_TOKENS
+        )
         ref = settings.model
         if ref is None:
             least = model.context_window if agent == "summary" else 0

@@ -221,7 +221,7 @@ def test_the_agents_section_follows_the_modes_table() -> None:
     assert (
         AGENT_NAMES
         == modes.AGENT_NAMES
-        == ("build", "plan", "task", "title", "summary", "completion")
+        == ("build", "plan", "task", "title", "summary", "completion", "commit")
     )
     assert tuple(AgentsConfig.model_fields) == AGENT_NAMES
     assert {mode.agent for mode in modes.MODES.values()} <= set(AGENT_NAMES)

@@ -502,6 +502,21 @@ SAMPLES: dict[str, dict[str, Any]] = {
             {"uri": "file:///w/a.py", "status": "modified", "pending": 0, "kept": 1, "undone": 0}
         ],
     },
+    "review_commented": {
+        "commentId": "cmt_1",
+        "hunkIds": ["hnk_1"],
+        "text": "use a constant",
+        "files": [
+            {"uri": "file:///w/a.py", "status": "kept", "pending": 0, "kept": 1, "undone": 0}
+        ],
+    },
+    "review_comments_sent": {
+        "commentIds": ["cmt_1"],
+        "messageId": "msg_2",
+        "files": [
+            {"uri": "file:///w/a.py", "status": "kept", "pending": 0, "kept": 1, "undone": 0}
+        ],
+    },
 }
 """Plausible ``data`` per event type (docs/events.md)."""
 

@@ -492,3 +492,113 @@ async def test_a_failed_change_waits_for_nothing(ws: Path) -> None:
 
     assert outcome.is_error
     assert cache.waits == []
+
+
+# --- only what the change introduced (issue 37 §4) ----------------------------------------
+
+
+async def test_an_older_error_moved_by_the_edit_is_counted_not_listed(ws: Path) -> None:
+    path = str(ws / "a.py")
+    (ws / "a.py").write_text("import os\nx = y\n")
+    old = diag(1, "undefined name 'y'")
+    # After the edit a line is inserted on top: the old error moves to line 2 (0-based),
+    # and the new line has an error of its own.
+    cache = LanguageServer({path: [diag(0, "undefined name 'z'"), diag(2, "undefined name 'y'")]})
+    cache.update(path, [old])
+
+    outcome = await EditTool(FileLocks()).run(
+        EditParams(file_path="a.py", old_string="import os\n", new_string="import os\nz\n"),
+        tool_context(ws, ask=allow_all, editor=editor_with(cache)),
+    )
+
+    assert outcome.output == (
+        "Edited a.py: 1 replacement.\nDiff: +1 -0 lines"
+        + FIX
+        + "<diagnostics file=\"a.py\">\nERROR [1:1] undefined name 'z'\n</diagnostics>\n"
+        "(1 older error in a.py unchanged by this change)"
+    )
+
+
+async def test_an_error_on_a_changed_line_is_new_even_with_the_same_message(ws: Path) -> None:
+    path = str(ws / "a.py")
+    (ws / "a.py").write_text("x = y\n")
+    cache = LanguageServer({path: [diag(0, "undefined name 'y'")]})
+    cache.update(path, [diag(0, "undefined name 'y'")])
+
+    outcome = await EditTool(FileLocks()).run(
+        EditParams(file_path="a.py", old_string="x = y", new_string="w = y"),
+        tool_context(ws, ask=allow_all, editor=editor_with(cache)),
+    )
+
+    assert outcome.output.endswith(
+        FIX + "<diagnostics file=\"a.py\">\nERROR [1:1] undefined name 'y'\n</diagnostics>"
+    )
+
+
+async def test_only_older_errors_left_says_no_new_errors(ws: Path) -> None:
+    path = str(ws / "a.py")
+    (ws / "a.py").write_text("x = y\nq = 1\n")
+    before = [diag(0, "undefined name 'y'"), diag(1, "style", severity=WARNING)]
+    cache = LanguageServer({path: [diag(0, "undefined name 'y'")]})
+    cache.update(path, before)
+
+    outcome = await EditTool(FileLocks()).run(
+        EditParams(file_path="a.py", old_string="q = 1", new_string="q = 2"),
+        tool_context(ws, ask=allow_all, editor=editor_with(cache)),
+    )
+
+    assert outcome.output == (
+        "Edited a.py: 1 replacement.\nDiff: +1 -1 lines\n\n"
+        "No new errors; 1 older error in a.py unchanged by this change."
+    )
+
+
+async def test_a_report_for_an_older_version_is_passed_over_for_the_edited_one() -> None:
+    versions = {"/ws/a.py": 7}  # the open document after the edit
+    cache = DiagnosticsCache(document_version=versions.get)
+    path = "/ws/a.py"
+    cache.update(path, [], version=6)
+    watch = watch_diagnostics(
+        editor_with(cache),
+        [WatchedFile(path=path, display="a.py", through_editor=True, before="a\n", after="b\n")],
+    )
+    loop = asyncio.get_running_loop()
+    # A late report for the version before the edit: stale, however new its arrival.
+    loop.call_later(0.01, lambda: cache.update(path, [diag(0, "stale")], version=6))
+    loop.call_later(0.05, lambda: cache.update(path, [diag(0, "fresh")], version=7))
+
+    report = await watch.report(timeout=2.0, settle=0.02)
+
+    assert report == FIX + '<diagnostics file="a.py">\nERROR [1:1] fresh\n</diagnostics>'
+
+
+async def test_only_a_stale_report_is_marked_as_from_before_the_change() -> None:
+    versions = {"/ws/a.py": 3}
+    cache = DiagnosticsCache(document_version=versions.get)
+    path = "/ws/a.py"
+    cache.update(path, [], version=2)
+    watch = watch_diagnostics(
+        editor_with(cache), [WatchedFile(path=path, display="a.py", through_editor=True)]
+    )
+    asyncio.get_running_loop().call_later(
+        0.01, lambda: cache.update(path, [diag(0, "stale")], version=2)
+    )
+
+    report = await watch.report(timeout=0.3, settle=0.02)
+
+    assert report.startswith("\n\nErrors reported before this change")
+    assert "stale" in report
+
+
+def test_a_cache_tells_a_current_report_from_one_for_an_older_version() -> None:
+    versions: dict[str, int] = {"/a": 5}
+    cache = DiagnosticsCache(document_version=versions.get)
+    cache.update("/a", [], version=4)
+    assert not cache.is_current("/a")
+    cache.update("/a", [], version=5)
+    assert cache.is_current("/a")
+    cache.update("/a", [])  # no version: the first report after a change is taken
+    assert cache.is_current("/a")
+    cache.update("/b", [], version=1)  # not open: nothing to compare with
+    assert cache.is_current("/b")
+    assert DiagnosticsCache().is_current("/a")
