@@ -2,8 +2,9 @@
 
 Exit status (README "Exit status"): 0 ok; 1 failed (one line on stderr says why); 2 bad
 usage, invalid config or unknown session; 3 the step limit ended the turn; 4 a permission
-ask was refused, so what it asked for was not done; 130 interrupted; 141 the reader of the
-output went away (``closed_pipe``).
+ask was refused, so what it asked for was not done; 5 ``--until``'s command still failed
+when its bound was reached; 130 interrupted; 141 the reader of the output went away
+(``closed_pipe``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from lsp_agent import __version__
 from lsp_agent.auth.command import add_auth_parser, run_auth
 from lsp_agent.commit_cli import add_commit_parser, run_commit_message
 from lsp_agent.core.errors import ConfigError, InvalidParams, LspAgentError, SessionNotFound
+from lsp_agent.daemon.command import add_daemon_parser, run_daemon
 from lsp_agent.display import block, one_line
 from lsp_agent.permissions_cli import add_permissions_parser, run_permissions
 from lsp_agent.review_cli import add_review_parser, run_review
@@ -32,10 +34,12 @@ if TYPE_CHECKING:
     from lsp_agent.runtime.sessions import Sessions
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_MAX_STEPS, EXIT_REFUSED = 0, 1, 2, 3, 4
+EXIT_UNTIL_BOUND = 5
 EXIT_INTERRUPTED = 130
 
 _EPILOG = """exit status: 0 ok, 1 failed, 2 bad usage / invalid config / unknown session,
-3 the step limit ended the turn, 4 a permission ask was refused, 130 interrupted,
+3 the step limit ended the turn, 4 a permission ask was refused, 5 --until's command
+still failed at its bound, 130 interrupted,
 141 the reader of the output went away (| head).
 Sessions live in the data folder (`lsp-agent doctor` prints it; LSP_AGENT_DATA_DIR sets it)."""
 
@@ -91,6 +95,17 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--yes", action="store_true", help='approve "ask" decisions')
     run.add_argument("--json", action="store_true", help="session updates as JSON lines")
     run.add_argument("--max-steps", type=int, metavar="N")
+    until = run.add_argument_group("until green")
+    until.add_argument(
+        "--until", metavar="CMD", help="after each turn run CMD; while it fails, keep working"
+    )
+    until.add_argument("--max-attempts", type=int, metavar="N", help="--until: at most N turns (5)")
+    until.add_argument(
+        "--max-cost", type=float, metavar="USD", help="--until: stop once this much is spent"
+    )
+    run.add_argument(
+        "--no-daemon", action="store_true", help="run in this process, not the warm one"
+    )
 
     sessions = commands.add_parser("sessions", help="list and inspect sessions")
     verbs = sessions.add_subparsers(dest="verb", metavar="VERB", required=True)
@@ -154,6 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_review_parser(commands)
     add_commit_parser(commands)
     add_auth_parser(commands)
+    add_daemon_parser(commands)
     return parser
 
 
@@ -167,9 +183,16 @@ def entry() -> NoReturn:
     exit_now(code)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, warm: bool = True) -> int:
     """The command; a reader of its output that went away ends it quietly
-    (``closed_pipe``), whichever command it was."""
+    (``closed_pipe``), whichever command it was. ``run`` goes to the warm process when there
+    is one (docs/configuration.md "Warm path"); ``warm=False`` is that process's own run."""
+    if warm:
+        from lsp_agent.daemon.client import run_warm
+
+        code = run_warm(sys.argv[1:] if argv is None else argv)
+        if code is not None:
+            return code
     from lsp_agent.closed_pipe import EXIT_CLOSED_PIPE, silence_stdout
 
     try:
@@ -224,6 +247,9 @@ def _command(args: argparse.Namespace, env: dict[str, str]) -> int:
         return _serve(args, env)
     if args.command == "acp":
         return _acp(env)
+    if args.command == "daemon":
+        cold = lambda argv: main(argv, warm=False)  # noqa: E731 - the warm process's runs
+        return run_daemon(args, env=env, run_main=cold, out=sys.stdout, err=sys.stderr)
     if args.command == "sessions" and args.verb in ("compact", "revert"):
         return asyncio.run(_with_agent(args, env, sys.stdout, sys.stderr))
     if args.command == "sessions":
@@ -322,6 +348,9 @@ async def _run(
         return _fail(err, "--max-steps must be at least 1", EXIT_USAGE)
     if not prompt.strip():
         return _fail(err, "the prompt is empty", EXIT_USAGE)
+    goal = _until_goal(args)
+    if isinstance(goal, str):
+        return _fail(err, goal, EXIT_USAGE)
     overrides = {"model": args.model, "mode": args.mode, "max_steps": args.max_steps}
     editor = TerminalEditor(
         stdout=out,
@@ -356,12 +385,23 @@ async def _run(
         session_id = continued or await runtime.create(str(workspace), model=args.model)
         editor.focus(session_id)
         info = await sessions.require(session_id)
-        prompt_id = await app.sessions.admit(
-            session_id, [{"type": "text", "text": prompt}, *attached], info=info
-        )
+        try:  # e.g. an image for a model that takes none: nothing was recorded
+            prompt_id = await app.sessions.admit(
+                session_id, [{"type": "text", "text": prompt}, *attached], info=info
+            )
+        except InvalidParams as error:
+            if continued is None:
+                await sessions.delete(session_id)
+            return _fail(err, f"error: {error}", EXIT_USAGE)
         await _mcp_settled(app, err)
+        check = None
         try:
-            outcome = await runtime.run_turn(info, mode=args.mode, model=args.model)
+            if goal is None:
+                outcome = await runtime.run_turn(info, mode=args.mode, model=args.model)
+            else:
+                outcome, check = await runtime.run_until(
+                    info, goal, _until_report(editor, err), mode=args.mode, model=args.model
+                )
         except asyncio.CancelledError:
             await app.sessions.drain(timeout=2.0)
             await _print_changes(app, session_id, prompt_id, err)
@@ -369,6 +409,8 @@ async def _run(
             raise
         await app.sessions.drain(timeout=2.0)
         code, message = _run_status(outcome, editor.refused_asks)
+        if check is not None:
+            code, message = _until_status(check, code, message)
         if message:
             err.write(block(message) + "\n")
         if (
@@ -403,6 +445,50 @@ async def _mcp_settled(app: Any, err: TextIO) -> None:
         return
     app.mcp.watch(lambda line: err.write(f"lsp-agent: {line}\n"))
     await app.mcp.settled()
+
+
+def _until_goal(args: argparse.Namespace) -> Any:
+    """``--until``'s goal (None without it), or the usage error as a string."""
+    if args.until is None:
+        if args.max_attempts is not None or args.max_cost is not None:
+            return "--max-attempts and --max-cost go with --until"
+        return None
+    from lsp_agent.runtime.until import DEFAULT_MAX_ATTEMPTS, UntilGoal
+
+    if not args.until.strip():
+        return "--until needs a command"
+    attempts = DEFAULT_MAX_ATTEMPTS if args.max_attempts is None else args.max_attempts
+    if attempts < 1:
+        return "--max-attempts must be at least 1"
+    if args.max_cost is not None and not args.max_cost > 0:
+        return "--max-cost must be more than 0"
+    return UntilGoal(command=args.until, max_attempts=attempts, max_cost=args.max_cost)
+
+
+def _until_report(editor: Any, err: TextIO) -> Any:
+    """Each check's line on stderr (``attempt 2/5: CMD exited 1``)."""
+
+    def report(check: Any) -> None:
+        editor.end_line()
+        err.write(block(check.line()) + "\n")
+        err.flush()
+
+    return report
+
+
+def _until_status(check: Any, code: int, message: str) -> tuple[int, str]:
+    """The exit status when ``--until`` ended: 0 once its command passed, 5 at a bound,
+    else the last turn's own."""
+    if check.verdict == "passed":
+        return EXIT_OK, ""
+    if check.verdict == "attempts":
+        return (
+            EXIT_UNTIL_BOUND,
+            f"stopped: {check.command} still fails after {check.attempt} attempts",
+        )
+    if check.verdict == "cost":
+        return EXIT_UNTIL_BOUND, f"stopped: {check.command} still fails; the cost bound was reached"
+    return code, message
 
 
 def _run_status(outcome: Any, refused: int) -> tuple[int, str]:

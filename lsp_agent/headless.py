@@ -265,6 +265,10 @@ class TerminalEditor:
     def _dim(self, text: str) -> str:
         return f"{_DIM}{text}{_RESET}" if self._color else text
 
+    def end_line(self) -> None:
+        """End a line of streamed text, so the caller's own line starts a line."""
+        self._end_line()
+
     def _end_line(self) -> None:
         if self._mid_line:
             self._out.write("\n")

@@ -56,6 +56,8 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("LSP_AGENT_DATA_DIR", str(tmp_path / "data"))
     # Never the developer's real keyring: tests that need one select a file backend.
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
+    # Every `run` in-process: a test of the warm path (tests/daemon/) turns it back on.
+    monkeypatch.setenv("LSP_AGENT_NO_DAEMON", "1")
     for name in (
         "LSP_AGENT_MODEL",
         "LSP_AGENT_CONFIG",

@@ -2,17 +2,20 @@
 
 Text stays text; a ``resource_link`` stays a link, which the core reads at admission
 (``mentions.py``: through the editor, so the client's buffer, inside the wall); an embedded
-text ``resource`` (``embeddedContext``) becomes a ``resource`` block with its text. The
-core's messages carry no images or audio yet, so an image, audio or binary resource becomes
-a line telling the model what was attached and that it cannot see it
-(``promptCapabilities.image`` is therefore false).
+text ``resource`` (``embeddedContext``) becomes a ``resource`` block with its text. An image
+(``promptCapabilities.image``), or an embedded blob of an image type, becomes the core's
+``image`` block (core/images.py: checked and, for a model that takes no images, refused at
+admission). Audio or another binary resource becomes a line telling the model what was
+attached and that it cannot see it.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import posixpath
 from typing import Any
+from urllib.parse import urlsplit
 
 from acp.schema import (
     AudioContentBlock,
@@ -23,6 +26,8 @@ from acp.schema import (
     TextContentBlock,
     TextResourceContents,
 )
+
+from lsp_agent.core.images import IMAGE_TYPES
 
 PromptBlock = (
     TextContentBlock
@@ -47,14 +52,24 @@ def user_content(prompt: list[PromptBlock]) -> list[dict[str, Any]]:
             resource = block.resource
             if isinstance(resource, TextResourceContents):
                 blocks.append({"type": "resource", "uri": resource.uri, "text": resource.text})
+            elif isinstance(resource, BlobResourceContents) and resource.mime_type in IMAGE_TYPES:
+                blocks.append(_image(resource.blob, resource.mime_type, resource.uri))
             elif isinstance(resource, BlobResourceContents):
                 what = f"{resource.uri} ({resource.mime_type or 'binary'}, {_size(resource.blob)})"
                 blocks.append(_unseen(f"a binary resource {what}"))
         elif isinstance(block, ImageContentBlock):
-            blocks.append(_unseen(f"an image ({block.mime_type}, {_size(block.data)})"))
+            blocks.append(_image(block.data, block.mime_type, block.uri))
         elif isinstance(block, AudioContentBlock):
             blocks.append(_unseen(f"audio ({block.mime_type}, {_size(block.data)})"))
     return blocks
+
+
+def _image(data: str, mime_type: str, uri: str | None) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "image", "mimeType": mime_type, "data": data}
+    name = posixpath.basename(urlsplit(uri).path) if uri else ""
+    if name:
+        block["name"] = name
+    return block
 
 
 def _unseen(what: str) -> dict[str, Any]:

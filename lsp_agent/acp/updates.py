@@ -202,6 +202,9 @@ def user_blocks(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "resource": {"uri": str(block.get("uri", "")), "text": str(block["text"])},
                 }
             )
+        elif kind == "image" and block.get("mimeType") and block.get("data"):
+            image = {"type": "image", "mimeType": block["mimeType"], "data": block["data"]}
+            blocks.append(image)
     return blocks
 
 

@@ -54,6 +54,7 @@ class Suggestion:
     uri: str
     version: int
     offset: int
+    line: int
     text: str
     """Inserted at the cursor."""
 
@@ -149,6 +150,7 @@ class InlineCompletions:
             uri=cursor.uri,
             version=cursor.version,
             offset=cursor.offset,
+            line=cursor.text.count("\n", 0, cursor.offset),
             text=text,
         )
         self.shown.put(suggestion.id, suggestion)

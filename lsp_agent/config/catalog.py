@@ -1,6 +1,7 @@
 """The built-in model catalog: context windows, output limits and list prices.
 
-Prices are USD per million tokens (the providers' public list prices); config entries under
+``image_input`` says whether a model takes images in a prompt (core/images.py). Prices are
+USD per million tokens (the providers' public list prices); config entries under
 ``providers.<name>.models.<model>`` override any field. A model that is not here is still
 accepted, with :data:`UNKNOWN_CONTEXT_WINDOW` and :data:`UNKNOWN_MAX_OUTPUT`
 (docs/configuration.md).
@@ -34,6 +35,7 @@ def _anthropic(
     output: int,
     input_price: float,
     output_price: float,
+    images: bool = True,
 ) -> ModelInfo:
     # Anthropic prompt caching: reads cost 0.1x input, 5-minute writes 1.25x input.
     return ModelInfo(
@@ -45,6 +47,7 @@ def _anthropic(
         output_price=output_price,
         cache_read_price=round(input_price * 0.1, 6),
         cache_write_price=round(input_price * 1.25, 6),
+        image_input=images,
     )
 
 
@@ -70,6 +73,7 @@ def _openai(
         cache_read_price=cached_input_price,
         cache_write_price=input_price,
         reasons_unasked=reasoning,
+        image_input=True,
     )
 
 
@@ -93,7 +97,14 @@ _MODELS: tuple[ModelInfo, ...] = (
     _anthropic(
         "claude-haiku-4-5", window=200_000, output=64_000, input_price=1.0, output_price=5.0
     ),
-    _anthropic("claude-3-5-haiku", window=200_000, output=8_192, input_price=0.8, output_price=4.0),
+    _anthropic(  # text only: no image input
+        "claude-3-5-haiku",
+        window=200_000,
+        output=8_192,
+        input_price=0.8,
+        output_price=4.0,
+        images=False,
+    ),
     # OpenAI
     _openai(
         "gpt-5",

@@ -176,6 +176,7 @@ class ModelOverride(_Config):
     output_price: NonNegativeFloat | None = None
     cache_read_price: NonNegativeFloat | None = None
     cache_write_price: NonNegativeFloat | None = None
+    image_input: bool | None = None
 
 
 class ProviderConfig(_Config):
@@ -397,6 +398,14 @@ class McpRemoteServer(_McpServerBase):
 McpServerConfig = Annotated[McpLocalServer | McpRemoteServer, Field(discriminator="type")]
 
 
+class DaemonConfig(_Config):
+    """The warm process ``run`` drives (docs/configuration.md "Warm path"). Read from your own
+    files only (the user file, ``LSP_AGENT_CONFIG``) before the run starts."""
+
+    enabled: bool = True
+    idle_seconds: PositiveInt = 600
+
+
 class ConfigKeys(_Config):
     """Every key a config layer may hold, except ``permission`` (parsed into rules)."""
 
@@ -419,6 +428,7 @@ class ConfigKeys(_Config):
     agents: AgentsConfig = Field(default_factory=AgentsConfig)
     completion: CompletionConfig = Field(default_factory=CompletionConfig)
     mcp: dict[NonEmptyStr, McpServerConfig] = Field(default_factory=dict)
+    daemon: DaemonConfig = Field(default_factory=DaemonConfig)
 
 
 class PermissionRule(BaseModel):

@@ -63,6 +63,8 @@ EventType = Literal[
     "review_resolved",
     "review_commented",
     "review_comments_sent",
+    "until_checked",
+    "suggestion_feedback",
 ]
 
 JsonObject = dict[str, Any]
@@ -400,6 +402,8 @@ class ContextNoted:
     skills: str | None = None
     review_hunks: list[str] | None = None
     code_rewinds: list[int] | None = None
+    suggestion_feedback: list[int] | None = None
+    """The ``suggestion_feedback`` seqs this note told the model about."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -545,6 +549,44 @@ class ReviewCommentsSent:
     files: list[ReviewFile] = field(default_factory=list)
 
 
+UntilVerdict = Literal["passed", "retry", "attempts", "cost", "stopped"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UntilChecked:
+    """ "Until green" (``run --until``, a prompt's ``until``): the person's ``command`` was
+    run after turn ``attempt`` of at most ``maxAttempts``. ``exitCode``: how it ended (none
+    when it timed out or could not start: ``error`` says why); ``verdict``: ``passed`` (it
+    exited 0: done), ``retry`` (its failure is the next prompt), ``attempts`` or ``cost``
+    (that bound was reached, it still fails), ``stopped`` (the turn ended otherwise, e.g.
+    cancelled or failed: the command was not run)."""
+
+    TYPE: ClassVar[Literal["until_checked"]] = "until_checked"
+    command: str
+    attempt: int
+    max_attempts: int
+    verdict: UntilVerdict
+    exit_code: int | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SuggestionFeedback:
+    """The user took (``accepted``) or dismissed an editor suggestion the completion model
+    made in this session's folder: an inline completion or a next edit (protocol.md §12a).
+    The model hears of it once, in a note at its next turn."""
+
+    TYPE: ClassVar[Literal["suggestion_feedback"]] = "suggestion_feedback"
+    suggestion_id: str
+    kind: Literal["inline", "next_edit"]
+    accepted: bool
+    uri: str
+    line: int
+    """0-based, where the suggestion was."""
+    summary: str
+    """What it suggested, in a few words (``rename x → y``)."""
+
+
 Event = (
     SessionCreated
     | UserMessageAdmitted
@@ -579,6 +621,8 @@ Event = (
     | ReviewResolved
     | ReviewCommented
     | ReviewCommentsSent
+    | UntilChecked
+    | SuggestionFeedback
 )
 """Every event, discriminated by its class's ``TYPE``."""
 
@@ -618,6 +662,8 @@ EVENT_CLASSES: Final[Mapping[EventType, type[Event]]] = {
         ReviewResolved,
         ReviewCommented,
         ReviewCommentsSent,
+        UntilChecked,
+        SuggestionFeedback,
     )
 }
 """``type`` → its definition, in catalogue order."""

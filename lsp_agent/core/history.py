@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from lsp_agent.core.messages import (
+    ImagePart,
     Message,
     Part,
     ReasoningPart,
@@ -88,7 +89,25 @@ def common_prefix(a: Sequence[object], b: Sequence[object]) -> int:
 
 
 def _user_parts(entry: TranscriptMessage) -> tuple[Part, ...]:
-    return tuple(TextPart(text=part.text) for part in entry.parts if isinstance(part, TextPartView))
+    """Text as text; an image as its placeholder (its name for the model) and the image."""
+    out: list[Part] = []
+    for part in entry.parts:
+        if isinstance(part, TextPartView):
+            out.append(TextPart(text=part.text))
+            if part.image_type is not None and part.image_data:
+                out.append(ImagePart(media_type=part.image_type, data=part.image_data))
+    return tuple(out)
+
+
+def without_images(messages: Sequence[Message]) -> list[Message]:
+    """``messages`` for a model that takes no images: each image's placeholder stays, the
+    image goes (a session whose model was switched after an image was sent)."""
+    return [
+        Message(role=m.role, parts=tuple(p for p in m.parts if not isinstance(p, ImagePart)))
+        if any(isinstance(p, ImagePart) for p in m.parts)
+        else m
+        for m in messages
+    ]
 
 
 def _assistant_parts(entry: TranscriptMessage) -> tuple[tuple[Part, ...], tuple[Part, ...]]:

@@ -45,7 +45,16 @@ class ToolResultPart:
     is_error: bool = False
 
 
-Part = TextPart | ReasoningPart | ToolCallPart | ToolResultPart
+@attrs.frozen(kw_only=True)
+class ImagePart:
+    """An image the user attached (``core/images.py``): sent to a model that takes images."""
+
+    media_type: str
+    data: str = attrs.field(repr=False)
+    """Base64."""
+
+
+Part = TextPart | ReasoningPart | ToolCallPart | ToolResultPart | ImagePart
 
 
 @attrs.frozen(kw_only=True)

@@ -27,6 +27,9 @@ class ModelInfo:
     output_price: float | None = None
     cache_read_price: float | None = None
     cache_write_price: float | None = None
+    image_input: bool | None = None
+    """Takes images in a prompt (core/images.py): True, False (a prompt with one is refused,
+    naming the model), None (not known: sent, and the endpoint decides)."""
     reasons_unasked: bool = False
     """Spends output tokens on reasoning even when no thinking is asked for (OpenAI's
     reasoning models): a poor choice for a short side answer such as a title."""

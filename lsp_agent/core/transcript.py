@@ -75,6 +75,10 @@ class TextPartView:
     attachment: str | None = None
     """A user message's attachment (core/attachments.py): its source. The model is sent
     it; the transcript shows the link or mention instead."""
+    image_type: str | None = None
+    """An image of a user message (core/images.py): ``text`` is its placeholder, the model
+    is sent ``image_data`` (base64) of this type."""
+    image_data: str | None = attrs.field(default=None, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         return {"type": self.type, "text": self.text}

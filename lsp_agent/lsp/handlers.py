@@ -21,6 +21,7 @@ from lsp_agent.lsp import protocol as p
 from lsp_agent.lsp.focus import context_blocks, prompt_focus
 from lsp_agent.lsp.host import AgentHost
 from lsp_agent.lsp.review_comments import COMMENT_HANDLERS
+from lsp_agent.lsp.until import work_until
 
 
 async def require_session(host: AgentHost, session_id: str) -> SessionInfo:
@@ -144,6 +145,8 @@ async def session_prompt(host: AgentHost, params: p.PromptParams) -> p.PromptRes
     info = await require_session(host, params.session_id)
     blocks = [block.dump() for block in params.prompt]
     blocks += context_blocks(params.context, host.workspace_folders(), host.app.secrets)
+    if params.until is not None:
+        work_until(host.runtime, info, params.until)
     return await submit_prompt(
         host,
         info,
@@ -363,6 +366,19 @@ def _lines(start: int, end: int) -> p.Range:
 
 Handler = Callable[[AgentHost, Any], Awaitable[Any]]
 
+# -- §12a next-edit suggestions (lsp/completion.py) -----------------------------------------
+
+
+async def next_edit(host: AgentHost, params: p.NextEditParams) -> p.NextEditResult | None:
+    completion = host.completion
+    return None if completion is None else await completion.next_edit(params)
+
+
+async def next_edit_feedback(host: AgentHost, params: p.NextEditFeedbackParams) -> None:
+    if host.completion is not None:
+        await host.completion.feedback(params)
+
+
 HANDLERS: dict[str, Handler] = {
     "agent/session/new": session_new,
     "agent/session/list": session_list,
@@ -389,4 +405,6 @@ HANDLERS: dict[str, Handler] = {
     "agent/review/resolve": review_resolve,
     "agent/codeReview/run": code_review.run_review,
     **COMMENT_HANDLERS,
+    "agent/nextEdit": next_edit,
+    "agent/nextEdit/feedback": next_edit_feedback,
 }

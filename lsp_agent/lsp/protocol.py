@@ -316,11 +316,21 @@ class PromptContext(Model):
     diagnostics: Annotated[list[Diagnostic], Field(max_length=1000)] | None = None
 
 
+class UntilParams(Model):
+    """ "Until green": after each turn ``command`` runs; while it fails, the agent goes on
+    (protocol.md "Until green")."""
+
+    command: Annotated[StrictStr, Field(min_length=1, max_length=10_000, pattern=r"\S")]
+    max_attempts: Annotated[StrictInt, Field(ge=1, le=100)] = 5
+    max_cost: Annotated[float, Field(gt=0)] | None = None
+
+
 class PromptParams(Model):
     session_id: SessionId
     prompt: Annotated[list[ContentBlock], Field(min_length=1, max_length=1000)]
     client_message_id: Annotated[StrictStr, Field(min_length=1, max_length=200)] | None = None
     context: PromptContext | None = None
+    until: UntilParams | None = None
 
 
 class PromptResult(Model):
@@ -665,6 +675,39 @@ class CommitMessageResult(Model):
     """The whole message: subject, then a blank line and a body when there is one."""
 
 
+# -- §12a next-edit suggestions -------------------------------------------------------------
+
+SuggestionId = Annotated[StrictStr, Field(min_length=1, max_length=200)]
+
+
+class VersionedDocument(Model):
+    uri: Uri
+    version: StrictInt
+
+
+class NextEditParams(Model):
+    text_document: VersionedDocument
+    position: Position
+    """The cursor: the model is told where the user is."""
+
+
+class NextEditResult(Model):
+    """One suggested edit in that document, its range in the version asked about (``null``
+    when nothing is worth suggesting)."""
+
+    id: SuggestionId
+    uri: Uri
+    range: Range
+    new_text: str
+    reason: str
+
+
+class NextEditFeedbackParams(Model):
+    id: SuggestionId
+    """A ``nextEdit`` result's id, or an inline completion item's (its command's argument)."""
+    accepted: StrictBool
+
+
 # -- §8 commands ---------------------------------------------------------------------------
 
 
@@ -869,6 +912,13 @@ METHODS: dict[str, Method] = {
         _c2s("agent/review/comment", ReviewCommentParams, ReviewCommentResult),
         _c2s("agent/review/sendComments", SessionIdParams, ReviewSendCommentsResult),
         _c2s("agent/commitMessage", CommitMessageParams, CommitMessageResult),
+        _c2s("agent/nextEdit", NextEditParams, NextEditResult),
+        Method(
+            name="agent/nextEdit/feedback",
+            direction="client_to_server",
+            kind="notification",
+            params=NextEditFeedbackParams,
+        ),
         Method(
             name="agent/session/update",
             direction="server_to_client",

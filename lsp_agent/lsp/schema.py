@@ -46,6 +46,7 @@ SESSION_UPDATES: Final = (
     "compaction_update",
     "permission_update",
     "question_update",
+    "until_update",
     "internal",
 )
 """Every ``update.sessionUpdate`` value the server can send in ``agent/session/update``

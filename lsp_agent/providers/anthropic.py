@@ -19,6 +19,7 @@ from anthropic import types as wire
 
 from lsp_agent.core.errors import ProviderError
 from lsp_agent.core.messages import (
+    ImagePart,
     Message,
     ModelRequest,
     ReasoningPart,
@@ -237,6 +238,9 @@ def _message(message: Message) -> dict[str, Any]:
                     {"type": "thinking", "thinking": part.text, "signature": part.signature}
                 )
             # Unsigned reasoning (e.g. from another provider) cannot be sent back; drop it.
+        elif isinstance(part, ImagePart):
+            source = {"type": "base64", "media_type": part.media_type, "data": part.data}
+            blocks.append({"type": "image", "source": source})
         elif isinstance(part, ToolCallPart):
             blocks.append(
                 {

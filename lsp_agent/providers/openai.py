@@ -19,6 +19,7 @@ import openai
 
 from lsp_agent.core.errors import ProviderError
 from lsp_agent.core.messages import (
+    ImagePart,
     Message,
     ModelRequest,
     TextPart,
@@ -251,9 +252,23 @@ def _messages(message: Message) -> list[dict[str, Any]]:
         for p in message.parts
         if isinstance(p, ToolResultPart)
     ]
-    if texts:
+    if any(isinstance(p, ImagePart) for p in message.parts):
+        result.append({"role": "user", "content": _user_content(message)})
+    elif texts:
         result.append({"role": "user", "content": "\n\n".join(texts)})
     return result
+
+
+def _user_content(message: Message) -> list[dict[str, Any]]:
+    """A user message with images: its text and images as content parts, in order."""
+    content: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, TextPart) and part.text:
+            content.append({"type": "text", "text": part.text})
+        elif isinstance(part, ImagePart):
+            url = f"data:{part.media_type};base64,{part.data}"
+            content.append({"type": "image_url", "image_url": {"url": url}})
+    return content
 
 
 def _effort(thinking: ThinkingConfig) -> str:

@@ -26,6 +26,7 @@ from lsp_agent.core.uris import local_path
 from lsp_agent.runtime.prompts import Prompts
 from lsp_agent.runtime.sessions import Sessions
 from lsp_agent.runtime.turns import TurnScheduler
+from lsp_agent.runtime.until import UntilCheck, UntilGoal, UntilRun, run_until
 from lsp_agent.storage.db import StorageError
 from lsp_agent.storage.event_log import SqliteEventStore
 
@@ -71,6 +72,8 @@ class Runtime:
         """The folder of each session this runtime created or admitted to (its agent's)."""
         self._loading: dict[str, asyncio.Lock] = {}
         self._closing: list[Closing] = []
+        self._goals: dict[str, tuple[UntilRun, Callable[[UntilCheck], None]]] = {}
+        """Sessions working until a command passes, their turns run in the background."""
         self.turns = TurnScheduler(run_turn=self._run_turn, has_pending=self._has_pending)
         self.sessions = Sessions(
             store=store, turns=self.turns, spill_root=data_dir(env) / "tool-output"
@@ -143,7 +146,45 @@ class Runtime:
             folder = local_path(info.workspace_folder)
         app = await self.agent(folder)
         outcome = await app.sessions.run_turn(session_id)  # the turn's one read of the row
+        goal = self._goals.get(session_id)
+        if goal is not None:
+            until, report = goal
+            after = await self.sessions.find(session_id)
+            if after is not None:
+                check = await until.after_turn(app, after, outcome.stop_reason)
+                report(check)
+                if not check.done:
+                    return outcome.stop_reason  # its failure is pending: the next turn
+            del self._goals[session_id]
         return outcome.stop_reason
+
+    def work_until(
+        self,
+        info: SessionInfo,
+        goal: UntilGoal,
+        report: Callable[[UntilCheck], None] = lambda _check: None,
+    ) -> None:
+        """From the session's next background turn on, work until ``goal``'s command
+        passes (runtime/until.py); a new goal replaces one still open."""
+        self._goals[info.session_id] = (UntilRun(goal, start_cost=info.usage.cost), report)
+
+    async def run_until(
+        self,
+        info: SessionInfo,
+        goal: UntilGoal,
+        report: Callable[[UntilCheck], None],
+        **overrides: Any,
+    ) -> tuple[TurnOutcome, UntilCheck]:
+        """Turns in the foreground (:meth:`run_turn`) until ``goal``'s command passes or a
+        bound is reached: the last turn's outcome and the last check."""
+        return await run_until(
+            await self.agent_of(info),
+            info,
+            goal,
+            run_turn=lambda row: self.run_turn(row, **overrides),
+            read=self.sessions.require,
+            report=report,
+        )
 
     async def _has_pending(self, session_id: str) -> bool:
         return bool(await self.sessions.pending(session_id))

@@ -772,6 +772,7 @@ def _part_view(row: sqlite3.Row) -> PartView:
             error=row["tool_error"],
         )
     data = json.loads(row["part_data"])
+    image = data.get("image")
     return TextPartView(
         part_id=row["part_id"],
         type=row["part_type"],
@@ -779,4 +780,6 @@ def _part_view(row: sqlite3.Row) -> PartView:
         signature=data.get("signature"),
         redacted_data=data.get("redactedData"),
         attachment=data.get("attachment"),
+        image_type=image.get("mediaType") if isinstance(image, dict) else None,
+        image_data=image.get("data") if isinstance(image, dict) else None,
     )

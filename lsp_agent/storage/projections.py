@@ -22,6 +22,7 @@ from typing import Any, Final, TypeVar, get_args
 
 from lsp_agent.core import events as ev
 from lsp_agent.core.events import EventDataError, StoredEvent
+from lsp_agent.core.images import placeholder
 from lsp_agent.core.transcript import MessageStatus, SessionState, ToolStatus
 from lsp_agent.storage import search_index
 from lsp_agent.storage.db import StorageError
@@ -215,7 +216,8 @@ def user_text_parts(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
     ``text`` → its text; ``resource`` → a header line naming the uri, then the resource text;
     ``resource_link`` → a line naming the uri (and the lines of its range); ``mention`` → a
-    line naming it (``[mention: #diff]``). Other block types
+    line naming it (``[mention: #diff]``); ``image`` → its placeholder, the image beside it
+    (core/images.py). Other block types
     carry nothing the model can read and are left out.
     """
     parts: list[dict[str, Any]] = []
@@ -233,17 +235,38 @@ def user_text_parts(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
             name = _clean(str(block.get("name", "")))
             scope = f" ({uri})" if uri else ""
             parts.append({"text": f"[mention: #{name}{scope}]"})
+        elif kind == "image" and _whole_image(block):
+            parts.append(_image_part(block))
     return parts
+
+
+def _whole_image(block: dict[str, Any]) -> bool:
+    """A block with a type and data: anything less carries nothing to show."""
+    return isinstance(block.get("mimeType"), str) and isinstance(block.get("data"), str)
+
+
+def _image_part(block: dict[str, Any]) -> dict[str, Any]:
+    """An image: its placeholder is the text (transcript, search, exports); the model is
+    sent ``image``."""
+    image = {"mediaType": str(block.get("mimeType", "")), "data": str(block.get("data", ""))}
+    return {"text": _clean(placeholder(block)), "image": image}
 
 
 def attachment_parts(attachments: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The text parts a message's attachments become, after its content's: marked
     ``attachment`` (their source), so the model is sent them and the transcript, exports
     and the search index leave them out."""
-    return [
-        {"text": _clean(str(item.get("text", ""))), "attachment": str(item.get("source", ""))}
-        for item in attachments
-    ]
+    parts = []
+    for item in attachments:
+        part = {
+            "text": _clean(str(item.get("text", ""))),
+            "attachment": str(item.get("source", "")),
+        }
+        image = item.get("image")
+        if isinstance(image, dict) and _whole_image(image):
+            part["image"] = _image_part(image)["image"]
+        parts.append(part)
+    return parts
 
 
 def _describe_range(value: Any) -> str:

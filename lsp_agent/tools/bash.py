@@ -28,11 +28,11 @@ import attrs
 from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.core.messages import ToolKind
-from lsp_agent.core.permission.rules import PermissionRequest, literal
+from lsp_agent.core.permission.rules import PermissionRequest, PermissionVerdict, literal
 from lsp_agent.core.permission.subjects import CommandSubject
 from lsp_agent.core.permission_kinds import PermissionKind
 from lsp_agent.core.tool_details import CommandDetails
-from lsp_agent.core.tooling import ToolOutcome
+from lsp_agent.core.tooling import ToolCallContext, ToolOutcome
 from lsp_agent.sandbox import CommandSandbox, Launch, SandboxUnavailable
 from lsp_agent.shell.plan import PermissionPlan, plan_permissions
 from lsp_agent.shell.process import shell_argv
@@ -46,6 +46,7 @@ from lsp_agent.shell.runner import (
     OutputTail,
 )
 from lsp_agent.tools.base import ToolRunContext, load_description, refusal
+from lsp_agent.workspace.boundary import WorkspaceBoundary
 
 __all__ = [
     "DEFAULT_TIMEOUT_MS",
@@ -212,6 +213,39 @@ class BashTool:
         outcome = _outcome(run, timeout_ms=timeout_ms, title=title, workdir=workdir)
         return self._with_sandbox_note(outcome, launch, ctx.call.session_id)
 
+    async def run_typed(
+        self, command: str, *, session_id: str, roots: Sequence[str], timeout: float
+    ) -> CommandRun | CommandFailed:
+        """A command the person typed (``run --until``), in the first root: their typing
+        approved it, so nothing is asked; the same sandbox holds it as the model's commands,
+        here (the local runner), and ``timeout`` seconds stop it."""
+        env = self.child_env()
+        workdir = roots[0]
+        launch = await self._sandbox.prepare(
+            shell_argv(command, env, avoid=tuple(roots)),
+            workdir=workdir,
+            writable=tuple(roots),
+            env=env,
+            network=False,
+            grace=self._kill_grace,
+            report=True,
+        )
+        if isinstance(launch, SandboxUnavailable):
+            return CommandFailed(launch.message())
+        spec = CommandSpec(
+            launch=launch,
+            workdir=workdir,
+            env=env,
+            hidden_env=self._hidden,
+            timeout=timeout,
+            kill_grace=self._kill_grace,
+            max_kept_chars=self._max_kept,
+        )
+        try:
+            return await LocalRunner().run(spec, _TypedRun(session_id, tuple(roots)))
+        finally:
+            launch.close()
+
     def _with_sandbox_note(self, outcome: ToolOutcome, launch: Launch, session: str) -> ToolOutcome:
         """Record whether it was sandboxed; tell each session once that it was not."""
         details = outcome.details
@@ -222,6 +256,24 @@ class BashTool:
             self._noticed.add(session)
             output = f"{output}\n{launch.notice}"
         return attrs.evolve(outcome, output=output, details=details)
+
+
+class _TypedRun:
+    """The run context of a typed command: no tool call, nothing to ask, nothing shown."""
+
+    def __init__(self, session_id: str, roots: tuple[str, ...]) -> None:
+        self.call = ToolCallContext(
+            session_id=session_id,
+            message_id="",
+            tool_call_id="",
+            workspace_roots=roots,
+            ask=_never_asked,
+        )
+        self.boundary = WorkspaceBoundary(list(roots))
+
+
+async def _never_asked(request: PermissionRequest) -> PermissionVerdict:
+    raise AssertionError("a typed command asks nothing")
 
 
 async def _authorize(

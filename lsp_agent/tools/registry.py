@@ -204,6 +204,11 @@ class ToolRegistry:
     def names(self) -> tuple[str, ...]:
         return tuple(self._tools)
 
+    def tool(self, name: str) -> Tool[Any] | None:
+        """The built-in tool ``name``, for a caller that runs it another way (``bash``'s
+        typed commands, ``run --until``)."""
+        return self._tools.get(name)
+
     def specs(self) -> tuple[ToolSpec, ...]:
         """The built-in tools, then the sources'; a new tuple only when a source changed."""
         current = tuple(source.specs() for source in self._sources)

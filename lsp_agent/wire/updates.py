@@ -79,6 +79,8 @@ def _update_body(stored: StoredEvent) -> dict[str, Any]:
             return {"sessionUpdate": "review_update", "files": files}
         case ev.ConfigChanged(config_options=options):
             return {"sessionUpdate": "config_option_update", "configOptions": options}
+        case ev.UntilChecked() as checked:
+            return {"sessionUpdate": "until_update", **encode(checked)}
         case ev.PlanUpdated(entries=entries):
             return {"sessionUpdate": "plan_update", "entries": entries}
         case ev.TitleSet(title=title) | ev.SessionCreated(title=title):

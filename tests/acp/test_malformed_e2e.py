@@ -105,9 +105,9 @@ async def test_every_malformed_input_is_answered_and_the_agent_goes_on(
         answer = await agent.receive()
         assert answer["id"] == 4
         assert answer["result"]["protocolVersion"] == 1
-        # honest: the core passes no images or audio to the model (docs/acp.md, "Prompts")
+        # honest: images reach the model, audio does not (docs/acp.md, "Prompts")
         prompts = answer["result"]["agentCapabilities"]["promptCapabilities"]
-        assert prompts == {"image": False, "audio": False, "embeddedContext": True}
+        assert prompts == {"image": True, "audio": False, "embeddedContext": True}
 
         await agent.request(40, "authenticate", {"methodId": "anthropic"})
         assert (await agent.receive()) == {"jsonrpc": "2.0", "id": 40, "result": {}}

@@ -19,7 +19,7 @@ def provider_env(
     return {"OPENAI_BASE_URL": server.openai_base_url, "OPENAI_API_KEY": key}
 
 
-PASSED_ON = ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "TMPDIR")
+PASSED_ON = ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "TMPDIR", "LSP_AGENT_NO_DAEMON")
 
 
 def agent_env(

@@ -24,6 +24,7 @@ from lsp_agent.core import events as ev
 from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.history import fold
 from lsp_agent.core.messages import (
+    ImagePart,
     Message,
     Part,
     ReasoningPart,
@@ -183,6 +184,8 @@ def render_part(part: Part, *, limit: int | None, role: str = "") -> str:
         return f"[Assistant reasoning]: {part.text}"
     if isinstance(part, ToolCallPart):
         return f"[Tool call]: {part.name}({_compact_json(part.input)})"
+    if isinstance(part, ImagePart):
+        return f"[User image]: {part.media_type} (seen by the model; not in this text)"
     text = part.output
     if limit is not None and len(text) > limit:
         text = text[:limit] + f"… [{len(part.output) - limit} more characters]"

@@ -9,7 +9,7 @@ into the conversation and runs the loop. The service wires the parts that do the
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from lsp_agent.core import events as ev
@@ -18,8 +18,9 @@ from lsp_agent.core.checkpoints import RevertScope, SnapshotChange, SnapshotStor
 from lsp_agent.core.compaction.policy import latest_compaction_point
 from lsp_agent.core.compaction.summary import Compactor
 from lsp_agent.core.context import ContextSources, SourcesSnapshot, current_epoch
-from lsp_agent.core.errors import SessionNotFound
+from lsp_agent.core.errors import InvalidParams, SessionNotFound
 from lsp_agent.core.event_writer import EventWriter
+from lsp_agent.core.images import image_problem, images_of, refusal
 from lsp_agent.core.interfaces import Clock, Editor, EventStore, IdFactory, Provider, ToolExecutor
 from lsp_agent.core.models import ModelCatalog, ModelInfo, SideModel, SingleModel
 from lsp_agent.core.modes import SUBAGENTS, SubagentScope, check_client_mode, subagent_scope
@@ -164,6 +165,7 @@ class SessionService:
         The user's review comments not sent yet open the message (``core/review/comments``)
         and are marked sent with it."""
         info = info or await self._require(session_id)
+        self._check_images(info, images_of(content))
         events = await self._store.events(session_id)
         if staged_revert(events) is not None:
             await self._reverts.commit(session_id)
@@ -181,6 +183,7 @@ class SessionService:
                 folder=folder, roots=self._setup.workspace_roots(folder), focus=focus
             )
             attached = await self._attachments.expand(content, scope) or None
+            self._check_images(info, images_of((), attached or ()))
         admitted = ev.UserMessageAdmitted(
             message_id=message_id,
             content=content,
@@ -433,6 +436,20 @@ class SessionService:
         to: as for a session on the configured model (``TurnSetup.side_model``)."""
         provider, model = self._setup.session_model(self._options.model.ref)
         return self._setup.side_model(agent, provider, model)
+
+    def _check_images(self, info: SessionInfo, images: Sequence[Mapping[str, Any]]) -> None:
+        """``InvalidParams`` for an image no model could be sent, or when the session's model
+        takes none (its catalogue entry says so): refused before anything is recorded."""
+        for image in images:
+            problem = image_problem(image)
+            if problem is not None:
+                raise InvalidParams(f"prompt: {problem}")
+        if images and self._catalog.resolve(info.model)[1].image_input is False:
+            raise InvalidParams(refusal(info.model))
+
+    async def record(self, session_id: str, event: ev.UntilChecked) -> None:
+        """Record what a door's work around the turns found (``run --until``'s checks)."""
+        await self._events.emit(session_id, event)
 
     async def drain(self, timeout: float) -> None:
         """Give side work (titles) up to ``timeout`` seconds to finish, then stop it."""

@@ -27,6 +27,7 @@ from lsp_agent.core.errors import (
     LspAgentError,
     ProviderError,
 )
+from lsp_agent.core.history import without_images
 from lsp_agent.core.interfaces import (
     Clock,
     Editor,
@@ -319,6 +320,8 @@ class TurnRunner:
 
     def _build(self, transcript: list[TranscriptMessage], *, last: bool) -> ModelRequest:
         messages = self._view.messages(transcript)
+        if self._config.model.image_input is False:
+            messages = without_images(messages)
         if last:
             messages = _with_wrap_up(messages, prompts.load("max_steps"))
         return ModelRequest(

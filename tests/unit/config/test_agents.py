@@ -63,7 +63,8 @@ def test_every_field_is_optional_and_layers_merge_per_agent(tmp_path: Path) -> N
     [
         (
             {"titel": {}},
-            "key 'agents': unknown agent 'titel': expected build, plan, task, title, summary or",
+            "key 'agents': unknown agent 'titel': expected build, plan, task, title, summary, "
+            "completion or commit",
         ),
         ({"title": {"modle": "a/b"}}, "unknown key 'agents.title.modle'"),
         ({"task": {"model": "gpt-5"}}, "key 'agents.task.model': expected 'provider/model'"),

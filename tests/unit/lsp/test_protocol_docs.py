@@ -517,6 +517,21 @@ SAMPLES: dict[str, dict[str, Any]] = {
             {"uri": "file:///w/a.py", "status": "kept", "pending": 0, "kept": 1, "undone": 0}
         ],
     },
+    "until_checked": {
+        "command": "pytest -q",
+        "attempt": 2,
+        "maxAttempts": 5,
+        "verdict": "retry",
+        "exitCode": 1,
+    },
+    "suggestion_feedback": {
+        "suggestionId": "nxe_1",
+        "kind": "next_edit",
+        "accepted": True,
+        "uri": "file:///w/a.py",
+        "line": 3,
+        "summary": "rename x → y",
+    },
 }
 """Plausible ``data`` per event type (docs/events.md)."""
 

@@ -1,0 +1,176 @@
+"""``lsp-agent run`` through the warm process (docs/configuration.md "Warm path"): the second
+run is the warm process's, prints and exits as a cold run does, gets its own environment and
+folder; ``--no-daemon`` and ``daemon.enabled: false`` leave no socket; a version change and
+the idle time end the process."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from lsp_agent.testing.fake_llm import running_fake_llm
+from tests.daemon.conftest import (
+    TIMEOUT,
+    folder,
+    logs,
+    lsp_agent,
+    running,
+    wait_for,
+    warm_env,
+    warm_pids,
+)
+
+MODEL = ("--model", "anthropic/claude-test")
+KEY = "sk-warm-test-key"
+SESSION = re.compile(r"ses_\w+")
+
+
+def provider(server_url: str) -> dict[str, str]:
+    return {"ANTHROPIC_BASE_URL": server_url, "ANTHROPIC_API_KEY": KEY}
+
+
+def runs_in_log(runtime_dir: Path) -> list[tuple[int, int]]:
+    return [(int(p), int(c)) for p, c in re.findall(r"run (\d+) exited (-?\d+)", logs(runtime_dir))]
+
+
+def test_the_second_run_is_the_warm_process_s_and_prints_what_a_cold_run_prints(
+    runtime_dir: Path, workspace: Path
+) -> None:
+    (workspace / "a.txt").write_text("alpha\n")
+    step = [
+        {"tool_calls": [{"name": "read", "input": {"file_path": "a.txt"}}]},
+        {"text": "It says alpha."},
+    ]
+    with running_fake_llm(step * 3) as server:
+        env = warm_env(runtime_dir, **provider(server.anthropic_base_url))
+        cold = lsp_agent("run", *MODEL, "--no-daemon", "what is in a.txt?", cwd=workspace, env=env)
+        assert not folder(runtime_dir).exists()  # --no-daemon: no folder, no socket
+        first = lsp_agent("run", *MODEL, "what is in a.txt?", cwd=workspace, env=env)
+        second = lsp_agent("run", *MODEL, "what is in a.txt?", cwd=workspace, env=env)
+    (pid,) = warm_pids(runtime_dir)
+    assert running(pid)
+    assert len(runs_in_log(runtime_dir)) == 2  # both warm runs were the warm process's
+    for warm in (first, second):
+        assert warm.returncode == cold.returncode == 0
+        assert warm.stdout == cold.stdout == "It says alpha.\n"
+        assert SESSION.sub("ses_", warm.stderr) == SESSION.sub("ses_", cold.stderr)
+    assert "→ " in second.stderr
+    assert "✗" not in second.stderr
+    listed = lsp_agent("sessions", "list", "--json", cwd=workspace, env=env)
+    assert len(json.loads(listed.stdout)["sessions"]) == 3  # the same store, the same folder
+    status = lsp_agent("daemon", "status", cwd=workspace, env=env)
+    assert f"pid {pid} " in status.stdout
+    assert str(folder(runtime_dir)) in status.stdout
+
+
+def test_a_failing_run_exits_with_the_cold_run_s_code_and_words(
+    runtime_dir: Path, workspace: Path
+) -> None:
+    env = warm_env(runtime_dir, LSP_AGENT_MODEL="anthropic/claude-test", ANTHROPIC_API_KEY=KEY)
+    cold = lsp_agent("run", "--no-daemon", "--max-steps", "0", "hi", cwd=workspace, env=env)
+    warm = lsp_agent("run", "--max-steps", "0", "hi", cwd=workspace, env=env)
+    assert warm_pids(runtime_dir)
+    assert (warm.returncode, warm.stdout, warm.stderr) == (cold.returncode, "", cold.stderr)
+    assert cold.returncode == 2
+    unknown = lsp_agent("run", "--session", "ses_nope", "hi", cwd=workspace, env=env)
+    assert unknown.returncode == 2
+    assert "unknown session: ses_nope" in unknown.stderr
+    assert [code for _pid, code in runs_in_log(runtime_dir)] == [2, 2]
+
+
+def test_each_run_gets_its_own_environment_and_folder(runtime_dir: Path, tmp_path: Path) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    script = [{"tool_calls": [{"name": "bash", "input": {"command": "pwd; echo $GREETING"}}]}]
+    with (
+        running_fake_llm([*script, {"text": "from A"}]) as a,
+        running_fake_llm([*script, {"text": "from B"}]) as b,
+    ):
+        env_a = warm_env(runtime_dir, GREETING="hello-a", **provider(a.anthropic_base_url))
+        env_b = warm_env(runtime_dir, GREETING="hello-b", **provider(b.anthropic_base_url))
+        first = lsp_agent("run", *MODEL, "--yes", "go", cwd=one, env=env_a)
+        second = lsp_agent("run", *MODEL, "--yes", "go", cwd=two, env=env_b)
+        assert len(a.model_bodies()) == 2
+        assert len(b.model_bodies()) == 2
+    assert len(warm_pids(runtime_dir)) == 1  # one warm process served both
+    assert len(runs_in_log(runtime_dir)) == 2
+    assert (first.returncode, first.stdout) == (0, "from A\n")
+    assert (second.returncode, second.stdout) == (0, "from B\n")
+    assert f"{one}\n" in first.stderr
+    assert "hello-a" in first.stderr
+    assert f"{two}\n" in second.stderr
+    assert "hello-b" in second.stderr
+
+
+def test_a_prompt_from_stdin_reaches_the_warm_run(runtime_dir: Path, workspace: Path) -> None:
+    with running_fake_llm([{"text": "read it"}]) as server:
+        env = warm_env(runtime_dir, **provider(server.anthropic_base_url))
+        result = lsp_agent("run", *MODEL, "-", cwd=workspace, env=env, stdin="the piped prompt")
+        body = server.model_bodies()[0]
+    assert warm_pids(runtime_dir)
+    assert (result.returncode, result.stdout) == (0, "read it\n")
+    assert "the piped prompt" in json.dumps(body["messages"][-1])
+
+
+def test_daemon_enabled_false_in_the_user_file_keeps_runs_cold(
+    runtime_dir: Path, workspace: Path, isolated_home: Path
+) -> None:
+    config = isolated_home / ".config" / "lsp-agent" / "config.json"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(json.dumps({"daemon": {"enabled": False}}))
+    with running_fake_llm([{"text": "cold"}]) as server:
+        env = warm_env(runtime_dir, **provider(server.anthropic_base_url))
+        result = lsp_agent("run", *MODEL, "hi", cwd=workspace, env=env)
+    assert (result.returncode, result.stdout) == (0, "cold\n")
+    assert not folder(runtime_dir).exists()
+
+
+def test_a_warm_process_of_another_version_is_replaced(runtime_dir: Path, workspace: Path) -> None:
+    with running_fake_llm([{"text": "new"}]) as server:
+        env = warm_env(runtime_dir, **provider(server.anthropic_base_url))
+        with (runtime_dir / "old.log").open("w") as log:
+            old = subprocess.Popen(  # an older install's warm process, still running
+                [sys.executable, "-m", "lsp_agent", "daemon", "serve"],
+                env={**env, "LSP_AGENT_DAEMON_VERSION": "0.0.1+old"},
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+                start_new_session=True,
+            )
+        try:
+            wait_for(
+                lambda: "version 0.0.1+old, ready" in (runtime_dir / "old.log").read_text(),
+                "the old one",
+            )
+            result = lsp_agent("run", *MODEL, "hi", cwd=workspace, env=env)
+            assert old.wait(timeout=TIMEOUT) == 0  # asked to stop, it exited
+        finally:
+            if old.poll() is None:
+                old.kill()
+                old.wait()
+    assert "asked to stop" in (runtime_dir / "old.log").read_text()
+    (new,) = warm_pids(runtime_dir)
+    assert new != old.pid
+    assert running(new)
+    assert (result.returncode, result.stdout) == (0, "new\n")
+    assert len(runs_in_log(runtime_dir)) == 1  # the run was the new process's
+
+
+def test_the_warm_process_exits_after_its_idle_time(
+    runtime_dir: Path, workspace: Path, isolated_home: Path
+) -> None:
+    config = isolated_home / ".config" / "lsp-agent" / "config.json"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(json.dumps({"daemon": {"idle_seconds": 2}}))
+    with running_fake_llm([{"text": "done"}]) as server:
+        env = warm_env(runtime_dir, **provider(server.anthropic_base_url))
+        result = lsp_agent("run", *MODEL, "hi", cwd=workspace, env=env)
+    assert result.returncode == 0
+    (pid,) = warm_pids(runtime_dir)
+    wait_for(lambda: not running(pid), "the idle warm process to exit")
+    assert "idle for" in logs(runtime_dir)
+    assert not list(folder(runtime_dir).glob("*.sock"))  # it removed its socket

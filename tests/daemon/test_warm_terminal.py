@@ -1,0 +1,121 @@
+"""What a person at the terminal does reaches the warm run: a permission ask is put on the
+client's terminal and answered there; Ctrl-C interrupts the run with the cold run's exit 130."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from lsp_agent.testing.fake_llm import running_fake_llm
+from tests.daemon.conftest import TIMEOUT, logs, lsp_agent, wait_for, warm_env
+
+MODEL = ("--model", "anthropic/claude-test")
+
+
+def sleeping() -> bool:
+    """Whether the run's command still runs (its pid is the sandbox's, so look for it)."""
+    for entry in Path("/proc").iterdir():
+        try:
+            if (entry / "cmdline").read_bytes() == b"sleep\x0067.25\x00":
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def read_until(fd: int, marker: bytes, timeout: float = TIMEOUT) -> bytes:
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while marker not in seen:
+        assert time.monotonic() < deadline, f"no {marker!r} in {seen!r}"
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+    return seen
+
+
+def test_a_permission_ask_is_answered_on_the_client_s_terminal(
+    runtime_dir: Path, workspace: Path
+) -> None:
+    command = "echo approved > out.txt"
+    script = [{"tool_calls": [{"name": "bash", "input": {"command": command}}]}, {"text": "ok"}]
+    with running_fake_llm(script) as server:
+        env = warm_env(
+            runtime_dir, ANTHROPIC_BASE_URL=server.anthropic_base_url, ANTHROPIC_API_KEY="k" * 12
+        )
+        leader, follower = pty.openpty()
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "lsp_agent", "run", *MODEL, "go"],
+                cwd=workspace,
+                env=env,
+                stdin=follower,
+                stdout=subprocess.PIPE,
+                stderr=follower,
+            )
+            os.close(follower)
+            try:
+                shown = read_until(leader, b"[r]eason to deny: ")
+                os.write(leader, b"y\n")
+                shown += read_until(leader, b"session ses_")
+                assert proc.wait(timeout=TIMEOUT) == 0
+                assert proc.stdout is not None
+                assert proc.stdout.read() == b"ok\n"
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                proc.wait()
+                if proc.stdout is not None:
+                    proc.stdout.close()
+        finally:
+            os.close(leader)
+    assert f"command: {command}" in shown.decode()
+    assert (workspace / "out.txt").read_text() == "approved\n"
+    assert "exited 0" in logs(runtime_dir)  # the warm process ran it
+
+
+def test_ctrl_c_interrupts_the_warm_run_with_exit_130(runtime_dir: Path, workspace: Path) -> None:
+    slow = "sleep 67.25 & echo $! > pids.txt; wait"
+    script = [{"tool_calls": [{"name": "bash", "input": {"command": slow}}]}, {"text": "never"}]
+    with running_fake_llm(script) as server:
+        env = warm_env(
+            runtime_dir, ANTHROPIC_BASE_URL=server.anthropic_base_url, ANTHROPIC_API_KEY="k" * 12
+        )
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "lsp_agent", "run", *MODEL, "--yes", "go"],
+            cwd=workspace,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        pids = workspace / "pids.txt"
+        try:
+            wait_for(lambda: pids.is_file() and pids.read_text().endswith("\n"), "the command")
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=TIMEOUT)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    assert proc.returncode == 130
+    assert "interrupted" in err
+    assert out == ""
+    wait_for(lambda: not sleeping(), "the command to be stopped")
+    assert "exited 130" in logs(runtime_dir)
+    listed = lsp_agent("sessions", "list", "--json", cwd=workspace, env=env)
+    (session,) = json.loads(listed.stdout)["sessions"]
+    assert session["state"] == "idle"  # the log ends consistently, as after a cold Ctrl-C
