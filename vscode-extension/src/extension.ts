@@ -5,6 +5,7 @@
 import * as vscode from "vscode";
 import { openCodeRef, openLocation } from "./codeRefLinks";
 import { register as registerApprovals } from "./features/approvals";
+import { register as registerCompletion } from "./features/completion";
 import { createDeps } from "./features/deps";
 import { register as registerDiagnostics } from "./features/diagnostics";
 import { register as registerPanel } from "./features/panel";
@@ -30,6 +31,7 @@ export function activate(context: vscode.ExtensionContext) {
   const approvals = registerApprovals(context, deps);
   const sessions = registerSessions(context, deps, review);
   const search = registerSearch(context, deps);
+  registerCompletion(context, deps);
   const routes: Routes = {
     prompt: (msg) => prompts.ask(msg.text, msg.mentions, msg.noFocus),
     complete: async (msg) => chat.send({ type: "completions", id: msg.id, items: await prompts.complete(msg.trigger, msg.query) }),

@@ -22,4 +22,6 @@ export const Commands = {
   undoFile: "lspAgent.undoFile",
   keepAll: "lspAgent.keepAll",
   undoAll: "lspAgent.undoAll",
+  acceptNextEdit: "lspAgent.acceptNextEdit",
+  dismissNextEdit: "lspAgent.dismissNextEdit",
 } as const;

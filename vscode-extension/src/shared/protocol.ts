@@ -42,6 +42,8 @@ export const Methods = {
   askQuestion: m("agent/session/askQuestion", "server_to_client", "request"),
   editorQuery: m("agent/editor/query", "server_to_client", "request"),
   saveDocuments: m("agent/documents/save", "server_to_client", "request"),
+  nextEdit: m("agent/nextEdit", "client_to_server", "request"),
+  nextEditFeedback: m("agent/nextEdit/feedback", "client_to_server", "notification"),
 } as const satisfies Record<string, MethodSpec>;
 
 /**
@@ -528,4 +530,8 @@ export const WIRE_KEYS = {
   SaveDocumentsResult: ["SaveDocumentsResult", keys<SaveDocumentsResult>()(["documents"])],
   MentionBlock: ["MentionBlock", keys<MentionBlock>()(["type", "name", "uri"])],
   UndoResult: ["UndoResult", keys<UndoResult>()(["sessionId", "messageId", "prompt"])],
+  NextEditParams: ["NextEditParams", keys<NextEditParams>()(["textDocument", "position"])],
+  VersionedDocument: ["VersionedDocument", keys<NextEditParams["textDocument"]>()(["uri", "version"])],
+  NextEditResult: ["NextEditResult", keys<NextEditResult>()(["id", "uri", "range", "newText", "reason"])],
+  NextEditFeedbackParams: ["NextEditFeedbackParams", keys<NextEditFeedbackParams>()(["id", "accepted"])],
 } as const;
