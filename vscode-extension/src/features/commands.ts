@@ -26,4 +26,6 @@ export const Commands = {
   generateCommitMessage: "lspAgent.generateCommitMessage",
   commentHunk: "lspAgent.commentHunk",
   sendComments: "lspAgent.sendComments",
+  acceptNextEdit: "lspAgent.acceptNextEdit",
+  dismissNextEdit: "lspAgent.dismissNextEdit",
 } as const;

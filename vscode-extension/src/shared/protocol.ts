@@ -46,6 +46,8 @@ export const Methods = {
   askQuestion: m("agent/session/askQuestion", "server_to_client", "request"),
   editorQuery: m("agent/editor/query", "server_to_client", "request"),
   saveDocuments: m("agent/documents/save", "server_to_client", "request"),
+  nextEdit: m("agent/nextEdit", "client_to_server", "request"),
+  nextEditFeedback: m("agent/nextEdit/feedback", "client_to_server", "notification"),
 } as const satisfies Record<string, MethodSpec>;
 
 /**
@@ -62,6 +64,15 @@ export const ServerCommands = {
   review: "lspAgent.review",
   fixFinding: "lspAgent.fixFinding",
   dismissFinding: "lspAgent.dismissFinding",
+} as const;
+
+/**
+ * Commands the server names in what it sends and this extension registers (never a server
+ * command: vscode-languageclient would register that too). An inline completion item's command
+ * is `inlineCompletionAccepted` with the item's id in `arguments`: VS Code runs it on accept.
+ */
+export const ClientCommands = {
+  inlineCompletionAccepted: "lsp-agent.inlineCompletionAccepted",
 } as const;
 
 export const ErrorCodes = {
@@ -481,6 +492,29 @@ const keys =
   <const K extends readonly (keyof T)[]>(list: K & ([keyof T] extends [K[number]] ? unknown : never)): K =>
     list;
 
+// -- next-edit suggestions and inline-completion feedback (issue 36) ------------------------------
+
+/** The next-edit request (Methods.nextEdit): one suggested edit anywhere in the document, at the version given. */
+export interface NextEditParams {
+  textDocument: { uri: string; version: number };
+  position: Position;
+}
+
+/** The suggestion (its range is in the document version asked about); the result is this or null. */
+export interface NextEditResult {
+  id: string;
+  uri: string;
+  range: Range;
+  newText: string;
+  reason: string;
+}
+
+/** The feedback notification (Methods.nextEditFeedback): what the user did with a suggestion or an inline completion. */
+export interface NextEditFeedbackParams {
+  id: string;
+  accepted: boolean;
+}
+
 /** TS interface → [schema `$defs` name, its keys]. */
 export const WIRE_KEYS = {
   AgentClientOptions: ["AgentClientOptions", keys<AgentClientOptions>()(["protocolVersion", "ui", "forwardsDiagnostics", "clientInfo", "config", "workspaceConfig", "editorQueries", "savesDocuments"])],
@@ -554,4 +588,8 @@ export const WIRE_KEYS = {
   SaveDocumentsResult: ["SaveDocumentsResult", keys<SaveDocumentsResult>()(["documents"])],
   MentionBlock: ["MentionBlock", keys<MentionBlock>()(["type", "name", "uri"])],
   UndoResult: ["UndoResult", keys<UndoResult>()(["sessionId", "messageId", "prompt"])],
+  NextEditParams: ["NextEditParams", keys<NextEditParams>()(["textDocument", "position"])],
+  VersionedDocument: ["VersionedDocument", keys<NextEditParams["textDocument"]>()(["uri", "version"])],
+  NextEditResult: ["NextEditResult", keys<NextEditResult>()(["id", "uri", "range", "newText", "reason"])],
+  NextEditFeedbackParams: ["NextEditFeedbackParams", keys<NextEditFeedbackParams>()(["id", "accepted"])],
 } as const;
