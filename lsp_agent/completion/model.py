@@ -133,6 +133,7 @@ class ChatModel:
             system=(SystemBlock(text=system),),
             messages=(Message(role="user", parts=(TextPart(text=prompt),)),),
             max_output_tokens=max_tokens,
+            cache_conversation=False,  # a different text every time: no cache to write
         )
         pieces: list[str] = []
         tokens = 0

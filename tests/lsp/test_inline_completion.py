@@ -244,4 +244,5 @@ async def test_a_chat_model_completes_through_the_agents_provider(
     assert "Reply with only the text to insert at <CURSOR>" in str(request.body["system"])
     [block] = request.body["messages"][0]["content"]
     assert block["text"] == "File calc.py:\ndef add(a, b):\n    return <CURSOR>\n"
+    assert "cache_control" not in block  # a one-off text: no cache written at 1.25× the price
     assert fim_requests(fake_llm) == []
