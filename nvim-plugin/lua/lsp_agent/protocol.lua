@@ -17,6 +17,7 @@ M.requests = {
   prompt = "agent/session/prompt",
   diff_get = "agent/diff/get",
   review_list = "agent/review/list",
+  code_review_run = "agent/codeReview/run",
   review_resolve = "agent/review/resolve",
   revert_stage = "agent/revert/stage",
   session_compact = "agent/session/compact",
@@ -53,6 +54,9 @@ M.commands = {
   cancel = "lspAgent.cancel",
   undo = "lspAgent.undo",
   redo = "lspAgent.redo",
+  review = "lspAgent.review",
+  fix_finding = "lspAgent.fixFinding",
+  dismiss_finding = "lspAgent.dismissFinding",
 }
 
 --- Permission option kinds (protocol.md §4).
