@@ -84,6 +84,20 @@ M.subcommands = {
   ["undo-hunk"] = function(args, cmd)
     require("lsp_agent.review").command("undo", args, range_of(cmd))
   end,
+  comment = function(args, cmd)
+    local range = range_of(cmd) or {}
+    require("lsp_agent.comments").comment_lines(0, range[1], range[2], args)
+  end,
+  ["undo-reason"] = function(args, cmd)
+    local range = range_of(cmd) or {}
+    require("lsp_agent.comments").undo_with_reason(0, range[1], range[2], args)
+  end,
+  ["send-comments"] = function()
+    require("lsp_agent.comments").send()
+  end,
+  commit = function()
+    require("lsp_agent.commit").run()
+  end,
   rewind = function(args)
     api().rewind(args ~= "" and args or nil)
   end,
@@ -204,7 +218,7 @@ function M.create()
     range = true,
     bang = true,
     complete = M.complete,
-    desc = "lsp-agent: chat, ask, fix, explain, stop, retry, compact, undo, redo, rewind, sessions, resume, model, mode, diff, permission, permissions, allow, review, codereview, keep, undo-hunk, log",
+    desc = "lsp-agent: chat, ask, fix, explain, stop, retry, compact, undo, redo, rewind, sessions, resume, model, mode, diff, permission, permissions, allow, review, codereview, keep, undo-hunk, undo-reason, comment, send-comments, commit, log",
   })
 end
 

@@ -23,4 +23,9 @@ export const Commands = {
   keepAll: "lspAgent.keepAll",
   undoAll: "lspAgent.undoAll",
   reviewChanges: "lspAgent.reviewChanges",
+  generateCommitMessage: "lspAgent.generateCommitMessage",
+  commentHunk: "lspAgent.commentHunk",
+  sendComments: "lspAgent.sendComments",
+  acceptNextEdit: "lspAgent.acceptNextEdit",
+  dismissNextEdit: "lspAgent.dismissNextEdit",
 } as const;
