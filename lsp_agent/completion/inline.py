@@ -29,7 +29,7 @@ from lsp_agent.completion.exclusion import Exclusions
 from lsp_agent.completion.model import CompletionModel
 from lsp_agent.completion.prompt import clean
 from lsp_agent.completion.task import FolderTasks
-from lsp_agent.core.errors import LspAgentError
+from lsp_agent.core.errors import LspAgentError, ProviderError
 from lsp_agent.core.interfaces import Clock, IdFactory
 
 _log = logging.getLogger(__name__)
@@ -101,6 +101,8 @@ class InlineCompletions:
         self._inflight: dict[str, asyncio.Future[Any]] = {}
         self._cache: Lru[str] = Lru()
         self._capped_until = 0.0
+        self._refused = False
+        """The model refused our key: asking again on every pause would only fail again."""
         self._asked = 0
         self._answered = 0
         self._tokens = 0
@@ -126,7 +128,7 @@ class InlineCompletions:
         """The suggestion at ``cursor``, or None (nothing worth showing, excluded, capped,
         superseded, cancelled or stale)."""
         ticket = self._latest[cursor.uri] = self._latest.get(cursor.uri, 0) + 1
-        if cursor.path is None:
+        if cursor.path is None or self._refused:
             return None
         prefix, suffix = around(cursor.text, cursor.offset)
         why = await self._exclusions.reason(cursor.path, prefix + suffix)
@@ -205,6 +207,12 @@ class InlineCompletions:
             raise
         except LspAgentError as error:
             _log.warning("inline completion failed: %s", error)
+            if isinstance(error, ProviderError) and error.kind == "auth":
+                self._refused = True
+                self._notify(
+                    f"lsp-agent: inline completion stopped: the completion model refused the "
+                    f"key ({error}); fix agents.completion.model's key and restart the server"
+                )
             return None
         finally:
             if self._inflight.get(cursor.uri) is task:

@@ -11,7 +11,7 @@ import attrs
 
 from lsp_agent.completion.context import CompletionContext
 from lsp_agent.completion.prompt import CHAT_SYSTEM, chat_prompt, fim_prompt
-from lsp_agent.core.errors import ProviderError
+from lsp_agent.core.errors import ProviderError, ProviderErrorKind
 from lsp_agent.core.interfaces import Provider
 from lsp_agent.core.messages import Message, ModelRequest, SystemBlock, TextPart
 from lsp_agent.core.stream_events import TextDelta, UsageReported
@@ -95,10 +95,15 @@ class FimModel:
             response = await self._client.post(self._url, json=body, headers=headers)
         except httpx2.HTTPError as error:
             raise ProviderError(f"completion request failed: {error}", kind="connection") from error
-        if response.status_code >= 400:
+        status = response.status_code
+        if status >= 400:
+            kind: ProviderErrorKind = "bad_request"
+            if status in (401, 403):
+                kind = "auth"
+            elif status >= 500:
+                kind = "server"
             raise ProviderError(
-                f"completion request failed: HTTP {response.status_code}",
-                kind="server" if response.status_code >= 500 else "bad_request",
+                f"completion request failed: HTTP {status}", kind=kind, status=status
             )
         data = response.json()
         choices = data.get("choices") or [{}]

@@ -86,3 +86,15 @@ async def test_a_superseded_request_answers_nothing_and_asks_no_model(tmp_path: 
         assert await older is None
         assert fake.requests == []
         await inline.aclose()
+
+
+async def test_a_refused_key_stops_completion_and_says_so_once(tmp_path: Path) -> None:
+    clock, notes = FakeClock(), list[str]()
+    async with FakeLLMServer({"completions": [{"status": 401}]}) as fake:
+        inline = engine(fake, tmp_path, clock, cap=0, notes=notes)
+        assert await inline.complete(cursor(tmp_path, "c = ", 1)) is None
+        assert await inline.complete(cursor(tmp_path, "c = 1", 2)) is None
+        assert len(fake.requests) == 1  # not asked again on every pause
+        assert len(notes) == 1
+        assert "refused the key" in notes[0]
+        await inline.aclose()
