@@ -64,6 +64,7 @@ EventType = Literal[
     "review_commented",
     "review_comments_sent",
     "until_checked",
+    "suggestion_feedback",
 ]
 
 JsonObject = dict[str, Any]
@@ -403,6 +404,8 @@ class ContextNoted:
     skills: str | None = None
     review_hunks: list[str] | None = None
     code_rewinds: list[int] | None = None
+    suggestion_feedback: list[int] | None = None
+    """The ``suggestion_feedback`` seqs this note told the model about."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -569,6 +572,23 @@ class UntilChecked:
     error: str | None = None
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SuggestionFeedback:
+    """The user took (``accepted``) or dismissed an editor suggestion the completion model
+    made in this session's folder: an inline completion or a next edit (protocol.md §12a).
+    The model hears of it once, in a note at its next turn."""
+
+    TYPE: ClassVar[Literal["suggestion_feedback"]] = "suggestion_feedback"
+    suggestion_id: str
+    kind: Literal["inline", "next_edit"]
+    accepted: bool
+    uri: str
+    line: int
+    """0-based, where the suggestion was."""
+    summary: str
+    """What it suggested, in a few words (``rename x → y``)."""
+
+
 Event = (
     SessionCreated
     | UserMessageAdmitted
@@ -604,6 +624,7 @@ Event = (
     | ReviewCommented
     | ReviewCommentsSent
     | UntilChecked
+    | SuggestionFeedback
 )
 """Every event, discriminated by its class's ``TYPE``."""
 
@@ -644,6 +665,7 @@ EVENT_CLASSES: Final[Mapping[EventType, type[Event]]] = {
         ReviewCommented,
         ReviewCommentsSent,
         UntilChecked,
+        SuggestionFeedback,
     )
 }
 """``type`` → its definition, in catalogue order."""

@@ -687,6 +687,39 @@ class CommitMessageResult(Model):
     """The whole message: subject, then a blank line and a body when there is one."""
 
 
+# -- §12a next-edit suggestions -------------------------------------------------------------
+
+SuggestionId = Annotated[StrictStr, Field(min_length=1, max_length=200)]
+
+
+class VersionedDocument(Model):
+    uri: Uri
+    version: StrictInt
+
+
+class NextEditParams(Model):
+    text_document: VersionedDocument
+    position: Position
+    """The cursor: the model is told where the user is."""
+
+
+class NextEditResult(Model):
+    """One suggested edit in that document, its range in the version asked about (``null``
+    when nothing is worth suggesting)."""
+
+    id: SuggestionId
+    uri: Uri
+    range: Range
+    new_text: str
+    reason: str
+
+
+class NextEditFeedbackParams(Model):
+    id: SuggestionId
+    """A ``nextEdit`` result's id, or an inline completion item's (its command's argument)."""
+    accepted: StrictBool
+
+
 # -- §8 commands ---------------------------------------------------------------------------
 
 
@@ -891,6 +924,13 @@ METHODS: dict[str, Method] = {
         _c2s("agent/review/comment", ReviewCommentParams, ReviewCommentResult),
         _c2s("agent/review/sendComments", SessionIdParams, ReviewSendCommentsResult),
         _c2s("agent/commitMessage", CommitMessageParams, CommitMessageResult),
+        _c2s("agent/nextEdit", NextEditParams, NextEditResult),
+        Method(
+            name="agent/nextEdit/feedback",
+            direction="client_to_server",
+            kind="notification",
+            params=NextEditFeedbackParams,
+        ),
         Method(
             name="agent/session/update",
             direction="server_to_client",

@@ -33,7 +33,8 @@ export function register(context: vscode.ExtensionContext, { store, client, chat
   const mentionSource = new MentionSource(log);
   client.onCommandResult = (name, result) => {
     const sessionId = (result as { sessionId?: unknown } | null)?.sessionId;
-    if ((name === ServerCommands.fix || name === ServerCommands.ask || name === ServerCommands.explain) && typeof sessionId === "string") {
+    const starts = [ServerCommands.fix, ServerCommands.ask, ServerCommands.explain, ServerCommands.fixFinding] as string[];
+    if (starts.includes(name) && typeof sessionId === "string") {
       store.follow(sessionId);
       void chat.reveal(true);
     }

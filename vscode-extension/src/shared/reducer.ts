@@ -368,7 +368,10 @@ export type WebviewMessage =
   /** A `path:line[:column]` in an answer was clicked (1-based, path as the model wrote it). */
   | { type: "openCodeRef"; path: string; line: number; column?: number }
   /** Keep or undo hunks: `hunkIds` and `uris` select their union; neither = every pending hunk. */
-  | { type: "resolve"; action: import("./protocol").ReviewAction; hunkIds?: string[]; uris?: string[] }
+  | { type: "resolve"; action: import("./protocol").ReviewAction; hunkIds?: string[]; uris?: string[]; reason?: string }
+  /** A comment on a hunk (it goes to the agent with the next prompt); "Send comments" sends them now. */
+  | { type: "comment"; hunkId: string; text: string }
+  | { type: "sendComments" }
   | { type: "rewind"; messageId: string; scope: RevertScope }
   /** The "Show log" button of the banner of a server that failed to start. */
   | { type: "showLog" };
