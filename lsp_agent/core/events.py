@@ -153,8 +153,10 @@ class SessionCreated:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UserMessageAdmitted:
     """User input made durable, before anything else happens (the inbox), not yet in the
-    conversation; ``attachments``: ``[{text, source}]``, what the content's links and
-    mentions named, read at admission (the model is sent them after the content)."""
+    conversation; ``attachments``: ``[{text, source, image?}]``, what the content's links and
+    mentions named, read at admission (the model is sent them after the content; ``image``:
+    a linked image file's ``image`` block). An ``image`` block of ``content`` holds its
+    bytes (core/images.py)."""
 
     TYPE: ClassVar[Literal["user_message_admitted"]] = "user_message_admitted"
     message_id: str

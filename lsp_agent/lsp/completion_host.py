@@ -94,6 +94,7 @@ def build_engines(host: AgentHost, server: AgentServer, history: EditHistory) ->
         cap=cap,
         notify=notify,
     )
+    host.runtime.on_close(inline.aclose)  # the model's connections
     next_edits = NextEdits(
         model=model,
         exclusions=exclusions,

@@ -82,8 +82,20 @@ class MentionBlock(Model):
     """For ``diagnostics``: only this file's (absent: the workspace's)."""
 
 
+class ImageBlock(Model):
+    """An image in a prompt (protocol.md "Images"): base64 ``data`` of ``mimeType``; ``name``
+    (its file's) for the placeholder the transcript shows. Its bytes are checked against the
+    type at admission, and refused for a model that takes no images."""
+
+    type: Literal["image"]
+    mime_type: Literal["image/png", "image/jpeg", "image/gif", "image/webp"]
+    data: Annotated[StrictStr, Field(min_length=1, max_length=(5 * 1024 * 1024 + 2) // 3 * 4)]
+    name: Annotated[StrictStr, Field(max_length=500)] | None = None
+
+
 ContentBlock = Annotated[
-    TextBlock | ResourceLinkBlock | ResourceBlock | MentionBlock, Field(discriminator="type")
+    TextBlock | ResourceLinkBlock | ResourceBlock | MentionBlock | ImageBlock,
+    Field(discriminator="type"),
 ]
 
 

@@ -107,8 +107,13 @@ def test_the_command_completes_its_subcommands_and_values(editor: Any) -> None:
             "log",
             "allow",
             "review",
+            "codereview",
             "keep",
             "undo-hunk",
+            "undo-reason",
+            "comment",
+            "send-comments",
+            "commit",
             "rewind",
             "compact",
         ]

@@ -39,8 +39,9 @@ M.defaults = {
     --- In the diff tab: closes it (and brings back the permission prompt it came from).
     diff = { close = "q" },
     --- In a buffer with pending hunks (and only there): move between them, keep or undo
-    --- the hunk(s) under the cursor or the Visual selection.
-    review = { next = "]a", prev = "[a", keep = false, undo = false },
+    --- the hunk(s) under the cursor or the Visual selection; `comment` asks for a comment on
+    --- the hunk under the cursor; `qf_comment` does the same in the review's quickfix window.
+    review = { next = "]a", prev = "[a", keep = false, undo = false, comment = false, qf_comment = "c" },
     --- Insert mode, in buffers whose server offers inline completion: accept the ghost text
     --- (otherwise the key does what it did before), hide it.
     completion = { accept = "<Tab>", dismiss = "<C-]>" },
