@@ -55,9 +55,13 @@ def reset_hello(root: Path) -> None:
     (root / "hello.py").write_text(HELLO)
 
 
-def task_script(hello: Path, *, opencode: bool = False) -> list[dict[str, Any]]:
-    """The fake LLM's three steps: read, edit, answer (opencode's arguments are camelCase)."""
+def task_script(
+    hello: Path, *, opencode: bool = False, claude_code: bool = False
+) -> list[dict[str, Any]]:
+    """The fake LLM's three steps: read, edit, answer (opencode's arguments are camelCase;
+    Claude Code's tools are Read and Edit)."""
     path = str(hello)
+    read_tool, edit_tool = ("Read", "Edit") if claude_code else ("read", "edit")
     if opencode:
         read = {"filePath": path}
         edit = {"filePath": path, "oldString": "Hello", "newString": "Goodbye"}
@@ -65,8 +69,8 @@ def task_script(hello: Path, *, opencode: bool = False) -> list[dict[str, Any]]:
         read = {"file_path": path}
         edit = {"file_path": path, "old_string": "Hello", "new_string": "Goodbye"}
     return [
-        {"tool_calls": [{"name": "read", "input": read}]},
-        {"tool_calls": [{"name": "edit", "input": edit}]},
+        {"tool_calls": [{"name": read_tool, "input": read}]},
+        {"tool_calls": [{"name": edit_tool, "input": edit}]},
         {"text": "Done: hello.py now says Goodbye."},
     ]
 
@@ -82,6 +86,7 @@ def isolated_env(home: Path, **extra: str) -> dict[str, str]:
         XDG_CACHE_HOME=str(home / ".cache"),
         XDG_STATE_HOME=str(home / ".local" / "state"),
         LSP_AGENT_DATA_DIR=str(home / "lsp-agent-data"),
+        LSP_AGENT_NO_DAEMON="1",  # a cold process unless a warm row asks (bench/warm_path.py)
     )
     env.update(extra)
     (home / ".config").mkdir(parents=True, exist_ok=True)

@@ -5,7 +5,9 @@
 import * as vscode from "vscode";
 import { openCodeRef, openLocation } from "./codeRefLinks";
 import { register as registerApprovals } from "./features/approvals";
+import { register as registerCodeReview } from "./features/codeReview";
 import { register as registerCommitMessage } from "./features/commitMessage";
+import { register as registerCompletion } from "./features/completion";
 import { createDeps } from "./features/deps";
 import { register as registerDiagnostics } from "./features/diagnostics";
 import { register as registerPanel } from "./features/panel";
@@ -32,8 +34,10 @@ export function activate(context: vscode.ExtensionContext) {
   const approvals = registerApprovals(context, deps);
   const sessions = registerSessions(context, deps, review);
   const search = registerSearch(context, deps);
+  registerCodeReview(context, deps);
+  registerCompletion(context, deps);
   const routes: Routes = {
-    prompt: (msg) => prompts.ask(msg.text, msg.mentions, msg.noFocus),
+    prompt: (msg) => prompts.ask(msg.text, msg.mentions, msg.noFocus, { images: msg.images, until: msg.until }),
     complete: async (msg) => chat.send({ type: "completions", id: msg.id, items: await prompts.complete(msg.trigger, msg.query) }),
     compact: () => store.compact(),
     stop: () => store.cancel(),

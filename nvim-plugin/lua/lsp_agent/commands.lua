@@ -75,6 +75,9 @@ M.subcommands = {
   review = function()
     api().review()
   end,
+  codereview = function(args)
+    require("lsp_agent.code_review").run(args)
+  end,
   keep = function(args, cmd)
     require("lsp_agent.review").command("keep", args, range_of(cmd))
   end,
@@ -184,6 +187,9 @@ function M.complete(arg_lead, cmd_line, _)
     if sub == "keep" or sub == "undo-hunk" then
       return filter({ "all", "file" })
     end
+    if sub == "codereview" then
+      return filter({ "--staged", "--base" })
+    end
     if sub == "allow" then
       return filter({ "once", "session", "always" })
     end
@@ -212,7 +218,7 @@ function M.create()
     range = true,
     bang = true,
     complete = M.complete,
-    desc = "lsp-agent: chat, ask, fix, explain, stop, retry, compact, undo, redo, rewind, sessions, resume, model, mode, diff, permission, permissions, allow, review, keep, undo-hunk, undo-reason, comment, send-comments, commit, log",
+    desc = "lsp-agent: chat, ask, fix, explain, stop, retry, compact, undo, redo, rewind, sessions, resume, model, mode, diff, permission, permissions, allow, review, codereview, keep, undo-hunk, undo-reason, comment, send-comments, commit, log",
   })
 end
 

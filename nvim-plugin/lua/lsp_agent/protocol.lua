@@ -17,6 +17,7 @@ M.requests = {
   prompt = "agent/session/prompt",
   diff_get = "agent/diff/get",
   review_list = "agent/review/list",
+  code_review_run = "agent/codeReview/run",
   review_resolve = "agent/review/resolve",
   review_comment = "agent/review/comment",
   review_send_comments = "agent/review/sendComments",
@@ -26,12 +27,14 @@ M.requests = {
   permissions_list = "agent/permissions/list",
   permissions_revoke = "agent/permissions/revoke",
   config_options = "agent/config/options",
+  next_edit = "agent/nextEdit",
 }
 
 --- Client -> server notifications.
 M.notifications = {
   cancel = "agent/session/cancel",
   diagnostics = "agent/diagnostics",
+  next_edit_feedback = "agent/nextEdit/feedback",
 }
 
 --- Server -> client notifications (handled in `lsp_agent.handlers`).
@@ -56,6 +59,15 @@ M.commands = {
   cancel = "lspAgent.cancel",
   undo = "lspAgent.undo",
   redo = "lspAgent.redo",
+  review = "lspAgent.review",
+  fix_finding = "lspAgent.fixFinding",
+  dismiss_finding = "lspAgent.dismissFinding",
+}
+
+--- Commands the server puts on what it answers, run by the plugin itself (never sent back):
+--- an inline completion item's command reports its accept (lua/lsp_agent/completion.lua).
+M.client_commands = {
+  inline_accepted = "lsp-agent.inlineCompletionAccepted",
 }
 
 --- Permission option kinds (protocol.md §4).

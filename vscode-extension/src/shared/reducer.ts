@@ -29,6 +29,7 @@ import type {
   ToolContent,
   ToolKind,
   ToolStatus,
+  UntilUpdate,
   Usage,
 } from "./protocol";
 
@@ -165,11 +166,22 @@ function reduceUpdate(s: SessionView, u: SessionUpdate): SessionView {
       return patchTool(s, u.toolCallId, (t) => ({ ...t, question: { state: u.state } }));
     case "review_update":
       return { ...s, review: u.files };
+    case "until_update":
+      return withNotice(s, untilNotice(u));
     case "internal":
       return s;
     default:
       return s; // a variant from a newer server: ignored, as the protocol asks
   }
+}
+
+/** One line per "until green" check: the attempt, how the command ended, what happens next. */
+export function untilNotice(u: UntilUpdate): string {
+  const head = `Until green — attempt ${u.attempt}/${u.maxAttempts}: ${u.command}`;
+  if (u.verdict === "stopped") return `${head} not run: the turn did not finish`;
+  const ended = u.exitCode !== undefined ? `exited ${u.exitCode}` : (u.error ?? "failed");
+  const next = { passed: " ✓", retry: "; the agent goes on", attempts: "; no attempts left", cost: "; the cost bound is reached" }[u.verdict];
+  return `${head} ${ended}${next}`;
 }
 
 function upsertUser(s: SessionView, messageId: string, content: ContentBlock[], state: UserItem["state"]): SessionView {
@@ -332,8 +344,11 @@ export type HostMessage =
 export type WebviewMessage =
   | { type: "ready" }
   | { type: "resync" }
-  /** `mentions`: the completions picked for it; `noFocus`: the user removed the focus chip. */
-  | { type: "prompt"; text: string; mentions?: PickedMention[]; noFocus?: boolean }
+  /**
+   * `mentions`: the completions picked for it; `noFocus`: the user removed the focus chip; `images`:
+   * pasted or dropped into the input; `until`: the "until green" box was ticked with this command.
+   */
+  | { type: "prompt"; text: string; mentions?: PickedMention[]; noFocus?: boolean; images?: import("./protocol").ImageBlock[]; until?: string }
   | { type: "complete"; id: number; trigger: Trigger; query: string }
   | { type: "compact" }
   | { type: "stop" }
