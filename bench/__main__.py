@@ -5,6 +5,8 @@ Writes ``docs/benchmarks.md`` (the table, the floors, the extras) and ``docs/ben
 them. ``--quick``: one run, no warm-up, ours only, the small repository — to check the
 harness, not to quote. ``--long``: long sessions instead (``bench/long.py``): the overhead per
 step along sessions of 10…1,000 steps in ``run`` and ``serve``, its own section and chart.
+``--completion``: inline completion during a scripted typing session (``bench/completion.py``),
+its own section.
 ``--startup``: start and stop beside Claude Code and opencode (``bench/startup.py``): cold and
 warm ``run``, 5 runs each by default, its own section and chart; ``--no-peers`` runs ours alone.
 """
@@ -19,7 +21,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from bench import long, long_report, report, startup, startup_report
+from bench import completion, long, long_report, report, startup, startup_report
 from bench.runner import Settings, run_bench
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,6 +39,8 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, Settings]:
     parser.add_argument("--cache", type=Path, default=cache,
                         help="the npm installs of opencode and Claude Code")  # fmt: skip
     parser.add_argument("--long", action="store_true", help="long sessions (bench/long.py)")
+    parser.add_argument("--completion", action="store_true",
+                        help="inline completion while typing (bench/completion.py)")  # fmt: skip
     parser.add_argument("--steps", default="10,100,400,800,1000",
                         help="--long: session sizes, comma-separated")  # fmt: skip
     parser.add_argument("--provider", choices=sorted(long.MODELS), default="anthropic",
@@ -112,6 +116,12 @@ def main(argv: list[str] | None = None) -> int:
     args, settings = parse(argv)
     if args.long:
         return main_long(args, argv)
+    if args.completion:
+        result = asyncio.run(completion.run(words=24 if args.quick else 120))
+        doc = completion.write(result, args.out, command_line(argv))
+        print("\n".join(completion.table(result)))
+        print(f"\nwritten: {doc}")
+        return 0
     if args.startup:
         return main_startup(args, argv)
     results = asyncio.run(run_bench(settings))

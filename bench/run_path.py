@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import attrs
@@ -55,6 +56,7 @@ def ours(
     provider: str,
     warm: bool = False,
     timeout: float = 120,
+    extra_env: Mapping[str, str] | None = None,
 ) -> RunSample:
     """One run; ``warm``: through the warm process (issue 38's daemon), else in its own
     process from a cold start (the warm path switched off)."""
@@ -69,6 +71,7 @@ def ours(
         OPENAI_API_KEY="bench-key",
         PWD=str(workspace),
         **warm_env(home, warm=warm),
+        **(extra_env or {}),
     )
     argv = [sys.executable, "-m", "lsp_agent", "run", "--yes", "--model", MODELS[provider], PROMPT]
     process = run_measured(argv, cwd=workspace, env=env, out=home / "measured.json",

@@ -29,8 +29,11 @@ def become_run(
     *,
     forget: Sequence[socket.socket],
     close: Sequence[int],
+    report: int,
 ) -> NoReturn:
-    """Never returns: the child ends with the run's exit code."""
+    """Never returns: the child ends with the run's exit code, after naming on ``report`` the
+    modules it imported that the warm process had not loaded."""
+    known = set(sys.modules)
     code = _FAILED
     kept: list[TextIO] = []  # the warm process's streams must not close 0–2 when collected
     try:
@@ -69,14 +72,16 @@ def become_run(
         traceback.print_exc()
         code = _FAILED
     finally:
-        _finish(code)
+        _finish(code, report, known)
 
 
-def _finish(code: int) -> NoReturn:
+def _finish(code: int, report: int, known: set[str]) -> NoReturn:
     try:
         atexit._run_exitfuncs()  # e.g. the private git home's removal, as at a normal exit
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
+        new = "\n".join(sorted(set(sys.modules) - known))
+        os.write(report, new.encode("utf-8", "replace")[:60000])  # within a pipe's buffer
     except BaseException:  # the code is all that is left to give
         pass
     os._exit(code)

@@ -12,14 +12,13 @@ import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 OFF_VARIABLE = "LSP_AGENT_NO_DAEMON"
 DEFAULT_IDLE_SECONDS = 600
 
 
-@dataclass(frozen=True)
-class WarmChoice:
+class WarmChoice(NamedTuple):
     enabled: bool
     idle_seconds: int
 

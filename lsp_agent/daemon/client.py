@@ -65,7 +65,16 @@ def _wait(sock: socket.socket, child: int) -> int:
         with contextlib.suppress(OSError):
             os.killpg(child, signum)
 
+    def suspend(_signum: int, _frame: FrameType | None) -> None:
+        """Ctrl-Z: the run stops with this process and goes on when it does (``fg``)."""
+        forward(signal.SIGSTOP, None)
+        signal.signal(signal.SIGTSTP, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTSTP)  # stopped here until SIGCONT
+        signal.signal(signal.SIGTSTP, suspend)
+        forward(signal.SIGCONT, None)
+
     previous = {sig: signal.signal(sig, forward) for sig in _FORWARDED}
+    previous[signal.SIGTSTP] = signal.signal(signal.SIGTSTP, suspend)
     try:
         while True:
             try:

@@ -16,7 +16,7 @@ import stat
 import sys
 import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import lsp_agent
 
@@ -31,8 +31,7 @@ class UnsafeFolder(Exception):
     """The runtime folder is not private to this user: no warm path."""
 
 
-@dataclass(frozen=True)
-class DaemonPaths:
+class DaemonPaths(NamedTuple):
     folder: str
     key: str
 

@@ -55,6 +55,7 @@ class _Run:
     pid: int
     pidfd: int
     conn: socket.socket
+    imports: int  # the read end of the pipe the run names the modules it imported on
     client_here: bool = True
 
 
@@ -243,13 +244,14 @@ def _start_run(
     sys.stdout.flush()
     sys.stderr.flush()
     others = [listener, conn, *(run.conn for run in state.runs.values())]
-    raw = list(state.runs)  # the other runs' pidfds
+    raw = [fd for run in state.runs.values() for fd in (run.pidfd, run.imports)]
+    imports, report = os.pipe()
     pid = os.fork()
     if pid == 0:  # the run: never returns
-        become_run(message, fds, run_main, forget=others, close=raw)
-    wire.close_all(fds)
+        become_run(message, fds, run_main, forget=others, close=[*raw, imports], report=report)
+    wire.close_all([*fds, report])
     pidfd = os.pidfd_open(pid)
-    state.runs[pidfd] = _Run(pid=pid, pidfd=pidfd, conn=conn)
+    state.runs[pidfd] = _Run(pid=pid, pidfd=pidfd, conn=conn, imports=imports)
     state.last_active = time.monotonic()
     _log(f"run {pid}: {' '.join(str(a) for a in message.get('argv', [])[:1])}")
     try:
@@ -268,8 +270,29 @@ def _reap(state: _State, run: _Run, *, block: bool) -> None:
     run.conn.close()
     os.close(run.pidfd)
     del state.runs[run.pidfd]
-    state.last_active = time.monotonic()
     _log(f"run {run.pid} exited {code}")
+    _learn(run.imports)
+    state.last_active = time.monotonic()
+
+
+def _learn(imports: int) -> None:
+    """Load what the run imported beyond :data:`PRELOAD` (a provider's transport, a tool's
+    modules), after its client has its exit code: the next run finds them loaded."""
+    with os.fdopen(imports, "rb") as pipe:
+        names = pipe.read().decode("utf-8", "replace").split()
+    learned = 0
+    for name in names:
+        if name in sys.modules or name.startswith(("__", "lsp_agent.testing")):
+            continue
+        try:
+            importlib.import_module(name)
+            learned += 1
+        except Exception as error:  # a module that loads only inside a run
+            _log(f"learn {name}: {type(error).__name__}")
+    if learned:
+        gc.collect()
+        gc.freeze()
+        _log(f"loaded {learned} more modules the run used, {len(sys.modules)} in all")
 
 
 def _client_gone(run: _Run) -> None:

@@ -174,3 +174,60 @@ def test_the_warm_process_exits_after_its_idle_time(
     wait_for(lambda: not running(pid), "the idle warm process to exit")
     assert "idle for" in logs(runtime_dir)
     assert not list(folder(runtime_dir).glob("*.sock"))  # it removed its socket
+
+
+def test_two_first_runs_at_once_start_one_warm_process_that_serves_both(
+    runtime_dir: Path, tmp_path: Path
+) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    with running_fake_llm([{"text": "answer"}, {"text": "answer"}]) as server:
+        env = warm_env(runtime_dir, **provider(server.anthropic_base_url))
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "lsp_agent", "run", *MODEL, "hi"],
+                cwd=folder_,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for folder_ in (one, two)
+        ]
+        results = [proc.communicate(timeout=TIMEOUT) for proc in procs]
+    assert [proc.returncode for proc in procs] == [0, 0]
+    assert [out for out, _err in results] == ["answer\n", "answer\n"]
+    assert len(warm_pids(runtime_dir)) == 1  # the second found the lock taken
+    assert len(runs_in_log(runtime_dir)) == 2
+
+
+def test_a_config_change_between_runs_takes_effect(
+    runtime_dir: Path, workspace: Path, isolated_home: Path
+) -> None:
+    with running_fake_llm([{"text": "first"}, {"text": "second"}]) as server:
+        env = warm_env(runtime_dir, **provider(server.anthropic_base_url))
+        unset = lsp_agent("run", "hi", cwd=workspace, env=env)
+        config = isolated_home / ".config" / "lsp-agent" / "config.json"
+        config.parent.mkdir(parents=True, exist_ok=True)
+        config.write_text(json.dumps({"model": "anthropic/claude-test"}))
+        configured = lsp_agent("run", "hi", cwd=workspace, env=env)
+    assert unset.returncode == 2  # no model configured yet
+    assert (configured.returncode, configured.stdout) == (0, "first\n")
+    assert len(warm_pids(runtime_dir)) == 1
+    assert [code for _pid, code in runs_in_log(runtime_dir)] == [2, 0]
+
+
+def test_daemon_stop_ends_the_warm_process_and_removes_its_socket(
+    runtime_dir: Path, workspace: Path
+) -> None:
+    with running_fake_llm([{"text": "hi"}]) as server:
+        env = warm_env(runtime_dir, **provider(server.anthropic_base_url))
+        assert lsp_agent("run", *MODEL, "hi", cwd=workspace, env=env).returncode == 0
+    (pid,) = warm_pids(runtime_dir)
+    stopped = lsp_agent("daemon", "stop", cwd=workspace, env=env)
+    assert (stopped.returncode, stopped.stdout) == (0, f"stopping pid {pid}\n")
+    wait_for(lambda: not running(pid), "the warm process to exit")
+    assert not list(folder(runtime_dir).glob("*.sock"))
+    status = lsp_agent("daemon", "status", cwd=workspace, env=env)
+    assert status.stdout == "no warm lsp-agent process is running\n"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import re
 import select
 import signal
 import subprocess
@@ -119,3 +120,68 @@ def test_ctrl_c_interrupts_the_warm_run_with_exit_130(runtime_dir: Path, workspa
     listed = lsp_agent("sessions", "list", "--json", cwd=workspace, env=env)
     (session,) = json.loads(listed.stdout)["sessions"]
     assert session["state"] == "idle"  # the log ends consistently, as after a cold Ctrl-C
+
+
+def test_a_client_killed_mid_run_interrupts_its_run(runtime_dir: Path, workspace: Path) -> None:
+    slow = "sleep 67.25 & echo $! > pids.txt; wait"
+    script = [{"tool_calls": [{"name": "bash", "input": {"command": slow}}]}, {"text": "never"}]
+    with running_fake_llm(script) as server:
+        env = warm_env(
+            runtime_dir, ANTHROPIC_BASE_URL=server.anthropic_base_url, ANTHROPIC_API_KEY="k" * 12
+        )
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "lsp_agent", "run", *MODEL, "--yes", "go"],
+            cwd=workspace,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        pids = workspace / "pids.txt"
+        try:
+            wait_for(lambda: pids.is_file() and pids.read_text().endswith("\n"), "the command")
+        finally:
+            proc.kill()  # no chance to pass anything on: the warm process sees it go
+            proc.wait()
+        wait_for(lambda: "exited 130" in logs(runtime_dir), "the run to be interrupted")
+    wait_for(lambda: not sleeping(), "the command to be stopped")
+    listed = lsp_agent("sessions", "list", "--json", cwd=workspace, env=env)
+    (session,) = json.loads(listed.stdout)["sessions"]
+    assert session["state"] == "idle"
+
+
+def state(pid: int) -> str:
+    data = Path(f"/proc/{pid}/stat").read_bytes()
+    return data[data.rfind(b")") + 2 :].split()[0].decode()
+
+
+def test_ctrl_z_stops_the_warm_run_with_the_client_and_fg_resumes_it(
+    runtime_dir: Path, workspace: Path
+) -> None:
+    slow = "sleep 67.25 & echo $! > pids.txt; wait"
+    script = [{"tool_calls": [{"name": "bash", "input": {"command": slow}}]}, {"text": "never"}]
+    with running_fake_llm(script) as server:
+        env = warm_env(
+            runtime_dir, ANTHROPIC_BASE_URL=server.anthropic_base_url, ANTHROPIC_API_KEY="k" * 12
+        )
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "lsp_agent", "run", *MODEL, "--yes", "go"],
+            cwd=workspace,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        pids = workspace / "pids.txt"
+        try:
+            wait_for(lambda: pids.is_file() and pids.read_text().endswith("\n"), "the command")
+            (run,) = [int(pid) for pid in re.findall(r"run (\d+): run", logs(runtime_dir))]
+            proc.send_signal(signal.SIGTSTP)
+            wait_for(lambda: state(proc.pid) == "T", "the client to stop")
+            wait_for(lambda: state(run) == "T", "the run to stop with it")
+            proc.send_signal(signal.SIGCONT)
+            wait_for(lambda: state(run) != "T", "the run to go on")
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(timeout=TIMEOUT) == 130
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
