@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from bench.run_path import RunSample, ours
+from lsp_agent.system.procfs import read_stat
 from lsp_agent.testing.fake_llm import FakeLLMServer
 
 _LISTENING = re.compile(r"daemon: pid (\d+) listening on ")
@@ -65,8 +66,5 @@ def stop_warm(home: Path) -> None:
 
 def _running(pid: int) -> bool:
     """Whether ``pid`` runs (a zombie its new parent has not reaped yet does not count)."""
-    try:
-        data = Path(f"/proc/{pid}/stat").read_bytes()
-    except OSError:
-        return False
-    return data[data.rfind(b")") + 2 :].split()[0] not in (b"Z", b"X")
+    stat = read_stat(pid)
+    return stat is not None and stat.state not in ("Z", "X")
