@@ -9,10 +9,9 @@ it talks only to loopback.
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
+from bench import npm_install
 from bench.measured import run_measured
 from bench.run_path import RunSample, check_edited
 from bench.turns import turn_times
@@ -26,23 +25,7 @@ MODEL = "bench/bench-model"
 
 def install(cache: Path, timeout: float = 600) -> Path | str:
     """The opencode binary, installed on first use; or why it is not available."""
-    folder = cache / f"opencode-{VERSION}"
-    binary = folder / "node_modules" / ".bin" / "opencode"
-    if binary.exists():
-        return binary
-    npm = shutil.which("npm")
-    if npm is None:
-        return "npm is not installed"
-    folder.mkdir(parents=True, exist_ok=True)
-    argv = [npm, "install", "--prefix", str(folder), "--no-audit", "--no-fund", PACKAGE]
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return f"npm install {PACKAGE} timed out after {timeout:.0f} s"
-    if done.returncode != 0 or not binary.exists():
-        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
-        return f"npm install {PACKAGE} failed: {tail[0]}"
-    return binary
+    return npm_install.install(cache / f"opencode-{VERSION}", PACKAGE, "opencode", timeout)
 
 
 def config(server: FakeLLMServer) -> dict[str, object]:

@@ -26,11 +26,26 @@ class RunSample:
     turn: TurnTimes
     process: Measured
 
+    @property
+    def exit_ms(self) -> float:
+        """Last answer written → the process gone (what it does after its work)."""
+        ended = self.process.started + self.process.wall_s
+        return (ended - self.turn.last_answer_monotonic) * 1000
+
 
 def check_edited(workspace: Path) -> None:
     text = (workspace / "hello.py").read_text()
     if "Goodbye" not in text or "Hello" in text:
         raise RuntimeError(f"the task did not edit hello.py: {text!r}")
+
+
+def warm_env(home: Path, *, warm: bool) -> dict[str, str]:
+    """The warm path on (its socket in the run's own runtime folder) or off."""
+    if not warm:
+        return {"LSP_AGENT_NO_DAEMON": "1"}
+    runtime = home / "run"
+    runtime.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return {"XDG_RUNTIME_DIR": str(runtime)}
 
 
 def ours(
@@ -39,9 +54,12 @@ def ours(
     home: Path,
     *,
     provider: str,
+    warm: bool = False,
     timeout: float = 120,
     extra_env: Mapping[str, str] | None = None,
 ) -> RunSample:
+    """One run; ``warm``: through the warm process (issue 38's daemon), else in its own
+    process from a cold start (the warm path switched off)."""
     reset_hello(workspace)
     server.set_script(task_script(workspace / "hello.py"))
     server.clear_log()
@@ -52,6 +70,7 @@ def ours(
         OPENAI_BASE_URL=server.openai_base_url,
         OPENAI_API_KEY="bench-key",
         PWD=str(workspace),
+        **warm_env(home, warm=warm),
         **(extra_env or {}),
     )
     argv = [sys.executable, "-m", "lsp_agent", "run", "--yes", "--model", MODELS[provider], PROMPT]

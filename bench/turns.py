@@ -25,6 +25,8 @@ class TurnTimes:
     system_bytes: int
     tools_bytes: int
     requests: int
+    last_answer_monotonic: float
+    """When the last step's answer was written whole (the end of the agent's wait)."""
 
 
 def model_requests(records: Sequence[RequestRecord]) -> list[RequestRecord]:
@@ -47,14 +49,16 @@ def turn_times(records: Sequence[RequestRecord], started: float) -> TurnTimes:
         kinds = [(r.turn, r.kind, r.status) for r in records]
         raise RuntimeError(f"expected 3 scripted model requests, saw {len(steps)}: {kinds}")
     first, after_read, after_edit = steps
-    if first.ended_monotonic is None or after_read.ended_monotonic is None:
+    first_end, read_end, last_end = (r.ended_monotonic for r in steps)
+    if first_end is None or read_end is None or last_end is None:
         raise RuntimeError("an answer was not finished")
     system, tools = system_and_tools_bytes(first.body or {})
     return TurnTimes(
         first_request_ms=(first.arrived_monotonic - started) * 1000,
-        read_step_ms=(after_read.arrived_monotonic - first.ended_monotonic) * 1000,
-        edit_step_ms=(after_edit.arrived_monotonic - after_read.ended_monotonic) * 1000,
+        read_step_ms=(after_read.arrived_monotonic - first_end) * 1000,
+        edit_step_ms=(after_edit.arrived_monotonic - read_end) * 1000,
         system_bytes=system,
         tools_bytes=tools,
         requests=len(steps),
+        last_answer_monotonic=last_end,
     )

@@ -55,9 +55,13 @@ def reset_hello(root: Path) -> None:
     (root / "hello.py").write_text(HELLO)
 
 
-def task_script(hello: Path, *, opencode: bool = False) -> list[dict[str, Any]]:
-    """The fake LLM's three steps: read, edit, answer (opencode's arguments are camelCase)."""
+def task_script(
+    hello: Path, *, opencode: bool = False, claude_code: bool = False
+) -> list[dict[str, Any]]:
+    """The fake LLM's three steps: read, edit, answer (opencode's arguments are camelCase;
+    Claude Code's tools are Read and Edit)."""
     path = str(hello)
+    read_tool, edit_tool = ("Read", "Edit") if claude_code else ("read", "edit")
     if opencode:
         read = {"filePath": path}
         edit = {"filePath": path, "oldString": "Hello", "newString": "Goodbye"}
@@ -65,8 +69,8 @@ def task_script(hello: Path, *, opencode: bool = False) -> list[dict[str, Any]]:
         read = {"file_path": path}
         edit = {"file_path": path, "old_string": "Hello", "new_string": "Goodbye"}
     return [
-        {"tool_calls": [{"name": "read", "input": read}]},
-        {"tool_calls": [{"name": "edit", "input": edit}]},
+        {"tool_calls": [{"name": read_tool, "input": read}]},
+        {"tool_calls": [{"name": edit_tool, "input": edit}]},
         {"text": "Done: hello.py now says Goodbye."},
     ]
 

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from lsp_agent.auth.keyring_index import FILE_NAME as KEYRING_INDEX
+from lsp_agent.auth.keyring_index import KeyringIndex
 from lsp_agent.auth.keys import ProviderKeys, preload
 from lsp_agent.config.load import load_settings, user_config_file
 from lsp_agent.config.models import ConfiguredModels
@@ -286,7 +288,8 @@ async def build_app(
     provider_keys = ProviderKeys(env, secrets=secrets)  # the environment, then the keyring
     # Keyring keys are registered with the filter before any session runs; the first
     # keyring access costs ~0.2 s, so it overlaps the rest of the start-up.
-    preloading = asyncio.ensure_future(asyncio.to_thread(preload, provider_keys, settings))
+    index = KeyringIndex(data_dir(env) / KEYRING_INDEX)  # auth/keyring_index.py: usually none
+    preloading = asyncio.ensure_future(asyncio.to_thread(preload, provider_keys, settings, index))
     provider = make_provider(
         model.provider_type,
         name=model.info.provider,

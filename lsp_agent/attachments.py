@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from lsp_agent.core.errors import LspAgentError
-from lsp_agent.core.images import MAX_IMAGE_BYTES, image_block, sniff
+from lsp_agent.core.images import IMAGE_SUFFIXES, MAX_IMAGE_BYTES, image_block, sniff
 from lsp_agent.core.secrets.filter import SecretFilter
 from lsp_agent.workspace.boundary import Outside, WorkspaceBoundary
 from lsp_agent.workspace.context_read import Refused, Unreadable, read_confined
@@ -31,7 +31,6 @@ __all__ = ["MAX_ATTACHMENT_BYTES", "AttachmentError", "attachment_blocks"]
 
 MAX_ATTACHMENT_BYTES = 256 * 1024
 """Bigger text files are better read by the agent page by page (the ``read`` tool)."""
-_IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp"})
 
 
 class AttachmentError(LspAgentError):
@@ -53,7 +52,7 @@ def attachment_blocks(
             raise AttachmentError(f"--file {raw}: outside the workspace {workspace}")
         data = _read(raw, where.path, workspace)
         media_type = sniff(data[:16])
-        if media_type is None and os.path.splitext(raw)[1].lower() in _IMAGE_SUFFIXES:
+        if media_type is None and os.path.splitext(raw)[1].lower() in IMAGE_SUFFIXES:
             raise AttachmentError(f"--file {raw}: not a PNG, JPEG, GIF or WebP image")
         if media_type is not None:
             blocks.append(image_block(data, media_type, where.display))

@@ -6,7 +6,9 @@
   the workspace only, a regular file, no NUL byte) — capped like ``read``
   (:data:`MAX_LINES` lines, :data:`MAX_BYTES` bytes); with a range, those lines numbered as
   ``read`` numbers them. A link whose text the prompt already embeds (a ``resource`` block
-  of the same uri) is not attached again.
+  of the same uri) is not attached again. A link to an image file (``@shot.png``: PNG, JPEG,
+  GIF or WebP by its name, checked by its first bytes, at most 5 MiB) attaches the image
+  (core/images.py): its placeholder is the text, the image goes beside it (``image``).
 - ``mention``: ``diagnostics`` (the editor's known ones plus the prompt's own; one file's
   with a ``uri``), ``selection`` (the prompt's selection), ``buffers`` (the open documents:
   path, line count, unsaved marker), ``diff`` (``git diff HEAD`` of the session's folder).
@@ -27,13 +29,14 @@ import attrs
 
 from lsp_agent.core.attachments import AttachScope, PromptFocus, covered_lines
 from lsp_agent.core.diagnostics import Diagnostic, format_diagnostics
+from lsp_agent.core.images import IMAGE_SUFFIXES, MAX_IMAGE_BYTES, image_block, placeholder, sniff
 from lsp_agent.core.interfaces import Editor
 from lsp_agent.core.secrets.filter import NO_SECRETS, SecretFilter
 from lsp_agent.core.uris import path_of_uri
 from lsp_agent.snapshots.head_diff import NoHeadDiff, head_diff
 from lsp_agent.tools.read import DEFAULT_LIMIT, MAX_OUTPUT_BYTES
 from lsp_agent.workspace.boundary import Resolved, WorkspaceBoundary
-from lsp_agent.workspace.context_read import Refused, Unreadable, read_confined
+from lsp_agent.workspace.context_read import FileBytes, Refused, Unreadable, read_confined
 from lsp_agent.workspace.files import count_lines
 
 __all__ = ["DIFF_TIMEOUT", "MAX_BYTES", "MAX_LINES", "PromptExpansion"]
@@ -64,6 +67,10 @@ class PromptExpansion:
             kind = block.get("type")
             if kind == "resource_link" and block.get("uri") not in embedded:
                 uri = str(block.get("uri", ""))
+                image = await _image(uri, boundary)
+                if image is not None:
+                    attached.append(image)
+                    continue
                 text = await self._file(uri, block.get("range"), boundary, scope)
             elif kind == "mention":
                 uri = f"#{block.get('name', '')}"
@@ -183,6 +190,29 @@ async def _diff(folder: str, roots: Sequence[str]) -> str:
         return "[#diff: no changes against HEAD]"
     body = _capped(found.text.splitlines(), "run git diff")
     return f"<git_diff>\n{body}</git_diff>"
+
+
+async def _image(uri: str, boundary: WorkspaceBoundary) -> dict[str, Any] | None:
+    """The attachment of a link to an image file, or None for any other link (and for one
+    that cannot be read: the text path says why)."""
+    path = path_of_uri(uri)
+    if path is None or os.path.splitext(path)[1].lower() not in IMAGE_SUFFIXES:
+        return None
+    where = boundary.resolve(path)
+    if not isinstance(where, Resolved):
+        return None
+    read = await asyncio.to_thread(read_confined, where.path, boundary.roots, limit=MAX_IMAGE_BYTES)
+    if not isinstance(read, FileBytes):
+        return None
+    media_type = sniff(read.data[:16])
+    if media_type is None:
+        reason = "not a PNG, JPEG, GIF or WebP image"
+    elif read.truncated:
+        reason = f"an image over {MAX_IMAGE_BYTES // (1024 * 1024)} MiB"
+    else:
+        block = image_block(read.data, media_type, where.display)
+        return {"text": placeholder(block), "source": uri, "image": block}
+    return {"text": f"[{where.display}: not attached: {reason}]", "source": uri}
 
 
 @attrs.frozen

@@ -35,6 +35,7 @@ from acp.schema import (
 )
 
 from lsp_agent.acp.capabilities import ClientFeatures
+from lsp_agent.acp.code_review import REVIEW_COMMAND, REVIEW_ENTRY, review_answer
 from lsp_agent.acp.content import PromptBlock, user_content
 from lsp_agent.acp.editor import PROMPTING, AcpEditor
 from lsp_agent.acp.peer import AcpPeer, PeerTimeouts
@@ -61,6 +62,7 @@ COMMANDS = (
         "name": COMPACT_COMMAND,
         "description": "Summarize the older part of the conversation now (frees context)",
     },
+    REVIEW_ENTRY,
 )
 _STOP_REASONS = {
     "end_turn": "end_turn",
@@ -293,6 +295,14 @@ class AcpHost:
         if command == COMPACT_COMMAND:
             done = await sessions.compact(session_id)
             text = "Compacted the conversation." if done else "There was nothing to compact."
+            await self.editor.send_update(
+                session_id,
+                {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}},
+            )
+            return "end_turn"
+        if command == REVIEW_COMMAND:
+            said = str(content[0].get("text", ""))
+            text = await review_answer(session.app, session.folder, session.roots, said)
             await self.editor.send_update(
                 session_id,
                 {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}},

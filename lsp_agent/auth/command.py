@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from lsp_agent.core.errors import ConfigError
 
 if TYPE_CHECKING:  # imported when run, so building the CLI's parser stays cheap
+    from lsp_agent.auth.keyring_index import KeyringIndex
     from lsp_agent.auth.store import KeyStore
 
 __all__ = ["add_auth_parser", "run_auth"]
@@ -64,13 +65,26 @@ def run_auth(
     variable = owners[provider]
     if variable is None:
         return _fail(err, f"provider {provider!r} sends no key (it has no api_key_env)", 2)
+    index = _index(env)
     if args.verb == "remove":
         result = store.delete(provider)
         if not result.ok:
             return _fail(err, f"{result.error}", EXIT_FAILED)
+        index.remove(provider)
         out.write(f"removed the stored key of {provider}\n")
         return EXIT_OK
-    return _set(provider, variable, store, stdin, out, err)
+    code = _set(provider, variable, store, stdin, out, err)
+    if code == EXIT_OK:
+        index.add(provider)
+    return code
+
+
+def _index(env: Mapping[str, str]) -> KeyringIndex:
+    """The list of the providers with a stored key (auth/keyring_index.py)."""
+    from lsp_agent.auth.keyring_index import FILE_NAME, KeyringIndex
+    from lsp_agent.workspace.boundary import data_folder_path
+
+    return KeyringIndex(data_folder_path(env) / FILE_NAME)
 
 
 def _set(

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Literal, Protocol
 
+from lsp_agent.auth.keyring_index import KeyringIndex
 from lsp_agent.auth.store import KeyStore
 from lsp_agent.config.resolve import BUILTIN_PROVIDERS, DEFAULT_API_KEY_ENV
 from lsp_agent.config.settings import Settings
@@ -86,9 +87,18 @@ def key_owners(settings: Settings) -> dict[str, str | None]:
     return owners
 
 
-def preload(keys: ProviderKeys, settings: Settings) -> None:
-    """Read the keyring once for each provider whose variable is unset, so every stored
-    key is registered with the secret filter before anything reaches the model."""
-    for provider, variable in key_owners(settings).items():
-        if variable is not None:
-            keys.key(provider, variable)
+def preload(keys: ProviderKeys, settings: Settings, index: KeyringIndex | None = None) -> None:
+    """Read the keyring once for each provider whose variable is unset and that ``index``
+    lists, so every stored key is registered with the secret filter before anything reaches
+    the model. Nothing is listed: the keyring is not touched (not even imported). No list
+    (``index`` None, or none written yet): every provider is probed, and the list is written
+    from what the keyring holds."""
+    owners = {p: v for p, v in key_owners(settings).items() if v is not None}
+    listed = index.read() if index is not None else None
+    if listed is not None:
+        for provider in sorted(listed & owners.keys()):
+            keys.key(provider, owners[provider])
+        return
+    held = [provider for provider, variable in owners.items() if keys.stored(provider, variable)]
+    if index is not None:
+        index.write(held)

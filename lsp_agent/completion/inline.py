@@ -54,6 +54,7 @@ class Suggestion:
     uri: str
     version: int
     offset: int
+    line: int
     text: str
     """Inserted at the cursor."""
 
@@ -110,6 +111,10 @@ class InlineCompletions:
     def stats(self) -> Stats:
         return Stats(asked=self._asked, answered=self._answered, tokens=self._tokens)
 
+    async def aclose(self) -> None:
+        """Close the model's connections."""
+        await self._model.aclose()
+
     def changed(self, uri: str) -> None:
         """The document changed: a request for it still waiting or asking answers nothing."""
         self._latest[uri] = self._latest.get(uri, 0) + 1
@@ -149,6 +154,7 @@ class InlineCompletions:
             uri=cursor.uri,
             version=cursor.version,
             offset=cursor.offset,
+            line=cursor.text.count("\n", 0, cursor.offset),
             text=text,
         )
         self.shown.put(suggestion.id, suggestion)

@@ -66,7 +66,8 @@ class PromptAttachments(Protocol):
     async def expand(
         self, content: Sequence[Mapping[str, Any]], scope: AttachScope
     ) -> list[dict[str, Any]]:
-        """One ``{"text", "source"}`` per link or mention of ``content`` that names
-        something (``source``: the uri or ``#name``), in order; never raises for a file
-        that cannot be read (its attachment says why)."""
+        """One ``{"text", "source", "image"?}`` per link or mention of ``content`` that
+        names something (``source``: the uri or ``#name``; ``image``: a linked image file's
+        ``image`` block, ``text`` its placeholder), in order; never raises for a file that
+        cannot be read (its attachment says why)."""
         ...

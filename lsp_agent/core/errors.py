@@ -19,6 +19,7 @@ LspAgentError
 │   └── ContextOverflow     the request no longer fits the model's context window
 ├── AgentUnavailable        the server could not build the agent (lsp/host.py)
 ├── AttachmentError         a ``run --file`` that cannot be attached (attachments.py)
+├── ReviewFailedError       an agent review of changes that cannot run (lsp/code_review.py)
 ├── SearchQueryError        a session search that cannot be run (storage/search_index.py)
 ├── SnapshotError           a snapshot not recorded, compared or restored (snapshots/)
 └── StorageError            the database cannot be used (storage/db.py)

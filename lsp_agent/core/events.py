@@ -64,6 +64,7 @@ EventType = Literal[
     "review_commented",
     "review_comments_sent",
     "until_checked",
+    "suggestion_feedback",
 ]
 
 JsonObject = dict[str, Any]
@@ -152,8 +153,10 @@ class SessionCreated:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UserMessageAdmitted:
     """User input made durable, before anything else happens (the inbox), not yet in the
-    conversation; ``attachments``: ``[{text, source}]``, what the content's links and
-    mentions named, read at admission (the model is sent them after the content)."""
+    conversation; ``attachments``: ``[{text, source, image?}]``, what the content's links and
+    mentions named, read at admission (the model is sent them after the content; ``image``:
+    a linked image file's ``image`` block). An ``image`` block of ``content`` holds its
+    bytes (core/images.py)."""
 
     TYPE: ClassVar[Literal["user_message_admitted"]] = "user_message_admitted"
     message_id: str
@@ -401,6 +404,8 @@ class ContextNoted:
     skills: str | None = None
     review_hunks: list[str] | None = None
     code_rewinds: list[int] | None = None
+    suggestion_feedback: list[int] | None = None
+    """The ``suggestion_feedback`` seqs this note told the model about."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -567,6 +572,23 @@ class UntilChecked:
     error: str | None = None
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SuggestionFeedback:
+    """The user took (``accepted``) or dismissed an editor suggestion the completion model
+    made in this session's folder: an inline completion or a next edit (protocol.md §12a).
+    The model hears of it once, in a note at its next turn."""
+
+    TYPE: ClassVar[Literal["suggestion_feedback"]] = "suggestion_feedback"
+    suggestion_id: str
+    kind: Literal["inline", "next_edit"]
+    accepted: bool
+    uri: str
+    line: int
+    """0-based, where the suggestion was."""
+    summary: str
+    """What it suggested, in a few words (``rename x → y``)."""
+
+
 Event = (
     SessionCreated
     | UserMessageAdmitted
@@ -602,6 +624,7 @@ Event = (
     | ReviewCommented
     | ReviewCommentsSent
     | UntilChecked
+    | SuggestionFeedback
 )
 """Every event, discriminated by its class's ``TYPE``."""
 
@@ -642,6 +665,7 @@ EVENT_CLASSES: Final[Mapping[EventType, type[Event]]] = {
         ReviewCommented,
         ReviewCommentsSent,
         UntilChecked,
+        SuggestionFeedback,
     )
 }
 """``type`` → its definition, in catalogue order."""

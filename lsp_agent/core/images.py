@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 __all__ = [
+    "IMAGE_SUFFIXES",
     "IMAGE_TYPES",
     "MAX_IMAGE_BYTES",
     "image_block",
@@ -29,6 +30,8 @@ __all__ = [
 
 IMAGE_TYPES: Final = ("image/png", "image/jpeg", "image/gif", "image/webp")
 """What both APIs take."""
+IMAGE_SUFFIXES: Final = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp"})
+"""The file names a link or ``--file`` is taken as an image by (its bytes must agree)."""
 MAX_IMAGE_BYTES: Final = 5 * 1024 * 1024
 """An image's size before base64: the Anthropic API refuses bigger ones."""
 

@@ -1,10 +1,14 @@
-"""``textDocument/inlineCompletion`` (LSP 3.18) over :mod:`lsp_agent.completion`: advertised in
-the ``initialize`` answer only when ``completion.enabled`` is set (``config/peek.py`` reads it
-before the settings are loaded), answered from the engine built from the loaded settings on the
-first request. ``didChange`` cancels the document's pending suggestion (``changed``)."""
+"""Inline completion (``textDocument/inlineCompletion``, LSP 3.18) and next-edit suggestions
+(``agent/nextEdit`` and its feedback, protocol.md §12a) over :mod:`lsp_agent.completion`.
+
+The provider is advertised in the ``initialize`` answer only when ``completion.enabled`` is set
+(``config/peek.py`` reads it before the settings are loaded); the engines are built from the
+loaded settings on first use (``completion_host.py``). ``didOpen``/``didChange``/``didClose``
+keep each document's recent edits, and a change cancels the document's pending suggestion."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from pathlib import Path
@@ -12,11 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
+from lsp_agent.completion.history import EditHistory
 from lsp_agent.config.peek import peek_key
 from lsp_agent.core.uris import path_of_uri
 
 if TYPE_CHECKING:
-    from lsp_agent.completion.inline import InlineCompletions
+    from lsp_agent.completion.inline import Cursor
+    from lsp_agent.lsp import protocol as p
+    from lsp_agent.lsp.completion_host import Engines
+    from lsp_agent.lsp.host import AgentHost
     from lsp_agent.lsp.server import AgentServer
     from lsp_agent.lsp.startup import Startup
 
@@ -31,38 +39,51 @@ class CompletionFeature:
     def __init__(self, server: AgentServer, holder: Startup) -> None:
         self._server = server
         self._holder = holder
-        self._engine: InlineCompletions | None = None
-        self._built = False
+        self.enabled = False
+        """Advertised in ``initialize`` (the folder's configuration enables it)."""
+        self.history = EditHistory()
+        self._engines: Engines | None = None
+        self._building: asyncio.Future[Engines | None] | None = None
+
+    # -- the server's hooks ------------------------------------------------------------------
 
     def decide(self, params: lsp.InitializeParams) -> None:
-        """Called by ``initialize`` before the capabilities are computed: the provider is
-        advertised when the folder's configuration enables completion."""
+        """Called by ``initialize`` before the capabilities are computed."""
         if _enabled_in_config(params, self._server.env):
+            self.enabled = True
             options = self._server.protocol.fm.feature_options
             options[lsp.TEXT_DOCUMENT_INLINE_COMPLETION] = lsp.InlineCompletionOptions()
 
-    def changed(self, params: lsp.DidChangeTextDocumentParams) -> None:
-        if self._engine is not None:
-            self._engine.changed(params.text_document.uri)
+    def attach(self, host: AgentHost) -> None:
+        if self.enabled:
+            host.completion = self
 
-    async def inline(self, params: lsp.InlineCompletionParams) -> lsp.InlineCompletionList:
-        engine = await self.engine()
-        none = lsp.InlineCompletionList(items=[])
+    def opened(self, params: lsp.DidOpenTextDocumentParams) -> None:
+        if self.enabled:
+            self.history.opened(params.text_document.uri, params.text_document.text)
+
+    def changed(self, params: lsp.DidChangeTextDocumentParams) -> None:
+        if not self.enabled:
+            return
         uri = params.text_document.uri
         document = self._server.workspace.text_documents.get(uri)
-        if engine is None or document is None or document.version is None:
-            return none
-        from lsp_agent.completion.inline import Cursor
+        if document is not None:
+            self.history.changed(uri, document.source)
+        if self._engines is not None:
+            self._engines.inline.changed(uri)
 
-        path = path_of_uri(uri)
-        cursor = Cursor(
-            uri=uri,
-            path=os.path.realpath(path) if path is not None else None,
-            version=document.version,
-            text=document.source,
-            offset=document.offset_at_position(params.position),
-        )
-        suggestion = await engine.complete(cursor)
+    def closed(self, params: lsp.DidCloseTextDocumentParams) -> None:
+        self.history.closed(params.text_document.uri)
+
+    # -- requests ------------------------------------------------------------------------------
+
+    async def inline(self, params: lsp.InlineCompletionParams) -> lsp.InlineCompletionList:
+        none = lsp.InlineCompletionList(items=[])
+        engines = await self.engines()
+        cursor = self._cursor(params.text_document.uri, params.position)
+        if engines is None or cursor is None:
+            return none
+        suggestion = await engines.inline.complete(cursor)
         if suggestion is None:
             return none
         at = params.position
@@ -75,16 +96,69 @@ class CompletionFeature:
         )
         return lsp.InlineCompletionList(items=[item])
 
-    async def engine(self) -> InlineCompletions | None:
-        """The engine, built once the host is up (None: completion is off or unusable)."""
-        if not self._built:
-            host = await self._holder.wait()
-            if not self._built:
-                from lsp_agent.lsp.completion_host import build_engine
+    async def next_edit(self, params: p.NextEditParams) -> p.NextEditResult | None:
+        from lsp_agent.lsp import protocol as p
 
-                self._engine = build_engine(host, self._server)
-                self._built = True
-        return self._engine
+        engines = await self.engines()
+        position = lsp.Position(line=params.position.line, character=params.position.character)
+        uri = params.text_document.uri
+        cursor = self._cursor(uri, position)
+        if engines is None or cursor is None or cursor.version != params.text_document.version:
+            return None  # the document is not at the version asked about
+        suggestion = await engines.next_edits.suggest(cursor)
+        document = self._server.workspace.text_documents.get(uri)
+        if suggestion is None or document is None:
+            return None
+        codec, lines = document.position_codec, document.lines
+        start = codec.position_to_client_units(lines, lsp.Position(*suggestion.start))
+        end = codec.position_to_client_units(lines, lsp.Position(*suggestion.end))
+        return p.NextEditResult.model_validate(
+            {
+                "id": suggestion.id,
+                "uri": uri,
+                "range": {
+                    "start": {"line": start.line, "character": start.character},
+                    "end": {"line": end.line, "character": end.character},
+                },
+                "newText": suggestion.new_text,
+                "reason": suggestion.reason,
+            }
+        )
+
+    async def feedback(self, params: p.NextEditFeedbackParams) -> None:
+        engines = await self.engines()
+        if engines is not None and not await engines.feedback.record(params.id, params.accepted):
+            _log.info("feedback on %s recorded nowhere (unknown, or no session)", params.id)
+
+    async def engines(self) -> Engines | None:
+        """The engines, built once the host is up (None: off, or not usable)."""
+        if self._engines is not None or not self.enabled:
+            return self._engines
+        if self._building is None:
+            self._building = asyncio.ensure_future(self._build())
+        return await asyncio.shield(self._building)
+
+    async def _build(self) -> Engines | None:
+        host = await self._holder.wait()
+        from lsp_agent.lsp.completion_host import build_engines
+
+        self._engines = build_engines(host, self._server, self.history)
+        return self._engines
+
+    def _cursor(self, uri: str, position: lsp.Position) -> Cursor | None:
+        document = self._server.workspace.text_documents.get(uri)
+        if document is None or document.version is None:
+            return None
+        from lsp_agent.completion.inline import Cursor
+
+        path = path_of_uri(uri)
+        return Cursor(
+            uri=uri,
+            path=os.path.realpath(path) if path is not None else None,
+            version=document.version,
+            text=document.source,
+            offset=document.offset_at_position(position),
+        )
 
 
 def register_completion(server: AgentServer, holder: Startup) -> CompletionFeature:

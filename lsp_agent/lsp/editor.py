@@ -44,6 +44,7 @@ from lsp_agent.core.uris import path_of_uri
 from lsp_agent.lsp import protocol as p
 from lsp_agent.lsp import saving, timeouts
 from lsp_agent.lsp.documents import OpenDocuments, diagnostic_json
+from lsp_agent.lsp.review_findings import REVIEW_CODE, SOURCE
 from lsp_agent.lsp.stream import UpdateStream
 from lsp_agent.workspace.files import link_in_the_way, unified_diff
 
@@ -168,7 +169,8 @@ class LspEditor:
         document = self._documents.document(real)
         if version is not None and document is not None and (document.version or 0) > version:
             return
-        self._diagnostics.update(real, [core_diagnostic(d) for d in diagnostics], version)
+        found = [core_diagnostic(d) for d in diagnostics if not _our_finding(d.source, d.code)]
+        self._diagnostics.update(real, found, version)
 
     def diagnostics_at(self, uri: str, range_: lsp.Range) -> list[lsp.Diagnostic]:
         """The known diagnostics of ``uri`` on the lines of ``range_``, as LSP diagnostics."""
@@ -203,7 +205,9 @@ class LspEditor:
         first, last = range_.start.line, range_.end.line
         kept = [d for d in self._diagnostics.get(real) if d.end_line < first or d.line > last]
         fresh = [
-            core_diagnostic(p.Diagnostic.model_validate(diagnostic_json(d))) for d in diagnostics
+            core_diagnostic(p.Diagnostic.model_validate(diagnostic_json(d)))
+            for d in diagnostics
+            if not _our_finding(d.source, d.code)
         ]
         if kept or fresh or self._diagnostics.known(real):
             self._diagnostics.update(real, [*kept, *fresh])
@@ -599,3 +603,9 @@ def _plain(value: Any) -> Any:
 def plain_json(value: Any) -> Any:
     """A client's raw answer as plain JSON values (for other adapters of client requests)."""
     return _plain(value)
+
+
+def _our_finding(source: str | None, code: object) -> bool:
+    """A finding of the agent's own review (``review_findings.py``), which an editor forwards
+    with the rest: not a language server's diagnostic, so not one the model is told of."""
+    return source == SOURCE and code == REVIEW_CODE

@@ -59,13 +59,15 @@ def build_server(env: Mapping[str, str]) -> tuple[AgentServer, Callable[[], Awai
         async def start() -> AgentHost:
             from lsp_agent.lsp.host import start_host  # the agent: after the answer
 
-            return await start_host(
+            host = await start_host(
                 client=server,
                 env=server.env,
                 documents=server.documents,
                 folders=lambda: _folder_uris(server),
                 options=options,
             )
+            completion.attach(host)
+            return host
 
         holder.begin(start())
 
@@ -76,6 +78,7 @@ def build_server(env: Mapping[str, str]) -> tuple[AgentServer, Callable[[], Awai
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(params: lsp.DidOpenTextDocumentParams) -> None:
         server.documents.opened(params.text_document.uri)
+        completion.opened(params)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(params: lsp.DidChangeTextDocumentParams) -> None:
@@ -85,6 +88,7 @@ def build_server(env: Mapping[str, str]) -> tuple[AgentServer, Callable[[], Awai
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(params: lsp.DidCloseTextDocumentParams) -> None:
         server.documents.closed(params.text_document.uri)
+        completion.closed(params)
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def folders_changed(params: lsp.DidChangeWorkspaceFoldersParams) -> None:

@@ -366,6 +366,19 @@ def _lines(start: int, end: int) -> p.Range:
 
 Handler = Callable[[AgentHost, Any], Awaitable[Any]]
 
+# -- §12a next-edit suggestions (lsp/completion.py) -----------------------------------------
+
+
+async def next_edit(host: AgentHost, params: p.NextEditParams) -> p.NextEditResult | None:
+    completion = host.completion
+    return None if completion is None else await completion.next_edit(params)
+
+
+async def next_edit_feedback(host: AgentHost, params: p.NextEditFeedbackParams) -> None:
+    if host.completion is not None:
+        await host.completion.feedback(params)
+
+
 HANDLERS: dict[str, Handler] = {
     "agent/session/new": session_new,
     "agent/session/list": session_list,
@@ -392,4 +405,6 @@ HANDLERS: dict[str, Handler] = {
     "agent/review/resolve": review_resolve,
     "agent/codeReview/run": code_review.run_review,
     **COMMENT_HANDLERS,
+    "agent/nextEdit": next_edit,
+    "agent/nextEdit/feedback": next_edit_feedback,
 }

@@ -72,6 +72,9 @@ class AgentHost:
         """Progress and transcripts for a plain LSP client; None for an agent front-end."""
         self.findings = findings or PublishedFindings(lambda _method, _params: None)
         """The agent review's findings, published as diagnostics (``code_review.py``)."""
+        self.completion: Any = None
+        """``agent/nextEdit`` and its feedback (``completion.CompletionFeature``), attached
+        once the host is up when completion is advertised."""
 
     @property
     def app(self) -> App:

@@ -82,8 +82,20 @@ class MentionBlock(Model):
     """For ``diagnostics``: only this file's (absent: the workspace's)."""
 
 
+class ImageBlock(Model):
+    """An image in a prompt (protocol.md "Images"): base64 ``data`` of ``mimeType``; ``name``
+    (its file's) for the placeholder the transcript shows. Its bytes are checked against the
+    type at admission, and refused for a model that takes no images."""
+
+    type: Literal["image"]
+    mime_type: Literal["image/png", "image/jpeg", "image/gif", "image/webp"]
+    data: Annotated[StrictStr, Field(min_length=1, max_length=(5 * 1024 * 1024 + 2) // 3 * 4)]
+    name: Annotated[StrictStr, Field(max_length=500)] | None = None
+
+
 ContentBlock = Annotated[
-    TextBlock | ResourceLinkBlock | ResourceBlock | MentionBlock, Field(discriminator="type")
+    TextBlock | ResourceLinkBlock | ResourceBlock | MentionBlock | ImageBlock,
+    Field(discriminator="type"),
 ]
 
 
@@ -675,6 +687,39 @@ class CommitMessageResult(Model):
     """The whole message: subject, then a blank line and a body when there is one."""
 
 
+# -- §12a next-edit suggestions -------------------------------------------------------------
+
+SuggestionId = Annotated[StrictStr, Field(min_length=1, max_length=200)]
+
+
+class VersionedDocument(Model):
+    uri: Uri
+    version: StrictInt
+
+
+class NextEditParams(Model):
+    text_document: VersionedDocument
+    position: Position
+    """The cursor: the model is told where the user is."""
+
+
+class NextEditResult(Model):
+    """One suggested edit in that document, its range in the version asked about (``null``
+    when nothing is worth suggesting)."""
+
+    id: SuggestionId
+    uri: Uri
+    range: Range
+    new_text: str
+    reason: str
+
+
+class NextEditFeedbackParams(Model):
+    id: SuggestionId
+    """A ``nextEdit`` result's id, or an inline completion item's (its command's argument)."""
+    accepted: StrictBool
+
+
 # -- §8 commands ---------------------------------------------------------------------------
 
 
@@ -879,6 +924,13 @@ METHODS: dict[str, Method] = {
         _c2s("agent/review/comment", ReviewCommentParams, ReviewCommentResult),
         _c2s("agent/review/sendComments", SessionIdParams, ReviewSendCommentsResult),
         _c2s("agent/commitMessage", CommitMessageParams, CommitMessageResult),
+        _c2s("agent/nextEdit", NextEditParams, NextEditResult),
+        Method(
+            name="agent/nextEdit/feedback",
+            direction="client_to_server",
+            kind="notification",
+            params=NextEditFeedbackParams,
+        ),
         Method(
             name="agent/session/update",
             direction="server_to_client",

@@ -128,3 +128,18 @@ def test_ctrl_c_during_a_check_interrupts_the_run(workspace: Path) -> None:
     assert proc.returncode == 130, err
     assert "interrupted" in err
     assert "Traceback" not in err
+
+
+def test_until_stops_once_the_run_has_cost_max_cost(workspace: Path) -> None:
+    script = [{"text": "Nothing to do."}, {"text": "never sent"}]
+    with running_fake_llm(script) as server:
+        result = run_cli(
+            "run", "--model", "anthropic/claude-sonnet-4-5", "--until", CHECK,
+            "--max-cost", "0.000001", "make it pass",
+            cwd=workspace, env=provider_env(server, KEY),
+        )  # fmt: skip
+        bodies = server.model_bodies()
+    assert result.returncode == 5, result.stderr
+    assert len(bodies) == 1
+    assert f"attempt 1/5: {CHECK} exited 1; the cost bound is reached" in result.stderr
+    assert f"stopped: {CHECK} still fails; the cost bound was reached" in result.stderr

@@ -6,34 +6,18 @@ from __future__ import annotations
 
 import base64
 import json
-import struct
-import zlib
 from pathlib import Path
 
 import pytest
 
 from lsp_agent.testing.cli import run_cli
 from lsp_agent.testing.fake_llm import running_fake_llm
+from tests.support.images import PNG
 from tests.support.provider_env import provider_env
 
 KEY = "sk-images-SECRET-5151"
 
 
-def tiny_png() -> bytes:
-    """A real 1×1 red PNG."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        body = kind + data
-        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
-
-    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
-    pixels = zlib.compress(b"\x00\xff\x00\x00")
-    return (
-        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
-    )
-
-
-PNG = tiny_png()
 B64 = base64.b64encode(PNG).decode()
 
 

@@ -37,6 +37,21 @@ def finding(line: int, message: str, **extra: Any) -> dict[str, Any]:
     return {"tool_calls": [{"name": "report_finding", "input": call}]}
 
 
+def _forwarded(diagnostic: lsp.Diagnostic) -> dict[str, Any]:
+    """``diagnostic`` as an ``agent/diagnostics`` item carries it."""
+    start, end = diagnostic.range.start, diagnostic.range.end
+    return {
+        "range": {
+            "start": {"line": start.line, "character": start.character},
+            "end": {"line": end.line, "character": end.character},
+        },
+        "message": diagnostic.message,
+        "severity": 1,
+        "source": diagnostic.source,
+        "code": diagnostic.code,
+    }
+
+
 def published(client: AgentClient, path: Path) -> list[lsp.Diagnostic]:
     return list(client.client.diagnostics.get(path.as_uri(), []))
 
@@ -51,7 +66,9 @@ async def test_a_review_publishes_its_finding_and_its_actions_fix_or_dismiss_it(
             "turns": [
                 finding(3, off_by_one, related=[{"path": "stats.py", "line": 2, "message": "sum"}]),
                 {"text": "One bug: the divisor."},
-                {"text": "Fixed it."},  # the fix's turn
+                # the fix's turn: the model reads the file's diagnostics first
+                {"tool_calls": [{"name": "diagnostics", "input": {"file_path": str(path)}}]},
+                {"text": "Fixed it."},
                 finding(1, "mean of an empty list raises ZeroDivisionError", severity="warning"),
                 {"text": "Only an edge case left."},
             ]
@@ -82,6 +99,10 @@ async def test_a_review_publishes_its_finding_and_its_actions_fix_or_dismiss_it(
         assert "+    return total / (len(values) - 1)" in str(body["messages"])
         assert sorted(tool["name"] for tool in body["tools"]) == ["read_file", "report_finding"]
 
+        # A front-end forwards every diagnostic it shows, ours too: the model's diagnostics
+        # are the language servers', never the review's own findings.
+        client.publish_diagnostics(path.as_uri(), [_forwarded(diagnostic)])
+
         # Its code actions: "Fix with agent" starts a prompt naming the finding.
         actions = await client.code_actions(path, diagnostic.range, diagnostics=[diagnostic])
         assert actions is not None
@@ -96,6 +117,8 @@ async def test_a_review_publishes_its_finding_and_its_actions_fix_or_dismiss_it(
         prompt = str(fake_llm.model_bodies()[2]["messages"])
         assert off_by_one in prompt
         assert "stats.py (line 3)" in prompt
+        read = str(fake_llm.model_bodies()[3]["messages"][-1])
+        assert "No problems reported in stats.py." in read
 
         # A rerun replaces the set: the old finding is gone, the new one is there.
         rerun = await client.request("agent/codeReview/run", {}, timeout=60)
@@ -149,3 +172,33 @@ async def test_a_review_outside_a_repository_or_of_an_unknown_base_is_an_error(
         with pytest.raises(JsonRpcException, match="no such revision: no-such-branch"):
             await client.request("agent/codeReview/run", {"base": "no-such-branch"}, timeout=60)
     assert fake_llm.model_bodies() == []
+
+
+async def test_a_plain_lsp_client_runs_the_review_command_and_fixes_a_finding(
+    workspace: Path, fake_llm: FakeLLMServer, server_env: dict[str, str]
+) -> None:
+    """No extension at all: the command through ``workspace/executeCommand``, the finding as
+    a standard diagnostic, the fix through the code action's command."""
+    path = repository(workspace)
+    message = "Divides by len - 1."
+    fake_llm.set_script(
+        {"turns": [finding(3, message), {"text": "One bug."}, {"text": "Fixed it."}]}
+    )
+    async with agent_client(env=server_env, folders=[workspace], plain=True) as client:
+        result = await client.execute("lspAgent.review", {})
+        assert [f["message"] for f in result["findings"]] == [message]
+        await wait_until(lambda: published(client, path))
+        [diagnostic] = published(client, path)
+        assert (diagnostic.range.start.line, diagnostic.source) == (2, "lsp-agent")
+
+        client.open(path, path.read_text())
+        cursor = lsp.Range(
+            start=lsp.Position(line=2, character=4), end=lsp.Position(line=2, character=4)
+        )
+        actions = await client.code_actions(path, cursor, diagnostics=[diagnostic])
+        fix = next(a for a in actions or [] if a.title == "Fix with agent")
+        assert isinstance(fix, lsp.CodeAction)
+        assert fix.command is not None
+        await client.execute(fix.command.command, fix.command.arguments[0])
+        await wait_until(lambda: len(fake_llm.model_bodies()) >= 3, timeout=60)
+    assert message in str(fake_llm.model_bodies()[2]["messages"])

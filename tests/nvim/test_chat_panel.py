@@ -201,3 +201,21 @@ def test_the_server_titles_a_pending_call_and_a_rule_refusal_reads_refused(
     lines = editor.chat_lines()
     assert "- ✓ bash Run python3 hello.py [exit 0]" in lines
     assert "- ⊘ bash Run curl example.com [refused]" in lines
+
+
+def test_each_until_green_check_is_a_notice_in_the_chat(editor: Any) -> None:
+    lines = editor.lua(
+        """
+        local s = require('lsp_agent.session').new('ses_until')
+        for _, u in ipairs({...}) do
+          s:apply(vim.tbl_extend('force', { sessionUpdate = 'until_update', command = 'make test',
+            maxAttempts = 5 }, u))
+        end
+        return require('lsp_agent.chat').render_lines(s)
+        """,
+        {"attempt": 1, "verdict": "retry", "exitCode": 2},
+        {"attempt": 2, "verdict": "passed", "exitCode": 0},
+    )
+    text = "\n".join(lines)
+    assert "until green: attempt 1/5: make test exited 2; its output goes to the agent" in text
+    assert "until green: attempt 2/5: make test exited 0" in text

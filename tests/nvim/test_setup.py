@@ -30,6 +30,11 @@ KEY = "sk-lsp-nvim-test-key"
         ({"keymaps": {"chat": {"bogus": "x"}}}, "keymaps.chat.bogus: unknown key"),
         ({"keymaps": {"global": {"dance": "<leader>d"}}}, "keymaps.global.dance: unknown action"),
         ({"forward_diagnostics": "yes"}, "forward_diagnostics: expected a boolean"),
+        ({"completion": {"debounce": -1}}, "completion.debounce: expected a number"),
+        ({"completion": {"builtin": "yes"}}, "completion.builtin: expected a boolean"),
+        ({"next_edit": {"when": 1}}, "next_edit.when: unknown option"),
+        ({"next_edit": {"sign": "→→→"}}, "next_edit.sign: expected one or two cells"),
+        ({"keymaps": {"next_edit": {"jump": "n"}}}, "keymaps.next_edit.jump: unknown key"),
     ],
 )
 def test_setup_rejects_bad_options_naming_them(
@@ -56,6 +61,8 @@ def test_setup_accepts_every_documented_option(nvim: pynvim.Nvim) -> None:
             "global": {"chat": "<leader>ac", "fix": False},
             "chat": {"close": "Q"},
             "prompt": {"submit_insert": "<C-j>"},
+            "completion": {"accept": "<C-l>", "dismiss": False},
+            "next_edit": {"accept": "<leader>n"},
         },
         "window": {
             "layout": "float",
@@ -65,6 +72,8 @@ def test_setup_accepts_every_documented_option(nvim: pynvim.Nvim) -> None:
             "float": {"width": 0.5, "height": 0.5, "border": "single"},
         },
         "diff_close_on_answer": False,
+        "completion": {"enabled": False, "debounce": 100, "builtin": False},
+        "next_edit": {"enabled": True, "debounce": 800, "sign": ">"},
     }
     merged = nvim.exec_lua("return require('lsp_agent').setup(...)", options)
     assert merged["keymaps"]["chat"]["stop"] == "<C-c>"  # defaults kept beside the given keys
@@ -98,8 +107,13 @@ def test_the_command_completes_its_subcommands_and_values(editor: Any) -> None:
             "log",
             "allow",
             "review",
+            "codereview",
             "keep",
             "undo-hunk",
+            "undo-reason",
+            "comment",
+            "send-comments",
+            "commit",
             "rewind",
             "compact",
         ]

@@ -119,11 +119,16 @@ export class AgentClient implements vscode.Disposable {
   }
 
   /** A request to the server: sent once it is up (a stopped one is started first); a failed start's reason otherwise. */
-  async request<R>(method: string, params: unknown): Promise<R> {
+  async request<R>(method: string, params: unknown, token?: vscode.CancellationToken): Promise<R> {
     await this.store.connected();
     const client = this.client;
     if (!client) throw new Error("the LSP Agent server stopped");
-    return client.sendRequest<R>(method, params);
+    return token ? client.sendRequest<R>(method, params, token) : client.sendRequest<R>(method, params);
+  }
+
+  /** The running server's standard capabilities (e.g. `inlineCompletionProvider`, issue 36). */
+  get serverCapabilities(): { inlineCompletionProvider?: unknown } | undefined {
+    return this.running ? this.client?.initializeResult?.capabilities : undefined;
   }
 
   notify(method: string, params: unknown): void {

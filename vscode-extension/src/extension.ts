@@ -5,6 +5,9 @@
 import * as vscode from "vscode";
 import { openCodeRef, openLocation } from "./codeRefLinks";
 import { register as registerApprovals } from "./features/approvals";
+import { register as registerCodeReview } from "./features/codeReview";
+import { register as registerCommitMessage } from "./features/commitMessage";
+import { register as registerCompletion } from "./features/completion";
 import { createDeps } from "./features/deps";
 import { register as registerDiagnostics } from "./features/diagnostics";
 import { register as registerPanel } from "./features/panel";
@@ -27,11 +30,14 @@ export function activate(context: vscode.ExtensionContext) {
   registerPanel(context, deps);
   const prompts = registerPrompts(context, deps);
   const review = registerReview(context, deps);
+  registerCommitMessage(context, deps);
   const approvals = registerApprovals(context, deps);
   const sessions = registerSessions(context, deps, review);
   const search = registerSearch(context, deps);
+  registerCodeReview(context, deps);
+  registerCompletion(context, deps);
   const routes: Routes = {
-    prompt: (msg) => prompts.ask(msg.text, msg.mentions, msg.noFocus),
+    prompt: (msg) => prompts.ask(msg.text, msg.mentions, msg.noFocus, { images: msg.images, until: msg.until }),
     complete: async (msg) => chat.send({ type: "completions", id: msg.id, items: await prompts.complete(msg.trigger, msg.query) }),
     compact: () => store.compact(),
     stop: () => store.cancel(),
@@ -48,7 +54,9 @@ export function activate(context: vscode.ExtensionContext) {
     question: (msg) => store.answerQuestion(msg.key, msg.result),
     openLocation: (msg) => openLocation(msg.uri, msg.range),
     openCodeRef: (msg) => openCodeRef(msg),
-    resolve: (msg) => review.resolve(msg.action, { hunkIds: msg.hunkIds, uris: msg.uris }),
+    resolve: (msg) => review.resolve(msg.action, { hunkIds: msg.hunkIds, uris: msg.uris, reason: msg.reason }),
+    comment: (msg) => reviews.comment(msg.hunkId, msg.text),
+    sendComments: () => reviews.sendComments(),
     rewind: (msg) => review.rewind(msg.messageId, msg.scope),
     showLog: () => log.show(),
   };

@@ -9,7 +9,9 @@
 import {
   Methods,
   type ReviewAction,
+  type ReviewCommentParams,
   type ReviewListResult,
+  type ReviewSendCommentsResult,
   type ReviewResolveParams,
   type ReviewResolveResult,
 } from "./shared/protocol";
@@ -90,7 +92,7 @@ export class ReviewStore {
     try {
       const result = await conn.request<ReviewListResult>(Methods.reviewList.name, { sessionId });
       // the active session changed meanwhile: the next round fetches that one
-      if (this.store.activeId === sessionId) this.set({ sessionId, files: result.files });
+      if (this.store.activeId === sessionId) this.set({ sessionId, files: result.files, ...(result.unsentComments ? { unsentComments: result.unsentComments } : {}) });
       else this.again = true;
     } catch {
       // a session this server does not know (yet), or a stopping server: nothing to review
@@ -99,7 +101,7 @@ export class ReviewStore {
   }
 
   /** Keeps or undoes hunks of the active session (`hunkIds` ∪ `uris`; neither: every pending one). */
-  async resolve(action: ReviewAction, selection: { hunkIds?: string[]; uris?: string[] } = {}): Promise<ReviewResolveResult> {
+  async resolve(action: ReviewAction, selection: { hunkIds?: string[]; uris?: string[]; reason?: string } = {}): Promise<ReviewResolveResult> {
     const sessionId = this.store.activeId;
     if (!sessionId) throw new Error("no active session");
     // a server still starting: wait for it (the store fails with the reason of a failed start)
@@ -107,8 +109,30 @@ export class ReviewStore {
     const params: ReviewResolveParams = { sessionId, action };
     if (selection.hunkIds?.length) params.hunkIds = selection.hunkIds;
     if (selection.uris?.length) params.uris = selection.uris;
+    if (selection.reason?.trim()) params.reason = selection.reason.trim();
     if (!params.hunkIds && !params.uris && (selection.hunkIds || selection.uris)) return { resolved: [], conflicts: [] };
     const result = await conn.request<ReviewResolveResult>(Methods.reviewResolve.name, params);
+    await this.refresh();
+    return result;
+  }
+
+  /** A comment on a hunk of the active session; it goes to the agent with the next prompt. */
+  async comment(hunkId: string, text: string): Promise<void> {
+    const sessionId = this.store.activeId;
+    if (!sessionId) throw new Error("no active session");
+    if (!text.trim()) return;
+    const conn = this.connection() ?? (await this.store.connected());
+    const params: ReviewCommentParams = { sessionId, hunkId, text: text.trim() };
+    await conn.request(Methods.reviewComment.name, params);
+    await this.refresh();
+  }
+
+  /** The active session's comments not sent yet, as a prompt of their own now. */
+  async sendComments(): Promise<ReviewSendCommentsResult> {
+    const sessionId = this.store.activeId;
+    if (!sessionId) throw new Error("no active session");
+    const conn = this.connection() ?? (await this.store.connected());
+    const result = await conn.request<ReviewSendCommentsResult>(Methods.reviewSendComments.name, { sessionId });
     await this.refresh();
     return result;
   }

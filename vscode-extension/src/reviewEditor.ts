@@ -10,7 +10,7 @@ import type { ReviewFile } from "./shared/protocol";
 import { hunksAtLines, pendingMarks, type PendingMark, type ReviewSnapshot } from "./shared/review";
 
 /** The commands a CodeLens runs with the hunk id (extension.ts registers them). */
-export interface LensCommands { keep: string; undo: string }
+export interface LensCommands { keep: string; undo: string; comment?: string }
 
 const REFRESH_AFTER_EDIT_MS = 300;
 
@@ -104,6 +104,9 @@ export class ReviewEditor implements vscode.CodeLensProvider, vscode.Disposable 
       return [
         new vscode.CodeLens(line, { title: "Keep change", tooltip: "Keep this change of the agent", command: this.commands.keep, arguments: [m.hunkId] }),
         new vscode.CodeLens(line, { title: "Undo change", tooltip: "Undo this change of the agent (Ctrl+Z undoes the undo)", command: this.commands.undo, arguments: [m.hunkId] }),
+        ...(this.commands.comment
+          ? [new vscode.CodeLens(line, { title: "Comment…", tooltip: "A comment for the agent on this change (sent with your next prompt)", command: this.commands.comment, arguments: [m.hunkId] })]
+          : []),
       ];
     });
   }

@@ -26,6 +26,7 @@ import {
   type SessionSearchResult,
   type SessionSummary,
   type SessionUpdateParams,
+  type UntilParams,
   type ConfigOptionsResult,
 } from "./shared/protocol";
 import {
@@ -289,12 +290,16 @@ export class SessionStore {
     void this.refreshSessions().catch(() => undefined);
   }
 
-  /** Sends a prompt: its text first, then the blocks of its mentions (docs/protocol.md "Mentions"). */
-  async prompt(text: string, context?: PromptParams["context"], mentions: ContentBlock[] = []): Promise<PromptResult> {
+  /**
+   * Sends a prompt: its text first, then the blocks of its mentions (docs/protocol.md "Mentions")
+   * and images; `until`: work until that command passes ("Until green").
+   */
+  async prompt(text: string, context?: PromptParams["context"], mentions: ContentBlock[] = [], until?: UntilParams): Promise<PromptResult> {
     const sessionId = this.activeId ?? (await this.newSession());
     const prompt: ContentBlock[] = [{ type: "text", text }, ...mentions];
     const params: PromptParams = { sessionId, prompt, clientMessageId: `vsc-${Date.now().toString(36)}-${this.nextKey++}` };
     if (context) params.context = context;
+    if (until) params.until = until;
     return (await this.connected()).request<PromptResult>(Methods.sessionPrompt.name, params);
   }
 

@@ -30,6 +30,13 @@ export const USER_ONLY_SETTINGS = ["serverCommand", "serverEnv", "config"] as co
 /** Settings forwarded to the server that a workspace may set (untrusted there). */
 export const FORWARDED_SETTINGS = ["model", "mode"] as const;
 
+/**
+ * Forwarded settings that are a nested key of the server's config (a workspace may set them too):
+ * `lspAgent.completion.enabled` is `completion.enabled` (issue 36). Sent only when set, so the
+ * config files decide otherwise; merged into what `lspAgent.config` says of the same section.
+ */
+export const FORWARDED_NESTED_SETTINGS = { "completion.enabled": ["completion", "enabled"] } as const;
+
 /** The user's own value of `key` (the user settings), else the default. */
 export function userValue<T>(settings: InspectableSettings, key: (typeof USER_ONLY_SETTINGS)[number]): T | undefined {
   const inspected = settings.inspect<T>(key);
@@ -48,6 +55,14 @@ export function forwardedConfig(settings: InspectableSettings): {
     const fromWorkspace = inspected?.workspaceFolderValue ?? inspected?.workspaceValue;
     if (fromWorkspace) workspaceConfig[key] = fromWorkspace;
     else if (inspected?.globalValue) config[key] = inspected.globalValue;
+  }
+  for (const [key, [section, name]] of Object.entries(FORWARDED_NESTED_SETTINGS)) {
+    const inspected = settings.inspect<unknown>(key);
+    const fromWorkspace = inspected?.workspaceFolderValue ?? inspected?.workspaceValue;
+    const [target, value] = fromWorkspace !== undefined ? [workspaceConfig, fromWorkspace] : [config, inspected?.globalValue];
+    if (value === undefined) continue;
+    const current = target[section];
+    target[section] = { ...(current && typeof current === "object" ? current : {}), [name]: value };
   }
   return {
     ...(Object.keys(config).length ? { config } : {}),

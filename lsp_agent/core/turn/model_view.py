@@ -40,6 +40,7 @@ from lsp_agent.core.models import ModelInfo
 from lsp_agent.core.recorder import Recorder
 from lsp_agent.core.review.ledger import fold
 from lsp_agent.core.review.note import code_rewind_note, undo_note
+from lsp_agent.core.suggestions import feedback_note, unnoted_feedback
 from lsp_agent.core.transcript import TranscriptMessage
 from lsp_agent.core.turn.live_transcript import LiveTranscript
 
@@ -89,6 +90,7 @@ class ModelView:
             self._epoch, self._fresh_epoch = epoch, False
             await self._note_undone(events)
             await self._note_code_rewinds(events)
+            await self._note_feedback(events)
             return
         snapshot = await self._sources.collect(roots, full=True)
         unreadable = snapshot.unreadable()
@@ -101,6 +103,7 @@ class ModelView:
         self._epoch = build_baseline(snapshot, local_date(self._clock.now()))
         await self._rec.emit(self._epoch.built())
         self._fresh_epoch = True
+        await self._note_feedback(events)
 
     async def _note_undone(self, events: Sequence[StoredEvent]) -> None:
         """The hunks the user undid that the model was not told about: one note."""
@@ -128,6 +131,19 @@ class ModelView:
                 message_id=self._ids.new("msg"),
                 text=code_rewind_note(files),
                 code_rewinds=[r.seq for r in rewinds],
+            )
+        )
+
+    async def _note_feedback(self, events: Sequence[StoredEvent]) -> None:
+        """The user's answers to the editor's suggestions since the last note: one note."""
+        feedback = unnoted_feedback(events)
+        if not feedback:
+            return
+        await self._rec.emit(
+            ev.ContextNoted(
+                message_id=self._ids.new("msg"),
+                text=feedback_note(feedback),
+                suggestion_feedback=[stored.seq for stored in feedback],
             )
         )
 

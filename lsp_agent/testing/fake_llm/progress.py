@@ -182,15 +182,30 @@ class ScriptLog:
             return step
 
     def take_completion(self, record: RequestRecord) -> FimAnswer:
-        """The answer to a ``/v1/completions`` request (marked on it): the script's
-        ``completions`` in order, the last one repeated; never a turn of ``turns``."""
+        """The answer to a ``/v1/completions`` request (marked on it): the first of the
+        script's ``completions`` whose ``prompt_contains`` its prompt holds, else the others
+        in order, the last one repeated; never a turn of ``turns``."""
         with self._changed:
             answers = self._script.completions
-            index = min(self._next_completion, len(answers) - 1)
-            self._next_completion += 1
+            prompt = record.body.get("prompt") if isinstance(record.body, dict) else None
+            matched = [
+                i
+                for i, a in enumerate(answers)
+                if a.prompt_contains is not None
+                and isinstance(prompt, str)
+                and a.prompt_contains in prompt
+            ]
+            ordered = [i for i, a in enumerate(answers) if a.prompt_contains is None]
+            if matched:
+                index = matched[0]
+            elif ordered:
+                index = ordered[min(self._next_completion, len(ordered) - 1)]
+                self._next_completion += 1
+            else:
+                index = -1
             record.turn = "completion"
             record.attempt = max(index, 0)
-            answer = answers[index] if answers else FimAnswer()
+            answer = answers[index] if index >= 0 else FimAnswer()
             record.kind = "error" if answer.status is not None else "completion"
             self._changed.notify_all()
             return answer

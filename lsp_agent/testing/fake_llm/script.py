@@ -170,6 +170,9 @@ class FimAnswer(_StrictModel):
     completion_tokens: int | None = Field(default=None, ge=0)
     status: int | None = Field(default=None, ge=400, le=599)
     """An HTTP error instead of the answer."""
+    prompt_contains: str | None = Field(default=None, min_length=1)
+    """Served to every request whose ``prompt`` holds this text, outside the order (e.g. the
+    next-edit question apart from the inline completions a test cannot count)."""
 
 
 class Script(_StrictModel):

@@ -37,10 +37,12 @@ function M.lsp_config()
         -- the server sends unversioned `changes`.
         workspaceEdit = { documentChanges = true },
       },
+      -- LSP 3.18: ghost text (lua/lsp_agent/completion.lua); Neovim 0.11 does not announce it
+      textDocument = options.completion.enabled ~= false and { inlineCompletion = { dynamicRegistration = false } } or nil,
     },
     init_options = { agent = config.agent_init_options(options) },
     handlers = require("lsp_agent.handlers").handlers(),
-    commands = require("lsp_agent.actions").client_commands(),
+    commands = vim.tbl_extend("error", require("lsp_agent.actions").client_commands(), require("lsp_agent.completion").client_commands()),
     on_init = function(client)
       log.info("server started: %s (client %d)", vim.inspect(client.server_info), client.id)
       require("lsp_agent.diagnostics").send_all(client)

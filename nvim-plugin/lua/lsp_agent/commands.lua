@@ -75,11 +75,28 @@ M.subcommands = {
   review = function()
     api().review()
   end,
+  codereview = function(args)
+    require("lsp_agent.code_review").run(args)
+  end,
   keep = function(args, cmd)
     require("lsp_agent.review").command("keep", args, range_of(cmd))
   end,
   ["undo-hunk"] = function(args, cmd)
     require("lsp_agent.review").command("undo", args, range_of(cmd))
+  end,
+  comment = function(args, cmd)
+    local range = range_of(cmd) or {}
+    require("lsp_agent.comments").comment_lines(0, range[1], range[2], args)
+  end,
+  ["undo-reason"] = function(args, cmd)
+    local range = range_of(cmd) or {}
+    require("lsp_agent.comments").undo_with_reason(0, range[1], range[2], args)
+  end,
+  ["send-comments"] = function()
+    require("lsp_agent.comments").send()
+  end,
+  commit = function()
+    require("lsp_agent.commit").run()
   end,
   rewind = function(args)
     api().rewind(args ~= "" and args or nil)
@@ -170,6 +187,9 @@ function M.complete(arg_lead, cmd_line, _)
     if sub == "keep" or sub == "undo-hunk" then
       return filter({ "all", "file" })
     end
+    if sub == "codereview" then
+      return filter({ "--staged", "--base" })
+    end
     if sub == "allow" then
       return filter({ "once", "session", "always" })
     end
@@ -198,7 +218,7 @@ function M.create()
     range = true,
     bang = true,
     complete = M.complete,
-    desc = "lsp-agent: chat, ask, fix, explain, stop, retry, compact, undo, redo, rewind, sessions, resume, model, mode, diff, permission, permissions, allow, review, keep, undo-hunk, log",
+    desc = "lsp-agent: chat, ask, fix, explain, stop, retry, compact, undo, redo, rewind, sessions, resume, model, mode, diff, permission, permissions, allow, review, codereview, keep, undo-hunk, undo-reason, comment, send-comments, commit, log",
   })
 end
 

@@ -39,9 +39,23 @@ M.defaults = {
     --- In the diff tab: closes it (and brings back the permission prompt it came from).
     diff = { close = "q" },
     --- In a buffer with pending hunks (and only there): move between them, keep or undo
-    --- the hunk(s) under the cursor or the Visual selection.
-    review = { next = "]a", prev = "[a", keep = false, undo = false },
+    --- the hunk(s) under the cursor or the Visual selection; `comment` asks for a comment on
+    --- the hunk under the cursor; `qf_comment` does the same in the review's quickfix window.
+    review = { next = "]a", prev = "[a", keep = false, undo = false, comment = false, qf_comment = "c" },
+    --- Insert mode, in buffers whose server offers inline completion: accept the ghost text
+    --- (otherwise the key does what it did before), hide it.
+    completion = { accept = "<Tab>", dismiss = "<C-]>" },
+    --- Normal mode, only while a next-edit suggestion is shown: jump to it, then accept it;
+    --- reject it (the key keeps its own meaning too).
+    next_edit = { accept = "<Tab>", reject = "<Esc>" },
   },
+  --- Inline completion (ghost text) where the server offers it (`completion.enabled` in the
+  --- folder's lsp-agent config): `enabled = false` never asks; `debounce`: ms after the last
+  --- keystroke; `builtin`: on Neovim 0.12+, Neovim's own `vim.lsp.inline_completion`.
+  completion = { enabled = true, debounce = 150, builtin = true },
+  --- Next-edit suggestions (`agent/nextEdit`) from the same servers: `debounce`: ms after the
+  --- last edit (yours or the agent's); `sign`: in the sign column of the suggestion's line.
+  next_edit = { enabled = true, debounce = 600, sign = "➜" },
   --- Pending changes: signs in the sign column of the buffers that have pending hunks.
   review = { signs = true, sign = "▎", sign_deleted = "▁" },
   window = {
@@ -122,6 +136,8 @@ local TOP_LEVEL = {
   "window",
   "review",
   "diff_close_on_answer",
+  "completion",
+  "next_edit",
 }
 
 local function check_table(path, value, known)
@@ -231,6 +247,25 @@ function M.validate(opts)
       local text = r[key]
       if text ~= nil and (type(text) ~= "string" or vim.fn.strdisplaywidth(text) < 1 or vim.fn.strdisplaywidth(text) > 2) then
         fail("review." .. key, "expected one or two cells of text, got " .. vim.inspect(text))
+      end
+    end
+  end
+  for _, section in ipairs({ "completion", "next_edit" }) do
+    local value = opts[section]
+    if value ~= nil then
+      check_table(section, value, M.defaults[section])
+      if value.enabled ~= nil and type(value.enabled) ~= "boolean" then
+        fail(section .. ".enabled", "expected a boolean, got " .. type(value.enabled))
+      end
+      if value.builtin ~= nil and type(value.builtin) ~= "boolean" then
+        fail(section .. ".builtin", "expected a boolean, got " .. type(value.builtin))
+      end
+      if value.debounce ~= nil and (type(value.debounce) ~= "number" or value.debounce < 0) then
+        fail(section .. ".debounce", "expected a number of milliseconds, got " .. vim.inspect(value.debounce))
+      end
+      local sign = value.sign
+      if sign ~= nil and (type(sign) ~= "string" or vim.fn.strdisplaywidth(sign) < 1 or vim.fn.strdisplaywidth(sign) > 2) then
+        fail(section .. ".sign", "expected one or two cells of text, got " .. vim.inspect(sign))
       end
     end
   end

@@ -74,6 +74,7 @@ local function undo_break(bufnr)
     end)
   end
 end
+M.undo_break = undo_break
 
 --- What `:write` would put on disk for `bufnr` (nil when the plugin cannot tell: another
 --- encoding, binary).
@@ -156,6 +157,7 @@ local function on_apply_edit(_, params, ctx)
     end
     log.info("applied an edit to %s (%s)", vim.api.nvim_buf_get_name(bufnr), version == "unversioned" and "unversioned changes" or ("version " .. version))
   end
+  require("lsp_agent.next_edit").after_agent_edit(buffers)
   if not ok then
     log.warn("could not apply the agent's edit: %s", result)
     return { applied = false, failureReason = tostring(result) }
@@ -174,6 +176,7 @@ function M.handlers()
     ["workspace/applyEdit"] = on_apply_edit,
     ["$/progress"] = require("lsp_agent.startup").on_progress,
     ["window/showMessage"] = require("lsp_agent.startup").on_show_message,
+    ["window/logMessage"] = require("lsp_agent.completion").on_log_message, -- the completion cap's note
   }
 end
 

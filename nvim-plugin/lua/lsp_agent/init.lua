@@ -50,6 +50,7 @@ function M.setup(opts)
   require("lsp_agent.review")
   chat().setup()
   require("lsp_agent.focus").setup()
+  require("lsp_agent.completion").setup() -- inline completion and next edits (issue 36)
   for action, lhs in pairs(options.keymaps.global or {}) do
     if lhs then
       vim.keymap.set("n", lhs, function()

@@ -18,17 +18,22 @@ M.requests = {
   diff_get = "agent/diff/get",
   review_list = "agent/review/list",
   review_resolve = "agent/review/resolve",
+  review_comment = "agent/review/comment",
+  review_send_comments = "agent/review/sendComments",
+  commit_message = "agent/commitMessage",
   revert_stage = "agent/revert/stage",
   session_compact = "agent/session/compact",
   permissions_list = "agent/permissions/list",
   permissions_revoke = "agent/permissions/revoke",
   config_options = "agent/config/options",
+  next_edit = "agent/nextEdit",
 }
 
 --- Client -> server notifications.
 M.notifications = {
   cancel = "agent/session/cancel",
   diagnostics = "agent/diagnostics",
+  next_edit_feedback = "agent/nextEdit/feedback",
 }
 
 --- Server -> client notifications (handled in `lsp_agent.handlers`).
@@ -53,6 +58,12 @@ M.commands = {
   cancel = "lspAgent.cancel",
   undo = "lspAgent.undo",
   redo = "lspAgent.redo",
+}
+
+--- Commands the server puts on what it answers, run by the plugin itself (never sent back):
+--- an inline completion item's command reports its accept (lua/lsp_agent/completion.lua).
+M.client_commands = {
+  inline_accepted = "lsp-agent.inlineCompletionAccepted",
 }
 
 --- Permission option kinds (protocol.md §4).

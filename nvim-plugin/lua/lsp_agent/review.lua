@@ -88,10 +88,23 @@ local function qf_valid()
   return M.qf and vim.fn.getqflist({ id = M.qf.id }).id == M.qf.id
 end
 
+--- `keymaps.review.qf_comment` in the quickfix window's buffer (`qfbuf`, else the list's
+--- once it has one).
+local function map_qf(qfbuf)
+  local key = config.options.keymaps.review.qf_comment
+  qfbuf = qfbuf or (key and qf_valid() and vim.fn.getqflist({ id = M.qf.id, qfbufnr = 0 }).qfbufnr) or 0
+  if key and qfbuf ~= 0 and vim.api.nvim_buf_is_valid(qfbuf) then
+    vim.keymap.set("n", key, function()
+      require("lsp_agent.comments").comment_lines(0)
+    end, { buffer = qfbuf, desc = "lsp-agent: comment on the hunk (sent with your next prompt)" })
+  end
+end
+
 local function refresh_qf(session_id)
   if not qf_valid() or M.qf.session_id ~= session_id then
     return
   end
+  map_qf(nil)
   local items = M.qf_items(session_id)
   vim.fn.setqflist({}, "r", { id = M.qf.id, items = items, title = ("%s (%d)"):format(M.QF_TITLE, #items) })
 end
@@ -164,6 +177,9 @@ local function map(bufnr)
   end
   set({ "n", "x" }, keys.keep, ranged("keep"), "keep the pending hunk(s)")
   set({ "n", "x" }, keys.undo, ranged("undo"), "undo the pending hunk(s)")
+  set("n", keys.comment, function()
+    require("lsp_agent.comments").comment_lines(bufnr)
+  end, "comment on the hunk (sent with your next prompt)")
 end
 
 --- The 0-based first and last line of a sign's hunk (where the extmark is now).
@@ -320,8 +336,8 @@ local function send(session_id, action, params, cb)
   end, true)
 end
 
---- Resolve the given hunks (grouped by session).
-function M.resolve_hunks(action, hunks, cb)
+--- Resolve the given hunks (grouped by session); `reason`: why, or nil.
+function M.resolve_hunks(action, hunks, cb, reason)
   local by_session, order = {}, {}
   for _, hunk in ipairs(hunks) do
     if not by_session[hunk.sessionId] then
@@ -336,7 +352,7 @@ function M.resolve_hunks(action, hunks, cb)
   end
   local left = #order
   for _, session_id in ipairs(order) do
-    send(session_id, action, { hunkIds = by_session[session_id] }, function()
+    send(session_id, action, { hunkIds = by_session[session_id], reason = reason }, function()
       left = left - 1
       if left == 0 and cb then
         cb()
@@ -361,9 +377,9 @@ local function qf_hunks(l1, l2)
   return hunks
 end
 
---- Keep or undo the pending hunks lines `l1`..`l2` (default: the cursor line) of `bufnr`
---- cover; in the review's quickfix window, the hunks of those entries.
-function M.resolve_lines(action, bufnr, l1, l2, cb)
+--- The pending hunks lines `l1`..`l2` (default: the cursor line) of `bufnr` cover; in the
+--- review's quickfix window, the hunks of those entries.
+function M.hunks_at(bufnr, l1, l2)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
   if not l1 then
     l1 = vim.api.nvim_win_get_cursor(0)[1]
@@ -374,7 +390,14 @@ function M.resolve_lines(action, bufnr, l1, l2, cb)
   if vim.bo[bufnr].buftype == "quickfix" then
     hunks = qf_hunks(l1, l2)
   end
-  M.resolve_hunks(action, hunks or M.hunks_in(bufnr, l1, l2), cb)
+  return hunks or M.hunks_in(bufnr, l1, l2)
+end
+
+--- Keep or undo the pending hunks lines `l1`..`l2` (default: the cursor line) of `bufnr`
+--- cover; in the review's quickfix window, the hunks of those entries. `reason`: why (sent
+--- to the agent with the next prompt).
+function M.resolve_lines(action, bufnr, l1, l2, cb, reason)
+  M.resolve_hunks(action, M.hunks_at(bufnr, l1, l2), cb, reason)
 end
 
 --- Keep or undo every pending hunk of the current session (`what` "all") or of the current
@@ -436,6 +459,7 @@ function M.show(cb)
     else
       vim.cmd("botright copen")
     end
+    map_qf(nil)
     if cb then
       cb()
     end
@@ -462,6 +486,13 @@ vim.api.nvim_create_autocmd("BufReadPost", {
     if next(M.lists) then
       M.place(args.buf)
     end
+  end,
+})
+vim.api.nvim_create_autocmd("FileType", {
+  group = group,
+  pattern = "qf",
+  callback = function(args)
+    map_qf(args.buf) -- the key works in any quickfix list; it acts on the review's entries only
   end,
 })
 vim.api.nvim_create_autocmd("BufWipeout", {

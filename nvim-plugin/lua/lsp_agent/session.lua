@@ -296,6 +296,26 @@ function apply.question_update(s, u)
   end
 end
 
+--- A prompt's `until` command ran after a turn (protocol.md "Until green"): one notice per
+--- check, the way `lsp-agent run --until` prints it.
+function apply.until_update(s, u)
+  local head = ("until green: attempt %d/%d: %s"):format(u.attempt, u.maxAttempts, u.command)
+  local text
+  if u.verdict == "stopped" then
+    text = head .. " not run: the turn did not finish"
+  else
+    local ended = util.nn(u.exitCode) and ("exited " .. u.exitCode) or (util.nn(u.error) or "failed")
+    local next_step = ({
+      passed = "",
+      retry = "; its output goes to the agent",
+      attempts = "; no attempts left",
+      cost = "; the cost bound is reached",
+    })[u.verdict] or ""
+    text = head .. " " .. ended .. next_step
+  end
+  s:add({ kind = "notice", text = text })
+end
+
 function apply.internal(_, _) end
 
 --- The variants handled (for the protocol drift test).

@@ -524,6 +524,14 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "verdict": "retry",
         "exitCode": 1,
     },
+    "suggestion_feedback": {
+        "suggestionId": "nxe_1",
+        "kind": "next_edit",
+        "accepted": True,
+        "uri": "file:///w/a.py",
+        "line": 3,
+        "summary": "rename x → y",
+    },
 }
 """Plausible ``data`` per event type (docs/events.md)."""
 

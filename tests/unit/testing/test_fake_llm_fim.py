@@ -63,3 +63,26 @@ async def test_a_completion_without_script_is_empty_and_a_status_is_an_error() -
         with pytest.raises(openai.APIStatusError) as raised:
             await client.completions.create(model="m", prompt="p", max_tokens=4)
         assert raised.value.status_code == 503
+
+
+async def test_an_answer_by_prompt_text_is_served_outside_the_order() -> None:
+    script = {
+        "completions": [
+            {"text": "a + b"},
+            {"text": "EDIT 1-1", "prompt_contains": "predict the next edit"},
+            {"text": "x"},
+        ]
+    }
+    async with FakeLLMServer(script) as server, _client(server) as client:
+        texts = []
+        for prompt in [
+            "x = ",
+            "You predict the next edit ...",
+            "y = ",
+            "z = ",
+            "predict the next edit",
+        ]:
+            answer = await client.completions.create(model="m", prompt=prompt, max_tokens=4)
+            texts.append(answer.choices[0].text)
+    assert texts == ["a + b", "EDIT 1-1", "x", "x", "EDIT 1-1"]
+    assert [r.attempt for r in server.requests] == [0, 1, 2, 2, 1]

@@ -22,4 +22,10 @@ export const Commands = {
   undoFile: "lspAgent.undoFile",
   keepAll: "lspAgent.keepAll",
   undoAll: "lspAgent.undoAll",
+  reviewChanges: "lspAgent.reviewChanges",
+  generateCommitMessage: "lspAgent.generateCommitMessage",
+  commentHunk: "lspAgent.commentHunk",
+  sendComments: "lspAgent.sendComments",
+  acceptNextEdit: "lspAgent.acceptNextEdit",
+  dismissNextEdit: "lspAgent.dismissNextEdit",
 } as const;

@@ -7,15 +7,18 @@ import * as vscode from "vscode";
 import { toWire } from "../diagnostics";
 import { MentionSource, promptExtras } from "../editorContext";
 import { typedPrompt } from "../promptText";
-import { ServerCommands, type CommandTarget, type UndoResult } from "../shared/protocol";
+import { ServerCommands, type CommandTarget, type ImageBlock, type UndoResult } from "../shared/protocol";
 import type { MentionItem, PickedMention, Trigger } from "../shared/mentions";
 import { retryPrompt } from "../shared/reducer";
 import { Commands } from "./commands";
 import { command, requireActive, type Deps } from "./deps";
 
 export interface Prompts {
-  /** A prompt with the editor's focus (unless `noFocus`: the user removed the chip) and its mentions' blocks. */
-  ask(text: string, picked?: PickedMention[], noFocus?: boolean): Promise<unknown>;
+  /**
+   * A prompt with the editor's focus (unless `noFocus`: the user removed the chip) and its mentions'
+   * blocks; `extra`: the panel's pasted or dropped images, and its "until green" command.
+   */
+  ask(text: string, picked?: PickedMention[], noFocus?: boolean, extra?: PanelExtras): Promise<unknown>;
   /** The last prompt sent again (after a failed turn). */
   retry(): Promise<void>;
   /** `@`/`#` completions for the panel's input. */
@@ -24,23 +27,27 @@ export interface Prompts {
   redo(): Promise<unknown>;
 }
 
+export interface PanelExtras { images?: ImageBlock[]; until?: string }
+
 export function register(context: vscode.ExtensionContext, { store, client, chat, forwarder, log }: Deps): Prompts {
   const mentionSource = new MentionSource(log);
   client.onCommandResult = (name, result) => {
     const sessionId = (result as { sessionId?: unknown } | null)?.sessionId;
-    if ((name === ServerCommands.fix || name === ServerCommands.ask || name === ServerCommands.explain) && typeof sessionId === "string") {
+    const starts = [ServerCommands.fix, ServerCommands.ask, ServerCommands.explain, ServerCommands.fixFinding] as string[];
+    if (starts.includes(name) && typeof sessionId === "string") {
       store.follow(sessionId);
       void chat.reveal(true);
     }
   };
 
-  const ask = async (text: string, picked: PickedMention[] = [], noFocus = false) => {
+  const ask = async (text: string, picked: PickedMention[] = [], noFocus = false, extra: PanelExtras = {}) => {
     // issued while the server starts: wait for it (its capabilities come with it)
     await store.connected();
     forwarder.flush();
     // only the `#` names this server expands (an older one lists none)
     const { context: focus, blocks } = promptExtras(text, picked, { noFocus, mentions: client.capabilities?.mentions ?? [] });
-    const result = await store.prompt(text, focus, blocks);
+    const until = extra.until ? { command: extra.until } : undefined;
+    const result = await store.prompt(text, focus, [...blocks, ...(extra.images ?? [])], until);
     return { sessionId: store.activeId, ...result };
   };
   const retry = async () => {

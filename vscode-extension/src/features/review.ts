@@ -12,15 +12,15 @@ import { command, type Deps } from "./deps";
 
 export interface Review {
   /** Keeps or undoes hunks of the active session; a conflict is told in a warning. */
-  resolve(action: ReviewAction, selection?: { hunkIds?: string[]; uris?: string[] }): Promise<ReviewResolveResult>;
+  resolve(action: ReviewAction, selection?: { hunkIds?: string[]; uris?: string[]; reason?: string }): Promise<ReviewResolveResult>;
   /** Rewinds to before a user message; files changed since are restored only when the user says so. */
   rewind(messageId: string, scope: RevertScope): Promise<RevertStageResult>;
 }
 
 export function register(context: vscode.ExtensionContext, { store, reviews }: Deps): Review {
-  const reviewEditor = new ReviewEditor(context.extensionUri, reviews, { keep: Commands.keepHunk, undo: Commands.undoHunk });
+  const reviewEditor = new ReviewEditor(context.extensionUri, reviews, { keep: Commands.keepHunk, undo: Commands.undoHunk, comment: Commands.commentHunk });
 
-  async function resolve(action: ReviewAction, selection: { hunkIds?: string[]; uris?: string[] } = {}) {
+  async function resolve(action: ReviewAction, selection: { hunkIds?: string[]; uris?: string[]; reason?: string } = {}) {
     const result = await reviews.resolve(action, selection);
     const conflict = conflictMessage(action, result);
     if (conflict) void vscode.window.showWarningMessage(`LSP Agent: ${conflict}`);

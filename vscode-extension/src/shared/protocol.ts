@@ -35,6 +35,10 @@ export const Methods = {
   revertStage: m("agent/revert/stage", "client_to_server", "request"),
   reviewList: m("agent/review/list", "client_to_server", "request"),
   reviewResolve: m("agent/review/resolve", "client_to_server", "request"),
+  codeReviewRun: m("agent/codeReview/run", "client_to_server", "request"),
+  reviewComment: m("agent/review/comment", "client_to_server", "request"),
+  reviewSendComments: m("agent/review/sendComments", "client_to_server", "request"),
+  commitMessage: m("agent/commitMessage", "client_to_server", "request"),
   permissionsList: m("agent/permissions/list", "client_to_server", "request"),
   permissionsRevoke: m("agent/permissions/revoke", "client_to_server", "request"),
   sessionUpdate: m("agent/session/update", "server_to_client", "notification"),
@@ -42,6 +46,8 @@ export const Methods = {
   askQuestion: m("agent/session/askQuestion", "server_to_client", "request"),
   editorQuery: m("agent/editor/query", "server_to_client", "request"),
   saveDocuments: m("agent/documents/save", "server_to_client", "request"),
+  nextEdit: m("agent/nextEdit", "client_to_server", "request"),
+  nextEditFeedback: m("agent/nextEdit/feedback", "client_to_server", "notification"),
 } as const satisfies Record<string, MethodSpec>;
 
 /**
@@ -55,6 +61,18 @@ export const ServerCommands = {
   cancel: "lspAgent.cancel",
   undo: "lspAgent.undo",
   redo: "lspAgent.redo",
+  review: "lspAgent.review",
+  fixFinding: "lspAgent.fixFinding",
+  dismissFinding: "lspAgent.dismissFinding",
+} as const;
+
+/**
+ * Commands the server names in what it sends and this extension registers (never a server
+ * command: vscode-languageclient would register that too). An inline completion item's command
+ * is `inlineCompletionAccepted` with the item's id in `arguments`: VS Code runs it on accept.
+ */
+export const ClientCommands = {
+  inlineCompletionAccepted: "lsp-agent.inlineCompletionAccepted",
 } as const;
 
 export const ErrorCodes = {
@@ -80,7 +98,13 @@ export type ContentBlock =
   | { type: "text"; text: string }
   | { type: "resource_link"; uri: string; range?: Range }
   | { type: "resource"; uri: string; text: string }
-  | MentionBlock;
+  | MentionBlock
+  | ImageBlock;
+/** A pasted or dropped image (docs/protocol.md "Images"): `data` is base64, at most 5 MiB before encoding. */
+export interface ImageBlock { type: "image"; mimeType: ImageType; data: string; name?: string }
+export type ImageType = "image/png" | "image/jpeg" | "image/gif" | "image/webp";
+export const IMAGE_TYPES: readonly ImageType[] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
 /** `#diagnostics`, `#selection`, `#buffers`, `#diff`: the server expands it when the prompt is admitted. */
 export interface MentionBlock { type: "mention"; name: MentionName; uri?: string }
 export type MentionName = "diagnostics" | "selection" | "buffers" | "diff";
@@ -134,6 +158,10 @@ export interface AgentServerCapabilities {
   review?: boolean;
   /** The `mention` block names the server expands (issue 22). */
   mentions?: string[];
+  /** `agent/review/comment|sendComments` and `resolve`'s `reason` (issue 37). */
+  reviewComments?: boolean;
+  /** `agent/commitMessage` (issue 37). */
+  commitMessage?: boolean;
 }
 
 // -- sessions ------------------------------------------------------------------------------------
@@ -176,7 +204,10 @@ export interface PromptParams {
   prompt: ContentBlock[];
   clientMessageId?: string;
   context?: PromptContext;
+  /** "Until green" (docs/protocol.md): after each turn `command` runs; while it fails the agent goes on. */
+  until?: UntilParams;
 }
+export interface UntilParams { command: string; maxAttempts?: number; maxCost?: number }
 /** The user's focus when the prompt was sent (the server renders it into that message only). */
 export interface PromptContext {
   activeDocument?: { uri: string };
@@ -219,15 +250,30 @@ export interface ReviewHunk {
   range: Range | null;
   oldText: string;
   newText: string;
+  /** The user's comments on it (and keep/undo reasons); `sent`: gone to the model already. */
+  comments?: ReviewComment[];
 }
+export interface ReviewComment { commentId: string; text: string; action: "comment" | "keep" | "undo"; sent: boolean }
 export interface ReviewFile { uri: string; status: ReviewFileStatus; hunks: ReviewHunk[] }
 export interface ReviewListParams { sessionId: string }
-export interface ReviewListResult { files: ReviewFile[] }
+export interface ReviewListResult { files: ReviewFile[]; unsentComments?: number }
 export type ReviewAction = "keep" | "undo";
-export interface ReviewResolveParams { sessionId: string; action: ReviewAction; hunkIds?: string[]; uris?: string[] }
+export interface ReviewResolveParams { sessionId: string; action: ReviewAction; hunkIds?: string[]; uris?: string[]; reason?: string }
+export interface ReviewCommentParams { sessionId: string; hunkId: string; text: string }
+export interface ReviewCommentResult { commentId: string }
+export interface ReviewSendCommentsResult { userMessageId: string | null; queued: boolean; sent: number }
+export interface CommitMessageParams { uri?: string }
+export interface CommitMessageResult { message: string }
 export interface ReviewConflict { hunkId: string; reason: string }
 export interface ReviewResolveResult { resolved: string[]; conflicts: ReviewConflict[] }
 export interface ReviewFileCounts { uri: string; status: ReviewFileStatus; pending: number; kept: number; undone: number }
+
+// -- the agent's review of the person's changes (docs/protocol.md "Agent review of changes") ----
+
+export interface CodeReviewRunParams { workspaceFolder?: string; staged?: boolean; base?: string }
+export interface RelatedLocation { uri: string; range: Range; message: string }
+export interface CodeReviewFinding { id: string; uri: string; range: Range; severity: number; message: string; related: RelatedLocation[] }
+export interface CodeReviewRunResult { findings: CodeReviewFinding[]; summary: string }
 
 export type RevertScope = "both" | "code" | "conversation";
 export interface RevertStageParams { sessionId: string; messageId: string; force?: boolean; scope?: RevertScope }
@@ -312,6 +358,16 @@ export interface PermissionUpdate {
 }
 export interface QuestionUpdate { sessionUpdate: "question_update"; toolCallId: string; state: "asked" | "answered" | "declined" | "cancelled" }
 export interface InternalUpdate { sessionUpdate: "internal"; type: string }
+/** A prompt's `until` command ran after turn `attempt` (docs/protocol.md "Until green"). */
+export interface UntilUpdate {
+  sessionUpdate: "until_update";
+  command: string;
+  attempt: number;
+  maxAttempts: number;
+  verdict: "passed" | "retry" | "attempts" | "cost" | "stopped";
+  exitCode?: number;
+  error?: string;
+}
 
 export type SessionUpdate =
   | UserMessageUpdate
@@ -330,6 +386,7 @@ export type SessionUpdate =
   | PermissionUpdate
   | QuestionUpdate
   | ReviewUpdate
+  | UntilUpdate
   | InternalUpdate;
 
 /** The variants as a runtime list (the drift test compares it with the schema's `sessionUpdates`). */
@@ -350,6 +407,7 @@ export const SESSION_UPDATE_KINDS = [
   "permission_update",
   "question_update",
   "review_update",
+  "until_update",
   "internal",
 ] as const;
 
@@ -434,11 +492,34 @@ const keys =
   <const K extends readonly (keyof T)[]>(list: K & ([keyof T] extends [K[number]] ? unknown : never)): K =>
     list;
 
+// -- next-edit suggestions and inline-completion feedback (issue 36) ------------------------------
+
+/** The next-edit request (Methods.nextEdit): one suggested edit anywhere in the document, at the version given. */
+export interface NextEditParams {
+  textDocument: { uri: string; version: number };
+  position: Position;
+}
+
+/** The suggestion (its range is in the document version asked about); the result is this or null. */
+export interface NextEditResult {
+  id: string;
+  uri: string;
+  range: Range;
+  newText: string;
+  reason: string;
+}
+
+/** The feedback notification (Methods.nextEditFeedback): what the user did with a suggestion or an inline completion. */
+export interface NextEditFeedbackParams {
+  id: string;
+  accepted: boolean;
+}
+
 /** TS interface → [schema `$defs` name, its keys]. */
 export const WIRE_KEYS = {
   AgentClientOptions: ["AgentClientOptions", keys<AgentClientOptions>()(["protocolVersion", "ui", "forwardsDiagnostics", "clientInfo", "config", "workspaceConfig", "editorQueries", "savesDocuments"])],
   UiCapabilities: ["UiCapabilities", keys<AgentClientOptions["ui"]>()(["chat", "diff", "permissions", "questions", "plan"])],
-  AgentServerCapabilities: ["AgentServerCapabilities", keys<AgentServerCapabilities>()(["protocolVersion", "sessions", "revert", "commands", "review", "mentions"])],
+  AgentServerCapabilities: ["AgentServerCapabilities", keys<AgentServerCapabilities>()(["protocolVersion", "sessions", "revert", "commands", "review", "mentions", "reviewComments", "commitMessage"])],
   SessionNewParams: ["SessionNewParams", keys<SessionNewParams>()(["workspaceFolder", "title", "mode", "model"])],
   SessionNewResult: ["SessionNewResult", keys<SessionNewResult>()(["sessionId", "configOptions"])],
   SessionListParams: ["SessionListParams", keys<SessionListParams>()(["workspaceFolder", "limit", "cursor"])],
@@ -453,18 +534,29 @@ export const WIRE_KEYS = {
   ConfigOption: ["ConfigOption", keys<ConfigOption>()(["configId", "name", "category", "type", "currentValue", "options"])],
   ConfigChoice: ["ConfigChoice", keys<ConfigChoice>()(["value", "name", "description"])],
   SessionExportParams: ["SessionExportParams", keys<SessionExportParams>()(["sessionId", "format"])],
-  PromptParams: ["PromptParams", keys<PromptParams>()(["sessionId", "prompt", "clientMessageId", "context"])],
+  PromptParams: ["PromptParams", keys<PromptParams>()(["sessionId", "prompt", "clientMessageId", "context", "until"])],
+  UntilParams: ["UntilParams", keys<UntilParams>()(["command", "maxAttempts", "maxCost"])],
+  ImageBlock: ["ImageBlock", keys<ImageBlock>()(["type", "mimeType", "data", "name"])],
   PromptContext: ["PromptContext", keys<PromptContext>()(["activeDocument", "cursor", "selection", "selectedText", "diagnostics"])],
   PromptResult: ["PromptResult", keys<PromptResult>()(["userMessageId", "queued"])],
   Diagnostic: ["Diagnostic", keys<Diagnostic>()(["range", "message", "severity", "source", "code"])],
   DocumentDiagnostics: ["DocumentDiagnostics", keys<DiagnosticsParams["items"][number]>()(["uri", "version", "diagnostics"])],
   DiffGetParams: ["DiffGetParams", keys<DiffGetParams>()(["sessionId", "changeSetId", "uri"])],
   DiffGetResult: ["DiffGetResult", keys<DiffGetResult>()(["uri", "baseText", "proposedText", "patch"])],
+  CodeReviewRunParams: ["CodeReviewRunParams", keys<CodeReviewRunParams>()(["workspaceFolder", "staged", "base"])],
+  CodeReviewRunResult: ["CodeReviewRunResult", keys<CodeReviewRunResult>()(["findings", "summary"])],
+  CodeReviewFinding: ["CodeReviewFinding", keys<CodeReviewFinding>()(["id", "uri", "range", "severity", "message", "related"])],
   ReviewListParams: ["ReviewListParams", keys<ReviewListParams>()(["sessionId"])],
-  ReviewListResult: ["ReviewListResult", keys<ReviewListResult>()(["files"])],
+  ReviewListResult: ["ReviewListResult", keys<ReviewListResult>()(["files", "unsentComments"])],
   ReviewFile: ["ReviewFile", keys<ReviewFile>()(["uri", "status", "hunks"])],
-  ReviewHunk: ["ReviewHunk", keys<ReviewHunk>()(["hunkId", "status", "messageId", "range", "oldText", "newText"])],
-  ReviewResolveParams: ["ReviewResolveParams", keys<ReviewResolveParams>()(["sessionId", "action", "hunkIds", "uris"])],
+  ReviewHunk: ["ReviewHunk", keys<ReviewHunk>()(["hunkId", "status", "messageId", "range", "oldText", "newText", "comments"])],
+  ReviewComment: ["ReviewComment", keys<ReviewComment>()(["commentId", "text", "action", "sent"])],
+  ReviewCommentParams: ["ReviewCommentParams", keys<ReviewCommentParams>()(["sessionId", "hunkId", "text"])],
+  ReviewCommentResult: ["ReviewCommentResult", keys<ReviewCommentResult>()(["commentId"])],
+  ReviewSendCommentsResult: ["ReviewSendCommentsResult", keys<ReviewSendCommentsResult>()(["userMessageId", "queued", "sent"])],
+  CommitMessageParams: ["CommitMessageParams", keys<CommitMessageParams>()(["uri"])],
+  CommitMessageResult: ["CommitMessageResult", keys<CommitMessageResult>()(["message"])],
+  ReviewResolveParams: ["ReviewResolveParams", keys<ReviewResolveParams>()(["sessionId", "action", "hunkIds", "uris", "reason"])],
   ReviewResolveResult: ["ReviewResolveResult", keys<ReviewResolveResult>()(["resolved", "conflicts"])],
   ReviewConflict: ["ReviewConflict", keys<ReviewConflict>()(["hunkId", "reason"])],
   RevertStageParams: ["RevertStageParams", keys<RevertStageParams>()(["sessionId", "messageId", "force", "scope"])],
@@ -496,4 +588,8 @@ export const WIRE_KEYS = {
   SaveDocumentsResult: ["SaveDocumentsResult", keys<SaveDocumentsResult>()(["documents"])],
   MentionBlock: ["MentionBlock", keys<MentionBlock>()(["type", "name", "uri"])],
   UndoResult: ["UndoResult", keys<UndoResult>()(["sessionId", "messageId", "prompt"])],
+  NextEditParams: ["NextEditParams", keys<NextEditParams>()(["textDocument", "position"])],
+  VersionedDocument: ["VersionedDocument", keys<NextEditParams["textDocument"]>()(["uri", "version"])],
+  NextEditResult: ["NextEditResult", keys<NextEditResult>()(["id", "uri", "range", "newText", "reason"])],
+  NextEditFeedbackParams: ["NextEditFeedbackParams", keys<NextEditFeedbackParams>()(["id", "accepted"])],
 } as const;

@@ -29,6 +29,7 @@ import type {
   ToolContent,
   ToolKind,
   ToolStatus,
+  UntilUpdate,
   Usage,
 } from "./protocol";
 
@@ -165,11 +166,22 @@ function reduceUpdate(s: SessionView, u: SessionUpdate): SessionView {
       return patchTool(s, u.toolCallId, (t) => ({ ...t, question: { state: u.state } }));
     case "review_update":
       return { ...s, review: u.files };
+    case "until_update":
+      return withNotice(s, untilNotice(u));
     case "internal":
       return s;
     default:
       return s; // a variant from a newer server: ignored, as the protocol asks
   }
+}
+
+/** One line per "until green" check: the attempt, how the command ended, what happens next. */
+export function untilNotice(u: UntilUpdate): string {
+  const head = `Until green — attempt ${u.attempt}/${u.maxAttempts}: ${u.command}`;
+  if (u.verdict === "stopped") return `${head} not run: the turn did not finish`;
+  const ended = u.exitCode !== undefined ? `exited ${u.exitCode}` : (u.error ?? "failed");
+  const next = { passed: " ✓", retry: "; the agent goes on", attempts: "; no attempts left", cost: "; the cost bound is reached" }[u.verdict];
+  return `${head} ${ended}${next}`;
 }
 
 function upsertUser(s: SessionView, messageId: string, content: ContentBlock[], state: UserItem["state"]): SessionView {
@@ -332,8 +344,11 @@ export type HostMessage =
 export type WebviewMessage =
   | { type: "ready" }
   | { type: "resync" }
-  /** `mentions`: the completions picked for it; `noFocus`: the user removed the focus chip. */
-  | { type: "prompt"; text: string; mentions?: PickedMention[]; noFocus?: boolean }
+  /**
+   * `mentions`: the completions picked for it; `noFocus`: the user removed the focus chip; `images`:
+   * pasted or dropped into the input; `until`: the "until green" box was ticked with this command.
+   */
+  | { type: "prompt"; text: string; mentions?: PickedMention[]; noFocus?: boolean; images?: import("./protocol").ImageBlock[]; until?: string }
   | { type: "complete"; id: number; trigger: Trigger; query: string }
   | { type: "compact" }
   | { type: "stop" }
@@ -353,7 +368,10 @@ export type WebviewMessage =
   /** A `path:line[:column]` in an answer was clicked (1-based, path as the model wrote it). */
   | { type: "openCodeRef"; path: string; line: number; column?: number }
   /** Keep or undo hunks: `hunkIds` and `uris` select their union; neither = every pending hunk. */
-  | { type: "resolve"; action: import("./protocol").ReviewAction; hunkIds?: string[]; uris?: string[] }
+  | { type: "resolve"; action: import("./protocol").ReviewAction; hunkIds?: string[]; uris?: string[]; reason?: string }
+  /** A comment on a hunk (it goes to the agent with the next prompt); "Send comments" sends them now. */
+  | { type: "comment"; hunkId: string; text: string }
+  | { type: "sendComments" }
   | { type: "rewind"; messageId: string; scope: RevertScope }
   /** The "Show log" button of the banner of a server that failed to start. */
   | { type: "showLog" };

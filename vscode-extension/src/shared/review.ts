@@ -4,12 +4,17 @@
  * the cursor, and the edited proposals an Allow sends as `modifiedContent`. Pure functions, shared
  * by the extension host and the panel's page, so they are unit-tested without VS Code.
  */
-import type { HunkStatus, Range, ReviewFile, ReviewFileStatus, ReviewHunk, ReviewListResult } from "./protocol";
+import type { HunkStatus, Range, ReviewComment, ReviewFile, ReviewFileStatus, ReviewHunk, ReviewListResult } from "./protocol";
 
 export interface Counts { pending: number; kept: number; undone: number }
 
 /** The review list of one session, as the host last fetched it. */
-export interface ReviewSnapshot { sessionId: string; files: ReviewFile[] }
+export interface ReviewSnapshot {
+  sessionId: string;
+  files: ReviewFile[];
+  /** Comments (and undo reasons) the next prompt carries (`agent/review/list` `unsentComments`). */
+  unsentComments?: number;
+}
 
 export interface HunkRow {
   hunkId: string;
@@ -22,6 +27,8 @@ export interface HunkRow {
   label: string;
   additions: number;
   deletions: number;
+  /** The user's comments on it (`sent`: gone to the agent already). */
+  comments: ReviewComment[];
 }
 export interface FileRow {
   uri: string;
@@ -89,6 +96,7 @@ export function reviewModel(list: Pick<ReviewListResult, "files">): ReviewModel 
       label: hunkLabel(h),
       additions: lineCount(h.newText),
       deletions: lineCount(h.oldText),
+      comments: h.comments ?? [],
     }));
     return { uri: f.uri, ...splitPath(f.uri), status: f.status, counts: countHunks(f.hunks), hunks };
   });

@@ -1,11 +1,14 @@
 /**
- * The prompt input and what goes with it: the focus chip, the mention completions, the mode and
- * model pickers, and the Send/Stop/Undo/Redo buttons. The draft survives the page (VS Code state).
+ * The prompt input and what goes with it: the focus chip, pasted or dropped images, the mention
+ * completions, the "until green" box, the mode and model pickers, and the Send/Stop/Undo/Redo
+ * buttons. The draft survives the page (VS Code state).
  */
 import type { PickedMention } from "../shared/mentions";
+import { attachImages } from "./attachedImages";
 import { createCompletions } from "./completions";
 import { h } from "./dom";
 import type { Part, Ui } from "./ui";
+import { createUntilBox } from "./untilBox";
 
 /** Where the unsent text is kept while the page is hidden or rebuilt. */
 export interface Drafts {
@@ -21,6 +24,8 @@ export function createComposer(ui: Ui, drafts: Drafts, above: Part[], onSend: ()
   const undoButton = h("button", { "data-testid": "undo-button", title: "Take back the last prompt and the changes it made (Redo brings them back)" }, "Rewind last prompt");
   const redoButton = h("button", { "data-testid": "redo-button", title: "Bring back what Rewind last prompt took back" }, "Redo");
   const chips = h("div", { class: "row input-chips", "data-testid": "input-chips" });
+  const images = attachImages(input);
+  const until = createUntilBox();
 
   /** The completions picked since the last send (their blocks go with the prompt while their text is in it). */
   let picked: PickedMention[] = [];
@@ -56,7 +61,16 @@ export function createComposer(ui: Ui, drafts: Drafts, above: Part[], onSend: ()
     const text = input.value.trim();
     if (!text) return;
     const mentions = picked.filter((p) => text.includes(p.text));
-    ui.post({ type: "prompt", text, ...(mentions.length ? { mentions } : {}), ...(focusRemoved ? { noFocus: true } : {}) });
+    const sent = images.take();
+    const command = until.command();
+    ui.post({
+      type: "prompt",
+      text,
+      ...(mentions.length ? { mentions } : {}),
+      ...(focusRemoved ? { noFocus: true } : {}),
+      ...(sent.length ? { images: sent } : {}),
+      ...(command ? { until: command } : {}),
+    });
     onSend();
     input.value = "";
     picked = [];
@@ -89,8 +103,10 @@ export function createComposer(ui: Ui, drafts: Drafts, above: Part[], onSend: ()
     {},
     ...above.map((p) => p.el),
     chips,
+    images.el,
     completions.el,
     input,
+    until.el,
     h("div", { class: "row buttons" }, sendButton, stopButton, h("span", { class: "history" }, undoButton, redoButton)),
   );
   const render = () => {

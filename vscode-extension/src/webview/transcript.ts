@@ -123,6 +123,9 @@ function renderBlock(ui: Ui, block: ContentBlock): Node {
     el.innerHTML = renderMarkdown(block.text);
     return el;
   }
+  if (block.type === "image") {
+    return h("img", { class: "attached-image", "data-testid": "message-image", src: `data:${block.mimeType};base64,${block.data}`, alt: block.name ?? "image", title: block.name ?? "image" });
+  }
   if (block.type === "mention") {
     // #diagnostics, #selection, #buffers, #diff: the server attached what it names
     return h("span", { class: "chip mention", "data-testid": "message-mention", "data-name": block.name, title: `#${block.name} was attached` }, `#${block.name}`);

@@ -221,6 +221,8 @@ export async function startWorkbench(files: Record<string, string>, settings: Re
   if (!listed.split("\n").includes(id)) throw new Error(`${vsix} installed, but code-server lists: ${listed.trim() || "nothing"} (not ${id})`);
   const fake = await FakeLLM.start(python, tmp);
   env.ANTHROPIC_BASE_URL = fake.baseUrl;
+  // an `openai-compatible` provider (e.g. a fill-in-the-middle completion model) reaches the fake too
+  env.OPENAI_BASE_URL = `${fake.baseUrl}/v1`;
   const port = await freePort();
   const csLog = fs.openSync(path.join(tmp, "code-server.log"), "w");
   const cs = spawn(

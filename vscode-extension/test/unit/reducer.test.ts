@@ -298,6 +298,23 @@ describe("applyUpdate: each sessionUpdate variant", () => {
     assert.deepEqual(tool(s, "q1")?.question, { state: "answered" });
   });
 
+  variant("until_update", () => {
+    const s = play(
+      fresh(),
+      { sessionUpdate: "until_update", command: "npm test", attempt: 1, maxAttempts: 5, verdict: "retry", exitCode: 1 },
+      { sessionUpdate: "until_update", command: "npm test", attempt: 2, maxAttempts: 5, verdict: "passed", exitCode: 0 },
+      { sessionUpdate: "until_update", command: "make", attempt: 3, maxAttempts: 3, verdict: "attempts", error: "stopped: timed out after 600 s" },
+    );
+    assert.deepEqual(
+      s.items.map((i) => (i.kind === "notice" ? i.text : i.kind)),
+      [
+        "Until green — attempt 1/5: npm test exited 1; the agent goes on",
+        "Until green — attempt 2/5: npm test exited 0 ✓",
+        "Until green — attempt 3/3: make stopped: timed out after 600 s; no attempts left",
+      ],
+    );
+  });
+
   variant("internal", () => {
     const before = fresh();
     const s = play(before, { sessionUpdate: "internal", type: "context_built" });

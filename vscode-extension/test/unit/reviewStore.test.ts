@@ -22,6 +22,7 @@ class FakeServer implements Connection {
   store!: SessionStore;
   private held: (() => void)[] = [];
   hold = false;
+  unsent = 0;
 
   add(sessionId: string, update: SessionUpdate): SessionUpdateParams {
     const log = this.logs.get(sessionId) ?? [];
@@ -51,7 +52,16 @@ class FakeServer implements Connection {
     if (method === "agent/session/list") return { sessions: [] } as R;
     if (method === "agent/review/list") {
       if (this.hold) await new Promise<void>((r) => this.held.push(r));
-      return { files: this.lists.get(params.sessionId) ?? [] } as R;
+      return { files: this.lists.get(params.sessionId) ?? [], ...(this.unsent ? { unsentComments: this.unsent } : {}) } as R;
+    }
+    if (method === "agent/review/comment") {
+      this.unsent++;
+      return { commentId: `cmt_${this.unsent}` } as R;
+    }
+    if (method === "agent/review/sendComments") {
+      const sent = this.unsent;
+      this.unsent = 0;
+      return { userMessageId: sent ? "msg_9" : null, queued: false, sent } as R;
     }
     if (method === "agent/review/resolve") {
       const files = this.lists.get(params.sessionId) ?? [];
@@ -185,6 +195,23 @@ describe("ReviewStore", () => {
     assert.deepEqual(server.requests.filter((r) => r.method === "agent/review/resolve").at(-1)?.params, { sessionId: S, action: "keep" }, "neither hunkIds nor uris: all");
     await reviews.resolve("keep", { uris: ["file:///w/a.py"] });
     assert.deepEqual(server.requests.filter((r) => r.method === "agent/review/resolve").at(-1)?.params, { sessionId: S, action: "keep", uris: ["file:///w/a.py"] });
+  });
+
+  it("a reason goes with the resolve; a comment, then Send comments, each show the count after", async () => {
+    const { server, store, reviews } = await setup();
+    server.lists.set(S, [file("pending")]);
+    await store.open(S);
+    await settle();
+    await reviews.resolve("undo", { hunkIds: ["hnk_1"], reason: "  wrong file  " });
+    assert.deepEqual(server.requests.find((r) => r.method === "agent/review/resolve")?.params, { sessionId: S, action: "undo", hunkIds: ["hnk_1"], reason: "wrong file" });
+    await reviews.comment("hnk_1", " use a constant ");
+    assert.deepEqual(server.requests.find((r) => r.method === "agent/review/comment")?.params, { sessionId: S, hunkId: "hnk_1", text: "use a constant" });
+    assert.equal(reviews.snapshot()?.unsentComments, 1);
+    await reviews.comment("hnk_1", "   ");
+    assert.equal(server.requests.filter((r) => r.method === "agent/review/comment").length, 1, "a blank comment is not sent");
+    assert.deepEqual(await reviews.sendComments(), { userMessageId: "msg_9", queued: false, sent: 1 });
+    assert.deepEqual(server.requests.find((r) => r.method === "agent/review/sendComments")?.params, { sessionId: S });
+    assert.equal(reviews.snapshot()?.unsentComments, undefined);
   });
 
   it("resolve with an empty selection resolves nothing (never everything)", async () => {

@@ -55,4 +55,18 @@ describe("settings that decide what runs or what is trusted", () => {
     const forwarded = forwardedConfig(settings({ model: { globalValue: "anthropic/m" }, mode: { globalValue: "plan" } }));
     assert.deepEqual(forwarded, { config: { model: "anthropic/m", mode: "plan" } });
   });
+
+  it("forward lspAgent.completion.enabled as completion.enabled, merged with lspAgent.config's completion section, only when set", () => {
+    assert.deepEqual(forwardedConfig(settings({ "completion.enabled": { defaultValue: false } })), {});
+    assert.deepEqual(
+      forwardedConfig(settings({ "completion.enabled": { globalValue: true }, config: { globalValue: { completion: { exclude: ["*.env"] } } } })),
+      { config: { completion: { exclude: ["*.env"], enabled: true } } },
+    );
+    // off on purpose is sent too (it overrides a config file that turns it on)
+    assert.deepEqual(forwardedConfig(settings({ "completion.enabled": { globalValue: false } })), { config: { completion: { enabled: false } } });
+    // a workspace's value is the workspace's (untrusted) layer, never the user's
+    assert.deepEqual(forwardedConfig(settings({ "completion.enabled": { globalValue: false, workspaceValue: true } })), {
+      workspaceConfig: { completion: { enabled: true } },
+    });
+  });
 });
