@@ -26,6 +26,7 @@ START_TIMEOUT = 60.0
 """How long a first run waits for the warm process it started to listen (it loads the agent's
 modules first, which takes seconds on a busy machine)."""
 FAILED = 1
+LOG_LIMIT = 1024 * 1024
 _FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
@@ -148,7 +149,12 @@ def _start(paths: DaemonPaths, idle_seconds: int, env: Mapping[str, str]) -> Non
     import subprocess
 
     idle = str(idle_seconds)
-    log = os.open(paths.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:  # each process appends; a log grown past LOG_LIMIT starts again
+        fresh = os.stat(paths.log).st_size > LOG_LIMIT
+    except FileNotFoundError:
+        fresh = False
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | (os.O_TRUNC if fresh else 0)
+    log = os.open(paths.log, flags, 0o600)
     try:
         subprocess.Popen(
             [sys.executable, "-m", "lsp_agent", "daemon", "serve", "--idle-seconds", idle],

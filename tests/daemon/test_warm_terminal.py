@@ -166,3 +166,33 @@ def test_ctrl_z_stops_the_warm_run_with_the_client_and_fg_resumes_it(
         wait_for(lambda: state(run) != "T", "the run to go on")
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=TIMEOUT) == 130
+
+
+def test_a_reader_that_went_away_stops_the_warm_run_quietly_with_141(
+    runtime_dir: Path, workspace: Path
+) -> None:
+    answer = "".join(f"line {i}\n" for i in range(200))
+    with running_fake_llm([{"text": answer}]) as server:
+        env = warm_env(
+            runtime_dir, ANTHROPIC_BASE_URL=server.anthropic_base_url, ANTHROPIC_API_KEY="k" * 12
+        )
+        read_end, write_end = os.pipe()
+        os.close(read_end)  # `| head` that has already gone: every write fails
+        try:
+            result = subprocess.run(
+                [sys.executable, "-m", "lsp_agent", "run", *MODEL, "talk"],
+                cwd=workspace,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=write_end,
+                stderr=subprocess.PIPE,
+                text=True,
+                timeout=TIMEOUT,
+                check=False,
+            )
+        finally:
+            os.close(write_end)
+    assert result.returncode == 141
+    assert "Traceback" not in result.stderr
+    assert "exited 141" in logs(runtime_dir)
+    assert session_state(workspace, env) == "idle"
