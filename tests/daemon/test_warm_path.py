@@ -5,6 +5,7 @@ the idle time end the process."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import re
 import subprocess
@@ -246,3 +247,28 @@ def test_a_log_grown_past_its_limit_starts_again_with_the_next_warm_process(
     text = Path(paths.log).read_text()
     assert "old line" not in text
     assert len(warm_pids(runtime_dir)) == 1
+
+
+def test_a_warm_process_that_cannot_start_leaves_the_run_cold(
+    runtime_dir: Path, workspace: Path
+) -> None:
+    with running_fake_llm([{"text": "cold anyway"}]) as server:
+        env = warm_env(runtime_dir, **provider(server.anthropic_base_url))
+        paths = daemon_paths(env)
+        with open(paths.lock, "w") as held:  # a process that holds the lock but never listens
+            fcntl.flock(held, fcntl.LOCK_EX)
+            result = lsp_agent("run", *MODEL, "hi", cwd=workspace, env=env)
+    assert (result.returncode, result.stdout) == (0, "cold anyway\n")
+    assert warm_pids(runtime_dir) == []  # the one started found the lock taken and left
+
+
+def test_a_runtime_folder_too_long_for_a_socket_leaves_the_run_cold(
+    tmp_path: Path, workspace: Path
+) -> None:
+    deep = tmp_path / ("d" * 100)
+    deep.mkdir(mode=0o700)
+    with running_fake_llm([{"text": "cold"}]) as server:
+        env = warm_env(deep, **provider(server.anthropic_base_url))
+        result = lsp_agent("run", *MODEL, "hi", cwd=workspace, env=env)
+    assert (result.returncode, result.stdout) == (0, "cold\n")
+    assert not list((deep / "lsp-agent").iterdir())
