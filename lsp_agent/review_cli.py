@@ -76,6 +76,7 @@ async def run_review(
             provider=provider,
             model=model.model,
             max_output_tokens=min(8192, model.max_output),
+            mask=lambda text: app.secrets.mask(text).with_note(),
         )
     finally:
         await runtime.aclose()

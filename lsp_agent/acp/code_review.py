@@ -55,6 +55,7 @@ async def review_answer(app: App, folder: str, roots: Sequence[str], text: str) 
         model=model.model,
         avoid=roots,
         max_output_tokens=min(8192, model.max_output),
+        mask=lambda text: app.secrets.mask(text).with_note(),
     )
     if isinstance(result, ReviewFailed):
         return f"The review could not run: {result.reason}."

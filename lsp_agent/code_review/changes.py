@@ -45,8 +45,10 @@ async def review_changes(
     avoid: Sequence[str] = (),
     new_id: Callable[[], str] | None = None,
     max_output_tokens: int = 8192,
+    mask: Callable[[str], str] = str,
 ) -> ReviewResult | ReviewFailed:
-    """Review ``scope``'s changes in the repository holding ``folder`` (realpath-ed)."""
+    """Review ``scope``'s changes in the repository holding ``folder`` (realpath-ed);
+    ``mask``: the secret filter (``App.secrets``) every text the model gets passes."""
     root = await asyncio.to_thread(_top_level, folder, (*avoid, folder))
     if root is None:
         reason = f"{folder} is not in a git repository with a commit"
@@ -72,6 +74,7 @@ async def review_changes(
         root=root,
         new_id=new_id or _new_id,
         max_output_tokens=max_output_tokens,
+        mask=mask,
     )
 
 

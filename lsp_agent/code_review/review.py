@@ -153,13 +153,15 @@ async def review_diff(
     new_id: Callable[[], str],
     max_steps: int = MAX_STEPS,
     max_output_tokens: int = 8192,
+    mask: Callable[[str], str] = str,
 ) -> ReviewResult | ReviewFailed:
-    """Review ``diff`` (of the repository at ``root``, realpath-ed) on ``model``."""
+    """Review ``diff`` (of the repository at ``root``, realpath-ed) on ``model``. ``mask``:
+    the secret filter every text the model gets passes (the diff, a file read)."""
     files = changed_files(diff, root)
     shown = diff if len(diff) <= MAX_DIFF_CHARS else diff[:MAX_DIFF_CHARS]
     cut = "" if shown is diff else "\n[the diff is cut here: it is too long to show whole]"
-    prompt = f"Review this change.\n\n```diff\n{shown}{cut}\n```"
-    session = _Review(root=root, files=files, new_id=new_id)
+    prompt = f"Review this change.\n\n```diff\n{mask(shown)}{cut}\n```"
+    session = _Review(root=root, files=files, new_id=new_id, mask=mask)
     messages: list[Message] = [Message(role="user", parts=(TextPart(text=prompt),))]
     summary = ""
     for step in range(max(1, max_steps)):
@@ -210,6 +212,7 @@ class _Review:
     root: str
     files: tuple[str, ...]
     new_id: Callable[[], str]
+    mask: Callable[[str], str] = str
     findings: list[Finding] = attrs.field(factory=list)
 
     async def call(self, call: ToolCallEnded) -> tuple[str, bool]:
@@ -274,7 +277,7 @@ class _Review:
         except OSError as error:
             return f"Could not read it: {error.strerror or error}", True
         numbered = "\n".join(f"{n:>5}\t{line}" for n, line in enumerate(text.splitlines(), 1))
-        return numbered or "(empty file)", False
+        return self.mask(numbered) or "(empty file)", False
 
     def _inside(self, given: object) -> str | None:
         """``given`` as an absolute, real path inside the root; None when it is not."""

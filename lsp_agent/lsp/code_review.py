@@ -37,7 +37,8 @@ async def run_review(host: AgentHost, params: p.CodeReviewRunParams) -> p.CodeRe
     folder = host.folder_for(params.workspace_folder)
     if params.staged and params.base:
         raise InvalidParams("staged and base: choose one")
-    provider, model = host.app.sessions.mode_model(REVIEW_MODE)
+    app = host.app
+    provider, model = app.sessions.mode_model(REVIEW_MODE)
     result = await review_changes(
         folder,
         Scope(staged=bool(params.staged), base=params.base),
@@ -45,6 +46,7 @@ async def run_review(host: AgentHost, params: p.CodeReviewRunParams) -> p.CodeRe
         model=model.model,
         avoid=host.workspace_folders(),
         max_output_tokens=min(8192, model.max_output),
+        mask=lambda text: app.secrets.mask(text).with_note(),
     )
     if isinstance(result, ReviewFailed):
         if result.asked_wrong:

@@ -34,6 +34,8 @@ def report(severity: str, message: str, line: int = 2) -> dict[str, Any]:
 
 def test_an_error_finding_is_printed_as_a_compiler_line_and_exits_1(workspace: Path) -> None:
     repository(workspace)
+    with open(workspace / "src" / "stats.py", "a", encoding="utf-8") as f:
+        f.write(f"API_KEY = '{KEY}'  # pasted by mistake\n")
     script = [report("error", "off by one:\n divides by len - 1"), {"text": "One bug."}]
     with running_fake_llm(script) as server:
         result = run_cli("review", cwd=workspace, env={**provider_env(server, KEY), **MODEL})
@@ -42,6 +44,8 @@ def test_an_error_finding_is_printed_as_a_compiler_line_and_exits_1(workspace: P
     assert result.stdout == "src/stats.py:2: error: off by one: divides by len - 1\n"
     assert "One bug." in result.stderr
     assert "+    return sum(v) / (len(v) - 1)" in sent
+    assert KEY not in sent  # the secret filter masks the diff too
+    assert "[redacted:" in sent
 
 
 def test_warnings_alone_exit_0_and_json_lists_them(workspace: Path) -> None:

@@ -60,7 +60,7 @@ function M.run(args)
     end
     params.workspaceFolder = client_mod.folder_uri(client)
     vim.notify("lsp-agent: reviewing your changes…", vim.log.levels.INFO)
-    client_mod.request(client, "agent/codeReview/run", params, function(err, result)
+    client_mod.request(client, require("lsp_agent.protocol").requests.code_review_run, params, function(err, result)
       if err then
         return vim.notify("lsp-agent: the review failed: " .. client_mod.describe_error(err), vim.log.levels.ERROR)
       end

@@ -17,6 +17,7 @@ M.requests = {
   prompt = "agent/session/prompt",
   diff_get = "agent/diff/get",
   review_list = "agent/review/list",
+  code_review_run = "agent/codeReview/run",
   review_resolve = "agent/review/resolve",
   review_comment = "agent/review/comment",
   review_send_comments = "agent/review/sendComments",
@@ -58,6 +59,9 @@ M.commands = {
   cancel = "lspAgent.cancel",
   undo = "lspAgent.undo",
   redo = "lspAgent.redo",
+  review = "lspAgent.review",
+  fix_finding = "lspAgent.fixFinding",
+  dismiss_finding = "lspAgent.dismissFinding",
 }
 
 --- Commands the server puts on what it answers, run by the plugin itself (never sent back):

@@ -142,3 +142,13 @@ async def test_a_model_failure_is_a_value(root: str) -> None:
     assert isinstance(found, ReviewFailed)
     assert "overloaded" in found.reason
     assert not found.asked_wrong
+
+
+async def test_every_text_the_model_gets_passes_the_mask(root: str) -> None:
+    provider = ScriptedProvider([call("read_file", path="src/a.py"), answer("Done.")])
+    await review(provider, root, mask=lambda text: text.replace("x", "[masked]"))
+
+    assert "[masked] = 1" in str(provider.requests[0].messages[0].parts[0])
+    assert "x = 1" not in str(provider.requests[0].messages[0].parts[0])
+    [read] = results(provider, 1)
+    assert "[masked] = 1" in read.output
