@@ -225,9 +225,9 @@ def _prepare_process() -> None:
 
 
 def _run_command(args: argparse.Namespace, env: dict[str, str]) -> int:
-    """``lsp-agent run``. Reached with only the command line parsed: nothing heavy (asyncio,
-    the runtime, a provider SDK) is imported yet, so a cheaper way to run the turn (another
-    process that has them loaded) is decided here, before paying for them."""
+    """``lsp-agent run`` in this process. Reached with only the command line parsed: nothing
+    heavy (asyncio, the runtime, a provider SDK) is imported yet. The warm process, which has
+    them loaded, was asked even earlier, in :func:`main`, before the parser was built."""
     _prepare_process()
     return _run_with_interrupt(args, env)
 
