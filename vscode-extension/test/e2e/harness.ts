@@ -149,8 +149,8 @@ export interface Workbench {
   logs(): string;
 }
 
-/** Starts code-server with the extension, the fake LLM and chromium, and opens `files` in a folder; `settings` go into the user settings. */
-export async function startWorkbench(files: Record<string, string>, settings: Record<string, unknown> = {}): Promise<Workbench> {
+/** Starts code-server with the extension, the fake LLM and chromium, and opens `files` in a folder; `settings` go into the user settings; `prepare` runs on the folder before code-server opens it (e.g. `git init`). */
+export async function startWorkbench(files: Record<string, string>, settings: Record<string, unknown> = {}, prepare?: (ws: string) => void): Promise<Workbench> {
   const { codeServer, browser: browserPath, python, vsce } = tools();
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "lsp-agent-vscode-e2e-"));
   const home = path.join(tmp, "home");
@@ -162,6 +162,7 @@ export async function startWorkbench(files: Record<string, string>, settings: Re
     fs.mkdirSync(path.dirname(path.join(ws, name)), { recursive: true });
     fs.writeFileSync(path.join(ws, name), text);
   }
+  prepare?.(ws);
 
 
   const settingsFile = path.join(userData, "User", "settings.json");

@@ -83,7 +83,7 @@ describe("VS Code (code-server): reviewing the agent's changes", { timeout: 240_
     await editorLine("alpha = 100").waitFor();
     await editorLine("omega = 100").waitFor();
     await until("two CodeLenses", async () => (await lenses().count()) === 2, 30000);
-    for (const i of [0, 1]) assert.equal((await lenses().nth(i).textContent())?.replace(/\s+/g, " ").trim(), "Keep change | Undo change");
+    for (const i of [0, 1]) assert.equal((await lenses().nth(i).textContent())?.replace(/\s+/g, " ").trim(), "Keep change | Undo change | Comment…");
     await until("the gutter marks", async () => (await editor().locator(".cgmr").count()) >= 2, 10000);
     await settled(wb.page); // the CodeLens fades in: the picture shows it done
     await screenshot(wb.page, "review-changes.png");

@@ -85,7 +85,7 @@ describe("VS Code (code-server): sessions, search and pending changes", { timeou
     });
     await send("make alpha 100", "Changed alpha.");
     await until("one CodeLens", async () => (await lenses().count()) === 1, 30000);
-    assert.equal((await lenses().first().textContent())?.replace(/\s+/g, " ").trim(), "Keep change | Undo change");
+    assert.equal((await lenses().first().textContent())?.replace(/\s+/g, " ").trim(), "Keep change | Undo change | Comment…");
     // the palette names the prompt's undo for what it does
     await wb.page.keyboard.press("F1");
     await wb.page.locator(".quick-input-widget input").waitFor();
