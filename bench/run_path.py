@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 
 import attrs
@@ -45,7 +44,7 @@ def warm_env(home: Path, *, warm: bool) -> dict[str, str]:
         return {"LSP_AGENT_NO_DAEMON": "1"}
     runtime = home / "run"
     runtime.mkdir(parents=True, exist_ok=True, mode=0o700)
-    return {"XDG_RUNTIME_DIR": str(runtime)}
+    return {"XDG_RUNTIME_DIR": str(runtime), "LSP_AGENT_NO_DAEMON": "0"}
 
 
 def ours(
@@ -56,7 +55,6 @@ def ours(
     provider: str,
     warm: bool = False,
     timeout: float = 120,
-    extra_env: Mapping[str, str] | None = None,
 ) -> RunSample:
     """One run; ``warm``: through the warm process (issue 38's daemon), else in its own
     process from a cold start (the warm path switched off)."""
@@ -71,7 +69,6 @@ def ours(
         OPENAI_API_KEY="bench-key",
         PWD=str(workspace),
         **warm_env(home, warm=warm),
-        **(extra_env or {}),
     )
     argv = [sys.executable, "-m", "lsp_agent", "run", "--yes", "--model", MODELS[provider], PROMPT]
     process = run_measured(argv, cwd=workspace, env=env, out=home / "measured.json",

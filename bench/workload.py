@@ -86,7 +86,7 @@ def isolated_env(home: Path, **extra: str) -> dict[str, str]:
         XDG_CACHE_HOME=str(home / ".cache"),
         XDG_STATE_HOME=str(home / ".local" / "state"),
         LSP_AGENT_DATA_DIR=str(home / "lsp-agent-data"),
-        LSP_AGENT_NO_DAEMON="1",  # a cold process unless a warm row asks (bench/warm_path.py)
+        LSP_AGENT_NO_DAEMON="1",  # a cold process unless a warm row asks (run_path.warm_env)
     )
     env.update(extra)
     (home / ".config").mkdir(parents=True, exist_ok=True)

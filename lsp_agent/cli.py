@@ -25,6 +25,7 @@ from lsp_agent.daemon.command import add_daemon_parser, run_daemon
 from lsp_agent.display import block, one_line
 from lsp_agent.permissions_cli import add_permissions_parser, run_permissions
 from lsp_agent.review_cli import add_review_parser, run_review
+from lsp_agent.until_cli import add_until_arguments, until_goal, until_report, until_status
 
 # Startup order (docs/architecture.md "Startup"): this module imports only what parsing the
 # command line needs; asyncio, the runtime and the provider SDKs are imported by the command
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
     from lsp_agent.runtime.sessions import Sessions
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_MAX_STEPS, EXIT_REFUSED = 0, 1, 2, 3, 4
-EXIT_UNTIL_BOUND = 5
 EXIT_INTERRUPTED = 130
 
 _EPILOG = """exit status: 0 ok, 1 failed, 2 bad usage / invalid config / unknown session,
@@ -95,14 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--yes", action="store_true", help='approve "ask" decisions')
     run.add_argument("--json", action="store_true", help="session updates as JSON lines")
     run.add_argument("--max-steps", type=int, metavar="N")
-    until = run.add_argument_group("until green")
-    until.add_argument(
-        "--until", metavar="CMD", help="after each turn run CMD; while it fails, keep working"
-    )
-    until.add_argument("--max-attempts", type=int, metavar="N", help="--until: at most N turns (5)")
-    until.add_argument(
-        "--max-cost", type=float, metavar="USD", help="--until: stop once this much is spent"
-    )
+    add_until_arguments(run)
     run.add_argument(
         "--no-daemon", action="store_true", help="run in this process, not the warm one"
     )
@@ -232,9 +225,9 @@ def _prepare_process() -> None:
 
 
 def _run_command(args: argparse.Namespace, env: dict[str, str]) -> int:
-    """``lsp-agent run``. Reached with only the command line parsed: nothing heavy (asyncio,
-    the runtime, a provider SDK) is imported yet, so a cheaper way to run the turn (another
-    process that has them loaded) is decided here, before paying for them."""
+    """``lsp-agent run`` in this process. Reached with only the command line parsed: nothing
+    heavy (asyncio, the runtime, a provider SDK) is imported yet. The warm process, which has
+    them loaded, was asked even earlier, in :func:`main`, before the parser was built."""
     _prepare_process()
     return _run_with_interrupt(args, env)
 
@@ -348,7 +341,7 @@ async def _run(
         return _fail(err, "--max-steps must be at least 1", EXIT_USAGE)
     if not prompt.strip():
         return _fail(err, "the prompt is empty", EXIT_USAGE)
-    goal = _until_goal(args)
+    goal = until_goal(args)
     if isinstance(goal, str):
         return _fail(err, goal, EXIT_USAGE)
     overrides = {"model": args.model, "mode": args.mode, "max_steps": args.max_steps}
@@ -400,7 +393,7 @@ async def _run(
                 outcome = await runtime.run_turn(info, mode=args.mode, model=args.model)
             else:
                 outcome, check = await runtime.run_until(
-                    info, goal, _until_report(editor, err), mode=args.mode, model=args.model
+                    info, goal, until_report(editor, err), mode=args.mode, model=args.model
                 )
         except asyncio.CancelledError:
             await app.sessions.drain(timeout=2.0)
@@ -410,7 +403,7 @@ async def _run(
         await app.sessions.drain(timeout=2.0)
         code, message = _run_status(outcome, editor.refused_asks)
         if check is not None:
-            code, message = _until_status(check, code, message)
+            code, message = until_status(check, code, message)
         if message:
             err.write(block(message) + "\n")
         if (
@@ -445,50 +438,6 @@ async def _mcp_settled(app: Any, err: TextIO) -> None:
         return
     app.mcp.watch(lambda line: err.write(f"lsp-agent: {line}\n"))
     await app.mcp.settled()
-
-
-def _until_goal(args: argparse.Namespace) -> Any:
-    """``--until``'s goal (None without it), or the usage error as a string."""
-    if args.until is None:
-        if args.max_attempts is not None or args.max_cost is not None:
-            return "--max-attempts and --max-cost go with --until"
-        return None
-    from lsp_agent.runtime.until import DEFAULT_MAX_ATTEMPTS, UntilGoal
-
-    if not args.until.strip():
-        return "--until needs a command"
-    attempts = DEFAULT_MAX_ATTEMPTS if args.max_attempts is None else args.max_attempts
-    if attempts < 1:
-        return "--max-attempts must be at least 1"
-    if args.max_cost is not None and not args.max_cost > 0:
-        return "--max-cost must be more than 0"
-    return UntilGoal(command=args.until, max_attempts=attempts, max_cost=args.max_cost)
-
-
-def _until_report(editor: Any, err: TextIO) -> Any:
-    """Each check's line on stderr (``attempt 2/5: CMD exited 1``)."""
-
-    def report(check: Any) -> None:
-        editor.end_line()
-        err.write(block(check.line()) + "\n")
-        err.flush()
-
-    return report
-
-
-def _until_status(check: Any, code: int, message: str) -> tuple[int, str]:
-    """The exit status when ``--until`` ended: 0 once its command passed, 5 at a bound,
-    else the last turn's own."""
-    if check.verdict == "passed":
-        return EXIT_OK, ""
-    if check.verdict == "attempts":
-        return (
-            EXIT_UNTIL_BOUND,
-            f"stopped: {check.command} still fails after {check.attempt} attempts",
-        )
-    if check.verdict == "cost":
-        return EXIT_UNTIL_BOUND, f"stopped: {check.command} still fails; the cost bound was reached"
-    return code, message
 
 
 def _run_status(outcome: Any, refused: int) -> tuple[int, str]:

@@ -26,6 +26,7 @@ IN_PROCESS = frozenset(
 STARTS_PROCESSES = frozenset(
     {
         "unit/lsp/test_startup_imports.py",
+        "unit/lsp/test_serve_start.py",
         "unit/test_keyring_startup.py",
         "unit/mcp/test_changes_and_remote.py",
         "unit/mcp/test_stdio_server.py",

@@ -40,8 +40,9 @@ SECRET_FILES = (
 """Names of files that hold secrets by their nature, whatever their text looks like."""
 
 IGNORE_TTL = 30.0
-"""Seconds a ``git check-ignore`` answer is reused: the ``.gitignore`` rarely changes while a
-file is being typed in."""
+"""Seconds a ``git check-ignore`` answer is fresh: the ``.gitignore`` rarely changes while a
+file is being typed in. An older answer is still used while it is checked again in the
+background (a git process on the typing path costs 5–10 ms)."""
 
 Ignored = Callable[[str, str, Sequence[str]], bool]
 """(folder, path relative to it, every workspace folder) → does git ignore it (blocking)."""
@@ -70,6 +71,7 @@ class Exclusions:
         self._clock = clock
         self._ignored = ignored
         self._checked: dict[str, tuple[float, bool]] = {}
+        self._rechecks: dict[str, asyncio.Task[bool]] = {}
 
     def place(self, path: str) -> tuple[str, str] | None:
         """The workspace folder holding ``path`` and the path relative to it."""
@@ -99,10 +101,22 @@ class Exclusions:
 
     async def _git_ignored(self, folder: str, relative: str) -> bool:
         key = f"{folder}\0{relative}"
-        now = self._clock.monotonic()
         known = self._checked.get(key)
-        if known is not None and now - known[0] < IGNORE_TTL:
-            return known[1]
+        if known is None:
+            return await self._check(key, folder, relative)
+        if self._clock.monotonic() - known[0] >= IGNORE_TTL and key not in self._rechecks:
+            task = asyncio.ensure_future(self._check(key, folder, relative))
+            self._rechecks[key] = task
+            task.add_done_callback(lambda done: self._recheck_done(key, done))
+        return known[1]
+
+    def _recheck_done(self, key: str, done: asyncio.Task[bool]) -> None:
+        self._rechecks.pop(key, None)
+        if not done.cancelled() and done.exception() is not None:
+            self._checked.pop(key, None)  # checked again, in the way, next time
+
+    async def _check(self, key: str, folder: str, relative: str) -> bool:
+        now = self._clock.monotonic()
         folders = list(self._folders())
         ignored = await asyncio.to_thread(self._ignored, folder, relative, folders)
         self._checked[key] = (now, ignored)

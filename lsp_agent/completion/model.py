@@ -17,7 +17,7 @@ from lsp_agent.core.messages import Message, ModelRequest, SystemBlock, TextPart
 from lsp_agent.core.stream_events import TextDelta, UsageReported
 
 if TYPE_CHECKING:
-    import httpx
+    import httpx2
 
 FILL_TOKENS = 96
 """An inline suggestion finishes a line or a statement: its answer is kept short."""
@@ -57,7 +57,7 @@ class FimModel:
         self._url = base_url.rstrip("/") + "/completions"
         self._api_key_env = api_key_env
         self._env = env
-        self._client: httpx.AsyncClient | None = None
+        self._client: httpx2.AsyncClient | None = None
 
     async def fill(self, ctx: CompletionContext) -> ModelAnswer:
         prompt = fim_prompt(ctx)
@@ -83,17 +83,17 @@ class FimModel:
         return await self._post(body, text)
 
     async def _post(self, body: dict[str, Any], *sent: str) -> ModelAnswer:
-        import httpx  # on the first suggestion, not at start-up
+        import httpx2  # the SDKs' HTTP client, imported by the agent's provider already
 
         if self._client is None:
-            self._client = httpx.AsyncClient(timeout=REQUEST_TIMEOUT)
+            self._client = httpx2.AsyncClient(timeout=REQUEST_TIMEOUT)
         headers = {}
         key = self._key()
         if key:
             headers["authorization"] = f"Bearer {key}"
         try:
             response = await self._client.post(self._url, json=body, headers=headers)
-        except httpx.HTTPError as error:
+        except httpx2.HTTPError as error:
             raise ProviderError(f"completion request failed: {error}", kind="connection") from error
         if response.status_code >= 400:
             raise ProviderError(
@@ -133,6 +133,7 @@ class ChatModel:
             system=(SystemBlock(text=system),),
             messages=(Message(role="user", parts=(TextPart(text=prompt),)),),
             max_output_tokens=max_tokens,
+            cache_conversation=False,  # a different text every time: no cache to write
         )
         pieces: list[str] = []
         tokens = 0

@@ -5,6 +5,8 @@ every pause in typing."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -13,8 +15,11 @@ from lsp_agent.core import events as ev
 from lsp_agent.core.interfaces import Clock
 from lsp_agent.core.review.ledger import Ledger
 
+_log = logging.getLogger(__name__)
+
 REFRESH = 1.0
-"""Seconds a folder's task is reused before the log is read again."""
+"""Seconds a folder's task is fresh; an older one is used while the log is read again in the
+background (two queries of the store on the typing path cost milliseconds)."""
 HUNKS = 4
 """Pending hunks shown at most (the latest)."""
 
@@ -58,6 +63,8 @@ class FolderTasks:
         self._clock = clock
         self._folds: dict[str, _Fold] = {}
         self._active: dict[str, tuple[float, str | None]] = {}
+        self._notes: dict[str, tuple[float, TaskNote]] = {}
+        self._reading: dict[str, asyncio.Task[TaskNote]] = {}
 
     async def active_session(self, folder: str) -> str | None:
         """The session last active in ``folder`` (looked up at most once a second)."""
@@ -70,7 +77,29 @@ class FolderTasks:
         return session_id
 
     async def note(self, folder: str) -> TaskNote:
-        """The task of the session last active in ``folder`` (empty without one)."""
+        """The task of the session last active in ``folder`` (empty without one): read at
+        once the first time, then refreshed in the background once a second."""
+        known = self._notes.get(folder)
+        if known is None:
+            return await self._read(folder)
+        if self._clock.monotonic() - known[0] >= REFRESH and folder not in self._reading:
+            task = asyncio.ensure_future(self._read(folder))
+            self._reading[folder] = task
+            task.add_done_callback(lambda done: self._read_done(folder, done))
+        return known[1]
+
+    def _read_done(self, folder: str, done: asyncio.Task[TaskNote]) -> None:
+        self._reading.pop(folder, None)
+        if not done.cancelled() and done.exception() is not None:
+            _log.warning("the agent's task could not be read: %s", done.exception())
+
+    async def _read(self, folder: str) -> TaskNote:
+        now = self._clock.monotonic()
+        note = await self._note_now(folder)
+        self._notes[folder] = (now, note)
+        return note
+
+    async def _note_now(self, folder: str) -> TaskNote:
         session_id = await self.active_session(folder)
         if session_id is None:
             return TaskNote()

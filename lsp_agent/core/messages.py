@@ -168,3 +168,7 @@ class ModelRequest:
     tool_choice: ToolChoice = "auto"
     max_output_tokens: int = 8192
     thinking: ThinkingConfig | None = None
+    cache_conversation: bool = True
+    """Mark the end of the conversation for prompt caching. Off for a one-off request whose
+    text differs every time (an inline completion): it would write a cache nobody reads, at
+    1.25× the input price."""

@@ -16,7 +16,10 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # imported only to start the warm process, the first time
+    import subprocess
 
 from lsp_agent.daemon import wire
 from lsp_agent.daemon.choice import warm_choice
@@ -26,6 +29,10 @@ START_TIMEOUT = 60.0
 """How long a first run waits for the warm process it started to listen (it loads the agent's
 modules first, which takes seconds on a busy machine)."""
 FAILED = 1
+LOG_LIMIT = 1024 * 1024
+EXITED_GRACE = 5.0
+SOCKET_PATH_LIMIT = 108
+"""``sun_path``'s size on Linux: a longer runtime folder has no warm path."""
 _FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
@@ -44,6 +51,8 @@ def run_warm(argv: Sequence[str], env: Mapping[str, str] | None = None) -> int |
             os.fstat(fd)
         cwd = os.getcwd()
         paths = daemon_paths(env)
+        if len(os.fsencode(paths.socket)) >= SOCKET_PATH_LIMIT:
+            return None
         sock = _connect_current(paths, installed_version(), choice.idle_seconds, env)
     except (OSError, UnsafeFolder, _NoWarmProcess, wire.WireError):
         return None
@@ -98,8 +107,8 @@ def _connect_current(
     for _attempt in range(3):
         sock = _connect(paths.socket)
         if sock is None:
-            _start(paths, idle_seconds, env)
-            sock = _wait_for_socket(paths.socket)
+            started = _start(paths, idle_seconds, env)
+            sock = _wait_for_socket(paths.socket, started)
         try:
             wire.send(sock, {"op": "hello", "version": version, "idle_seconds": idle_seconds})
             reply, _ = wire.receive(sock)
@@ -131,10 +140,14 @@ def _connect(path: str) -> socket.socket | None:
     return sock
 
 
-def _wait_for_socket(path: str) -> socket.socket:
+def _wait_for_socket(path: str, started: subprocess.Popen[bytes]) -> socket.socket:
+    """Until the warm process listens; one that exited (another one won the lock, or it
+    cannot serve here) is given a moment for the winner's socket, not the whole wait."""
     deadline = time.monotonic() + START_TIMEOUT
     delay = 0.002
     while time.monotonic() < deadline:
+        if started.poll() is not None:
+            deadline = min(deadline, time.monotonic() + EXITED_GRACE)
         sock = _connect(path)
         if sock is not None:
             return sock
@@ -143,14 +156,21 @@ def _wait_for_socket(path: str) -> socket.socket:
     raise _NoWarmProcess
 
 
-def _start(paths: DaemonPaths, idle_seconds: int, env: Mapping[str, str]) -> None:
+def _start(
+    paths: DaemonPaths, idle_seconds: int, env: Mapping[str, str]
+) -> subprocess.Popen[bytes]:
     """The warm process, detached: its own session, no terminal, its output in its log."""
     import subprocess
 
     idle = str(idle_seconds)
-    log = os.open(paths.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:  # each process appends; a log grown past LOG_LIMIT starts again
+        fresh = os.stat(paths.log).st_size > LOG_LIMIT
+    except FileNotFoundError:
+        fresh = False
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | (os.O_TRUNC if fresh else 0)
+    log = os.open(paths.log, flags, 0o600)
     try:
-        subprocess.Popen(
+        return subprocess.Popen(
             [sys.executable, "-m", "lsp_agent", "daemon", "serve", "--idle-seconds", idle],
             env=dict(env),
             cwd="/",

@@ -70,8 +70,14 @@ class _State:
 
 
 def serve(paths: DaemonPaths, *, idle_seconds: int, run_main: RunMain) -> int:
-    """Until idle, stopped or replaced. Returns 0; a second process for the same key (two first
-    runs at once) finds the lock taken and exits at once, the first one serves them both."""
+    """Until idle, stopped or replaced. Returns 0 (1 where runs cannot be watched: no pidfd);
+    a second process for the same key (two first runs at once) finds the lock taken and exits
+    at once, the first one serves them both."""
+    try:  # each run is watched through a pidfd (Linux 5.3)
+        os.close(os.pidfd_open(os.getpid()))
+    except (AttributeError, OSError) as error:
+        _log(f"cannot serve here: no pidfd ({error})")
+        return 1
     lock = os.open(paths.lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)

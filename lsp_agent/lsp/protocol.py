@@ -25,7 +25,13 @@ PROTOCOL_VERSION = 1
 
 class Model(BaseModel):
     model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="ignore", frozen=True
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="ignore",
+        frozen=True,
+        # Each model's validator is built on its first use, not at import: building them all
+        # was most of what `serve` added to a bare pygls server before answering initialize.
+        defer_build=True,
     )
 
     def dump(self) -> dict[str, Any]:

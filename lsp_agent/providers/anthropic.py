@@ -276,7 +276,7 @@ def _mark_cache(
     marks: list[dict[str, Any]] = []
     if tools:
         marks.append(tools[-1])
-    if messages:
+    if messages and request.cache_conversation:
         cacheable = [
             b for b in messages[-1]["content"] if b["type"] not in ("thinking", "redacted_thinking")
         ]

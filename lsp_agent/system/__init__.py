@@ -13,7 +13,9 @@
   outside the workspace folders;
 - :mod:`~lsp_agent.system.git_process`: the only way the agent runs git (scrubbed
   environment, the repository's program-running keys overridden, a timeout);
-- :mod:`~lsp_agent.system.git_files`: a repository's own files read without blocking.
+- :mod:`~lsp_agent.system.git_files`: a repository's own files read without blocking;
+- :mod:`~lsp_agent.system.fast_exit`: the process ended at once after its command (threads
+  joined, ``atexit`` run, streams flushed, then ``os._exit``: no interpreter teardown).
 
 Nothing here imports the rest of the agent, and this file imports nothing: the command
 supervisor (``sandbox/supervisor.py``, a standalone script) uses ``procfs`` and ``prctl``.

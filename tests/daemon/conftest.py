@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from lsp_agent.system.procfs import read_stat
+
 TIMEOUT = 120
 LISTENING = re.compile(r"daemon: pid (\d+) listening on ")
 
@@ -50,11 +52,8 @@ def warm_pids(runtime_dir: Path) -> list[int]:
 
 def running(pid: int) -> bool:
     """Whether ``pid`` runs (a zombie nobody reaped yet does not count)."""
-    try:
-        data = Path(f"/proc/{pid}/stat").read_bytes()
-    except OSError:
-        return False
-    return data[data.rfind(b")") + 2 :].split()[0] not in (b"Z", b"X")
+    stat = read_stat(pid)
+    return stat is not None and stat.state not in ("Z", "X")
 
 
 def stop(pid: int) -> None:

@@ -5,12 +5,15 @@ the idle time end the process."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+from lsp_agent.daemon.client import LOG_LIMIT
+from lsp_agent.daemon.paths import daemon_paths
 from lsp_agent.testing.fake_llm import running_fake_llm
 from tests.daemon.conftest import (
     TIMEOUT,
@@ -231,3 +234,41 @@ def test_daemon_stop_ends_the_warm_process_and_removes_its_socket(
     assert not list(folder(runtime_dir).glob("*.sock"))
     status = lsp_agent("daemon", "status", cwd=workspace, env=env)
     assert status.stdout == "no warm lsp-agent process is running\n"
+
+
+def test_a_log_grown_past_its_limit_starts_again_with_the_next_warm_process(
+    runtime_dir: Path, workspace: Path
+) -> None:
+    with running_fake_llm([{"text": "hi"}]) as server:
+        env = warm_env(runtime_dir, **provider(server.anthropic_base_url))
+        paths = daemon_paths(env)
+        Path(paths.log).write_text("old line\n" * (LOG_LIMIT // 9 + 1))
+        assert lsp_agent("run", *MODEL, "hi", cwd=workspace, env=env).returncode == 0
+    text = Path(paths.log).read_text()
+    assert "old line" not in text
+    assert len(warm_pids(runtime_dir)) == 1
+
+
+def test_a_warm_process_that_cannot_start_leaves_the_run_cold(
+    runtime_dir: Path, workspace: Path
+) -> None:
+    with running_fake_llm([{"text": "cold anyway"}]) as server:
+        env = warm_env(runtime_dir, **provider(server.anthropic_base_url))
+        paths = daemon_paths(env)
+        with open(paths.lock, "w") as held:  # a process that holds the lock but never listens
+            fcntl.flock(held, fcntl.LOCK_EX)
+            result = lsp_agent("run", *MODEL, "hi", cwd=workspace, env=env)
+    assert (result.returncode, result.stdout) == (0, "cold anyway\n")
+    assert warm_pids(runtime_dir) == []  # the one started found the lock taken and left
+
+
+def test_a_runtime_folder_too_long_for_a_socket_leaves_the_run_cold(
+    tmp_path: Path, workspace: Path
+) -> None:
+    deep = tmp_path / ("d" * 100)
+    deep.mkdir(mode=0o700)
+    with running_fake_llm([{"text": "cold"}]) as server:
+        env = warm_env(deep, **provider(server.anthropic_base_url))
+        result = lsp_agent("run", *MODEL, "hi", cwd=workspace, env=env)
+    assert (result.returncode, result.stdout) == (0, "cold\n")
+    assert not list((deep / "lsp-agent").iterdir())

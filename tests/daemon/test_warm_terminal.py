@@ -3,6 +3,7 @@ client's terminal and answered there; Ctrl-C interrupts the run with the cold ru
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pty
@@ -12,8 +13,10 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+from lsp_agent.system.procfs import read_stat
 from lsp_agent.testing.fake_llm import running_fake_llm
 from tests.daemon.conftest import TIMEOUT, logs, lsp_agent, wait_for, warm_env
 
@@ -88,9 +91,15 @@ def test_a_permission_ask_is_answered_on_the_client_s_terminal(
     assert "exited 0" in logs(runtime_dir)  # the warm process ran it
 
 
-def test_ctrl_c_interrupts_the_warm_run_with_exit_130(runtime_dir: Path, workspace: Path) -> None:
-    slow = "sleep 67.25 & echo $! > pids.txt; wait"
-    script = [{"tool_calls": [{"name": "bash", "input": {"command": slow}}]}, {"text": "never"}]
+SLOW = "sleep 67.25 & echo $! > pids.txt; wait"
+
+
+@contextlib.contextmanager
+def slow_warm_run(
+    runtime_dir: Path, workspace: Path
+) -> Iterator[tuple[subprocess.Popen[str], dict[str, str]]]:
+    """A warm ``run`` whose command is running (its pid written); killed if a test leaves it."""
+    script = [{"tool_calls": [{"name": "bash", "input": {"command": SLOW}}]}, {"text": "never"}]
     with running_fake_llm(script) as server:
         env = warm_env(
             runtime_dir, ANTHROPIC_BASE_URL=server.anthropic_base_url, ANTHROPIC_API_KEY="k" * 12
@@ -106,82 +115,84 @@ def test_ctrl_c_interrupts_the_warm_run_with_exit_130(runtime_dir: Path, workspa
         pids = workspace / "pids.txt"
         try:
             wait_for(lambda: pids.is_file() and pids.read_text().endswith("\n"), "the command")
-            proc.send_signal(signal.SIGINT)
-            out, err = proc.communicate(timeout=TIMEOUT)
+            yield proc, env
         finally:
             if proc.poll() is None:
                 proc.kill()
-                proc.communicate()
+            proc.communicate()
+
+
+def session_state(workspace: Path, env: dict[str, str]) -> str:
+    listed = lsp_agent("sessions", "list", "--json", cwd=workspace, env=env)
+    (session,) = json.loads(listed.stdout)["sessions"]
+    return str(session["state"])
+
+
+def test_ctrl_c_interrupts_the_warm_run_with_exit_130(runtime_dir: Path, workspace: Path) -> None:
+    with slow_warm_run(runtime_dir, workspace) as (proc, env):
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=TIMEOUT)
     assert proc.returncode == 130
     assert "interrupted" in err
     assert out == ""
     wait_for(lambda: not sleeping(), "the command to be stopped")
     assert "exited 130" in logs(runtime_dir)
-    listed = lsp_agent("sessions", "list", "--json", cwd=workspace, env=env)
-    (session,) = json.loads(listed.stdout)["sessions"]
-    assert session["state"] == "idle"  # the log ends consistently, as after a cold Ctrl-C
+    assert session_state(workspace, env) == "idle"  # it ends consistently, as after a cold one
 
 
 def test_a_client_killed_mid_run_interrupts_its_run(runtime_dir: Path, workspace: Path) -> None:
-    slow = "sleep 67.25 & echo $! > pids.txt; wait"
-    script = [{"tool_calls": [{"name": "bash", "input": {"command": slow}}]}, {"text": "never"}]
-    with running_fake_llm(script) as server:
-        env = warm_env(
-            runtime_dir, ANTHROPIC_BASE_URL=server.anthropic_base_url, ANTHROPIC_API_KEY="k" * 12
-        )
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "lsp_agent", "run", *MODEL, "--yes", "go"],
-            cwd=workspace,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        pids = workspace / "pids.txt"
-        try:
-            wait_for(lambda: pids.is_file() and pids.read_text().endswith("\n"), "the command")
-        finally:
-            proc.kill()  # no chance to pass anything on: the warm process sees it go
-            proc.wait()
+    with slow_warm_run(runtime_dir, workspace) as (proc, env):
+        proc.kill()  # no chance to pass anything on: the warm process sees it go
+        proc.wait()
         wait_for(lambda: "exited 130" in logs(runtime_dir), "the run to be interrupted")
     wait_for(lambda: not sleeping(), "the command to be stopped")
-    listed = lsp_agent("sessions", "list", "--json", cwd=workspace, env=env)
-    (session,) = json.loads(listed.stdout)["sessions"]
-    assert session["state"] == "idle"
+    assert session_state(workspace, env) == "idle"
 
 
 def state(pid: int) -> str:
-    data = Path(f"/proc/{pid}/stat").read_bytes()
-    return data[data.rfind(b")") + 2 :].split()[0].decode()
+    stat = read_stat(pid)
+    return stat.state if stat is not None else "gone"
 
 
 def test_ctrl_z_stops_the_warm_run_with_the_client_and_fg_resumes_it(
     runtime_dir: Path, workspace: Path
 ) -> None:
-    slow = "sleep 67.25 & echo $! > pids.txt; wait"
-    script = [{"tool_calls": [{"name": "bash", "input": {"command": slow}}]}, {"text": "never"}]
-    with running_fake_llm(script) as server:
+    with slow_warm_run(runtime_dir, workspace) as (proc, _env):
+        (run,) = [int(pid) for pid in re.findall(r"run (\d+): run", logs(runtime_dir))]
+        proc.send_signal(signal.SIGTSTP)
+        wait_for(lambda: state(proc.pid) == "T", "the client to stop")
+        wait_for(lambda: state(run) == "T", "the run to stop with it")
+        proc.send_signal(signal.SIGCONT)
+        wait_for(lambda: state(run) != "T", "the run to go on")
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=TIMEOUT) == 130
+
+
+def test_a_reader_that_went_away_stops_the_warm_run_quietly_with_141(
+    runtime_dir: Path, workspace: Path
+) -> None:
+    answer = "".join(f"line {i}\n" for i in range(200))
+    with running_fake_llm([{"text": answer}]) as server:
         env = warm_env(
             runtime_dir, ANTHROPIC_BASE_URL=server.anthropic_base_url, ANTHROPIC_API_KEY="k" * 12
         )
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "lsp_agent", "run", *MODEL, "--yes", "go"],
-            cwd=workspace,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        pids = workspace / "pids.txt"
+        read_end, write_end = os.pipe()
+        os.close(read_end)  # `| head` that has already gone: every write fails
         try:
-            wait_for(lambda: pids.is_file() and pids.read_text().endswith("\n"), "the command")
-            (run,) = [int(pid) for pid in re.findall(r"run (\d+): run", logs(runtime_dir))]
-            proc.send_signal(signal.SIGTSTP)
-            wait_for(lambda: state(proc.pid) == "T", "the client to stop")
-            wait_for(lambda: state(run) == "T", "the run to stop with it")
-            proc.send_signal(signal.SIGCONT)
-            wait_for(lambda: state(run) != "T", "the run to go on")
-            proc.send_signal(signal.SIGINT)
-            assert proc.wait(timeout=TIMEOUT) == 130
+            result = subprocess.run(
+                [sys.executable, "-m", "lsp_agent", "run", *MODEL, "talk"],
+                cwd=workspace,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=write_end,
+                stderr=subprocess.PIPE,
+                text=True,
+                timeout=TIMEOUT,
+                check=False,
+            )
         finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+            os.close(write_end)
+    assert result.returncode == 141
+    assert "Traceback" not in result.stderr
+    assert "exited 141" in logs(runtime_dir)
+    assert session_state(workspace, env) == "idle"

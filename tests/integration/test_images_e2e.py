@@ -68,6 +68,11 @@ def test_an_image_reaches_the_anthropic_endpoint_as_a_base64_image_block(
     assert exported.returncode == 0, exported.stderr
     assert B64 in exported.stdout
     assert "[image: shot.png" in exported.stdout
+    # search finds the message by the image's name, never by its bytes
+    found = run_cli("sessions", "search", "shot.png", "--json", cwd=workspace)
+    assert found.returncode == 0, found.stderr
+    assert session_id in found.stdout
+    assert B64[:40] not in found.stdout
 
 
 def test_an_image_reaches_the_openai_endpoint_as_an_image_url_part(workspace: Path) -> None:

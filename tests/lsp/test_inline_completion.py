@@ -225,3 +225,24 @@ async def test_the_request_carries_the_agents_plan_and_pending_hunks(
     assert "models.py (pending review)" in prompt
     assert "def fetch_user(uid):" in prompt
     assert prompt.endswith("user = ")
+
+
+async def test_a_chat_model_completes_through_the_agents_provider(
+    workspace: Path, fake_llm: FakeLLMServer, server_env: dict[str, str]
+) -> None:
+    fake_llm.set_script({"side_turn": {"text": "```python\na + b\n```"}})
+    write_user_config({"completion": {"enabled": True, "debounce_ms": 0}})  # the session model
+    source = workspace / "calc.py"
+    text = "def add(a, b):\n    return \n"
+    source.write_text(text)
+    async with agent_client(env=server_env, folders=[workspace]) as client:
+        client.open(source, text)
+        found = await answer(client, source, 1, 11, 1)
+        assert [item.insert_text for item in found] == ["a + b"]  # the fence dropped
+    [request] = [r for r in fake_llm.requests if r.turn == "side"]
+    assert request.path.endswith("/v1/messages")  # anthropic/claude-test, asked as a chat
+    assert "Reply with only the text to insert at <CURSOR>" in str(request.body["system"])
+    [block] = request.body["messages"][0]["content"]
+    assert block["text"] == "File calc.py:\ndef add(a, b):\n    return <CURSOR>\n"
+    assert "cache_control" not in block  # a one-off text: no cache written at 1.25× the price
+    assert fim_requests(fake_llm) == []

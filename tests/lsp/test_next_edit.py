@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from lsp_agent.testing.fake_llm import FakeLLMServer
-from tests.lsp.test_inline_completion import completion_config, fim_requests
+from tests.lsp.test_inline_completion import answer, completion_config, fim_requests
 from tests.support.lsp_client import agent_client
 from tests.support.user_config import write_user_config
 
@@ -79,3 +79,29 @@ async def test_a_next_edit_round_trip_and_the_feedback_reaches_the_next_turn(
     turn = next(r for r in fake_llm.requests if r.turn == 0)
     sent = str(turn.body["messages"])
     assert f"The user accepted the suggested edit at {models}:2 (rename uid → user_id)" in sent
+
+
+async def test_an_accepted_inline_completion_is_recorded_in_the_folders_session(
+    workspace: Path, fake_llm: FakeLLMServer, server_env: dict[str, str]
+) -> None:
+    fake_llm.set_script({"completions": [{"text": "a + b"}]})
+    write_user_config(completion_config(fake_llm))
+    calc = workspace / "calc.py"
+    text = "def add(a, b):\n    return \n"
+    calc.write_text(text)
+    async with agent_client(env=server_env, folders=[workspace]) as client:
+        session = await client.new_session()
+        client.open(calc, text)
+        [item] = await answer(client, calc, 1, 11, 1)
+        [suggestion_id] = item.command.arguments  # what VS Code runs on accept
+        client.notify("agent/nextEdit/feedback", {"id": suggestion_id, "accepted": True})
+        for _ in range(200):
+            history = await client.request("agent/session/history", {"sessionId": session})
+            found = [e for e in history["events"] if e["type"] == "suggestion_feedback"]
+            if found:
+                break
+            await asyncio.sleep(0.05)
+        [event] = found
+        assert event["data"]["kind"] == "inline"
+        assert event["data"]["line"] == 1
+        assert event["data"]["summary"] == "inserting 'a + b'"

@@ -219,3 +219,15 @@ def test_each_until_green_check_is_a_notice_in_the_chat(editor: Any) -> None:
     text = "\n".join(lines)
     assert "until green: attempt 1/5: make test exited 2; its output goes to the agent" in text
     assert "until green: attempt 2/5: make test exited 0" in text
+
+
+def test_an_image_in_a_user_message_shows_as_a_line(editor: Any) -> None:
+    shown = editor.lua(
+        "return require('lsp_agent.util').blocks_text(...)",
+        [
+            {"type": "text", "text": "why is this cut off?"},
+            {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo=", "name": "shot.png"},
+            {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="},
+        ],
+    )
+    assert shown == "why is this cut off?\n[image: shot.png]\n[image]"

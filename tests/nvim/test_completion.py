@@ -6,6 +6,7 @@ accepts it into the buffer, and nothing stale is shown. The plugin's finer rules
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 from typing import Any
 
@@ -187,3 +188,20 @@ def test_after_the_agents_edit_a_next_edit_elsewhere_is_shown_accepted_and_recor
     assert recorded.data["accepted"] is True
     assert recorded.data["kind"] == "next_edit"
     assert recorded.data["uri"] == path.as_uri()
+
+
+def test_checkhealth_says_whether_ghost_text_is_on_for_the_folder(
+    editor: Editor, fake_llm: FakeLLMServer
+) -> None:
+    def report() -> str:
+        editor.command("checkhealth lsp_agent")
+        return "\n".join(editor.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"))
+
+    off = report()
+    assert "inline completion and next edits" in off
+    assert "off for this folder: the server offers no inline completion" in off
+    editor.command("bwipeout!")
+    write_user_config(completion_config(fake_llm))
+    on = report()
+    assert re.search(r"OK.*ghost text on: the plugin draws it", on), on
+    assert re.search(r"OK.*next edits on: .*<Tab>", on), on

@@ -8,11 +8,11 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
-from lsp_agent.testing.fake_llm import running_fake_llm
+from lsp_agent.testing.fake_llm import FakeLLMServer, running_fake_llm
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "editors.md"
 
@@ -62,10 +62,14 @@ def run_editor(
     api_key: str,
     env: Mapping[str, str],
     stdin: int | IO[Any] | None = None,
+    before: Callable[[FakeLLMServer], object] | None = None,
 ) -> EditorRun:
     """Run the editor to its end against the fake LLM playing ``script``; ``lsp-agent`` is
-    the one installed next to this Python, as the snippets start it."""
+    the one installed next to this Python, as the snippets start it. ``before`` gets the fake
+    first (e.g. to write a config naming its address)."""
     with running_fake_llm(script) as fake_llm:
+        if before is not None:
+            before(fake_llm)
         done = subprocess.run(
             argv,
             cwd=cwd,

@@ -352,6 +352,33 @@ function M.on_log_message(err, params, ctx)
   end
 end
 
+--- `:checkhealth lsp_agent`: whether ghost text and next edits are on for the folder (the
+--- server's `initialize` answer, `capabilities`) and who draws the ghost text.
+function M.health(health, capabilities)
+  health.start("lsp-agent: inline completion and next edits")
+  if options().enabled == false then
+    return health.info("off in setup() (completion.enabled = false)")
+  end
+  if type(capabilities) ~= "table" or not capabilities.inlineCompletionProvider then
+    return health.info(
+      "off for this folder: the server offers no inline completion (it spends tokens, so it is off"
+        .. " until lsp-agent's config sets completion.enabled and agents.completion.model)"
+    )
+  end
+  if M.use_builtin() then
+    health.ok("ghost text on: Neovim's own vim.lsp.inline_completion draws it")
+  else
+    health.ok("ghost text on: the plugin draws it (Neovim 0.11; 0.12's own client where present)")
+  end
+  local accept = (config.options.keymaps.completion or {}).accept
+  health.info("accept: " .. (accept or "no key (keymaps.completion.accept = false)"))
+  if (config.options.next_edit or {}).enabled == false then
+    health.info("next edits: off in setup() (next_edit.enabled = false)")
+  else
+    health.ok("next edits on: asked after an edit pauses; jump/accept with " .. tostring((config.options.keymaps.next_edit or {}).accept))
+  end
+end
+
 --- Follow the lsp_agent client into the buffers it attaches to.
 function M.setup()
   vim.api.nvim_create_autocmd("LspAttach", {

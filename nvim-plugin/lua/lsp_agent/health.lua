@@ -162,6 +162,7 @@ function M.check()
   end
   local running = require("lsp_agent.client").clients()
   health.info(("%d client(s) running"):format(#running))
+  require("lsp_agent.completion").health(health, result.capabilities)
 
   health.start("lsp-agent: model and provider key")
   local doctor = M.doctor_cmd(cmd)

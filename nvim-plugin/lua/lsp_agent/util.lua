@@ -25,7 +25,8 @@ function M.chip(uri, range)
 end
 
 --- The text of ContentBlock[]: text blocks as they are, one chip per file (a link and the
---- embedded text of the same file, as a ranged ask sends them, are one chip).
+--- embedded text of the same file, as a ranged ask sends them, are one chip), an image (sent
+--- from another editor) as `[image: shot.png]`.
 function M.blocks_text(blocks)
   local parts, linked = {}, {}
   for _, block in ipairs(M.nn(blocks) or {}) do
@@ -43,6 +44,9 @@ function M.blocks_text(blocks)
         shown[chip] = true
         table.insert(parts, chip)
       end
+    elseif block.type == "image" then
+      local name = M.nn(block.name)
+      table.insert(parts, name and ("[image: " .. name .. "]") or "[image]")
     end
   end
   return table.concat(parts, "\n")
