@@ -4,12 +4,13 @@ staged is a clear error, and nothing the repository configures ever runs."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from lsp_agent.testing.cli import run_cli
 from lsp_agent.testing.fake_llm import FakeLLMServer, running_fake_llm
+from tests.support.git_history import commit_history, git
+from tests.support.model_requests import last_user_text
 from tests.support.provider_env import provider_env
 
 KEY = "sk-commit-message-SECRET-1234"
@@ -23,25 +24,10 @@ CONVENTIONAL_HISTORY = [
 ]
 
 
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=T", "-c", "user.email=t@example.invalid", *args],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout
-
-
 def repository(root: Path, subjects: list[str]) -> Path:
     repo = root / "repo"
     repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    for i, subject in enumerate(reversed(subjects)):  # the last one given is the oldest
-        (repo / f"f{i}.txt").write_text(f"{i}\n")
-        git(repo, "add", ".")
-        git(repo, "commit", "-q", "--no-verify", "-m", subject)
+    commit_history(repo, subjects)
     return repo
 
 
@@ -56,17 +42,11 @@ def side_script(*answers: str) -> dict[str, Any]:
 
 
 def user_text(server: FakeLLMServer, index: int) -> str:
+    """The first user message of request ``index`` (a retry adds the model's answer and
+    what was wrong after it)."""
     body = server.requests[index].body
     return "\n".join(
-        block["text"]
-        for message in body["messages"]
-        if message["role"] == "user"
-        for block in (
-            message["content"]
-            if isinstance(message["content"], list)
-            else [{"type": "text", "text": message["content"]}]
-        )
-        if block.get("type") == "text"
+        last_user_text({"messages": [m]}) for m in body["messages"] if m["role"] == "user"
     )
 
 

@@ -5,9 +5,7 @@ staged diff."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 from pygls.exceptions import JsonRpcException
@@ -21,16 +19,9 @@ from tests.lsp.test_review import (
     review,
     two_edits,
 )
+from tests.support.git_history import commit_history, git
 from tests.support.lsp_client import AgentClient, agent_client
-
-
-def last_user_text(body: dict[str, Any]) -> str:
-    """The text of the last user message of a model request (Anthropic wire format)."""
-    message = [m for m in body["messages"] if m["role"] == "user"][-1]
-    content = message["content"]
-    if isinstance(content, str):
-        return content
-    return "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
+from tests.support.model_requests import last_user_text
 
 
 def idle_count(client: AgentClient, session: str) -> int:
@@ -146,23 +137,10 @@ async def test_send_comments_is_a_prompt_of_its_own_and_a_second_send_sends_noth
     )
 
 
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=T", "-c", "user.email=t@example.invalid", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-    )
-
-
 async def test_commit_message_request_answers_from_the_staged_diff(
     workspace: Path, fake_llm: FakeLLMServer, server_env: dict[str, str]
 ) -> None:
-    git(workspace, "init", "-q")
-    for subject in ("feat: start", "fix(io): flush", "docs: readme"):
-        (workspace / "n.txt").write_text(subject)
-        git(workspace, "add", "n.txt")
-        git(workspace, "commit", "-q", "-m", subject)
+    commit_history(workspace, ["docs: readme", "fix(io): flush", "feat: start"])
     fake_llm.set_script(
         {"side_requests_use_script": True, "turns": [{"text": "feat(greet): say hello"}]}
     )

@@ -5,30 +5,12 @@ buffer with the agent's message and ``:w`` commits the staged changes with it.""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from tests.nvim.test_review import AUTO, FIRST, SECOND, quickfix, run_two_edits
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=T", "-c", "user.email=t@example.invalid", *args],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout
-
-
-def last_user_text(body: dict[str, Any]) -> str:
-    message = [m for m in body["messages"] if m["role"] == "user"][-1]
-    content = message["content"]
-    if isinstance(content, str):
-        return content
-    return "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
+from tests.support.git_history import commit_history, git
+from tests.support.model_requests import last_user_text
 
 
 def test_a_comment_asked_in_the_quickfix_and_an_undo_reason_open_the_next_prompt(
@@ -81,13 +63,9 @@ def test_a_comment_asked_in_the_quickfix_and_an_undo_reason_open_the_next_prompt
 
 
 def test_commit_fills_a_commit_buffer_and_w_commits_with_it(editor: Any, workspace: Path) -> None:
-    git(workspace, "init", "-q")
+    commit_history(workspace, ["docs: readme", "fix(io): flush", "feat: start"])
     git(workspace, "config", "user.name", "T")  # the person's own commit needs an identity
     git(workspace, "config", "user.email", "t@example.invalid")
-    for subject in ("feat: start", "fix(io): flush", "docs: readme"):
-        (workspace / "n.txt").write_text(subject)
-        git(workspace, "add", "n.txt")
-        git(workspace, "commit", "-q", "-m", subject)
     (workspace / "greet.py").write_text("print('hello')\n")
     git(workspace, "add", "greet.py")
     editor.setup(server_config=AUTO)

@@ -33,3 +33,12 @@ def edit_then_cat(path: Path, answer: str) -> dict[str, Any]:
             {"text": answer},
         ]
     }
+
+
+def last_user_text(body: dict[str, Any]) -> str:
+    """The text blocks of the last user message in ``body`` (Anthropic's shape), joined."""
+    message = [m for m in body["messages"] if m["role"] == "user"][-1]
+    content = message["content"]
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
