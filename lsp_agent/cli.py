@@ -27,7 +27,7 @@ from lsp_agent.permissions_cli import add_permissions_parser, run_permissions
 from lsp_agent.review_cli import add_review_parser, run_review
 from lsp_agent.until_cli import add_until_arguments, until_goal, until_report, until_status
 
-# Startup order (docs/architecture.md "Startup"): this module imports only what parsing the
+# Startup order (docs/architecture.md "Start and exit"): this module imports only what parsing the
 # command line needs; asyncio, the runtime and the provider SDKs are imported by the command
 # that uses them, so a command that ends early (or hands its work to another process) pays for
 # none of them.
