@@ -13,7 +13,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
@@ -27,7 +27,7 @@ from lsp_agent.permissions_cli import add_permissions_parser, run_permissions
 from lsp_agent.review_cli import add_review_parser, run_review
 from lsp_agent.until_cli import add_until_arguments, until_goal, until_report, until_status
 
-# Startup order (docs/architecture.md "Startup"): this module imports only what parsing the
+# Startup order (docs/architecture.md "Start and exit"): this module imports only what parsing the
 # command line needs; asyncio, the runtime and the provider SDKs are imported by the command
 # that uses them, so a command that ends early (or hands its work to another process) pays for
 # none of them.
@@ -44,24 +44,9 @@ still failed at its bound, 130 interrupted,
 Sessions live in the data folder (`lsp-agent doctor` prints it; LSP_AGENT_DATA_DIR sets it)."""
 
 
-class _ClientModes:
-    """``run --mode``'s choices, read from the modes table only when asked (a ``--mode`` given,
-    the help printed): the table pulls in the permission rules, which parsing need not."""
-
-    def __contains__(self, value: object) -> bool:
-        return value in self._names()
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._names())
-
-    @staticmethod
-    def _names() -> tuple[str, ...]:
-        from lsp_agent.core.modes import CLIENT_MODES
-
-        return CLIENT_MODES
-
-
 def build_parser() -> argparse.ArgumentParser:
+    from lsp_agent.core.modes import CLIENT_MODES  # here: the warm path never builds a parser
+
     parser = argparse.ArgumentParser(
         prog="lsp-agent",
         description=__doc__.splitlines()[0],
@@ -82,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="attach a workspace file to the prompt (repeatable)",
     )
     run.add_argument("--model", help="PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-5")
-    run.add_argument("--mode", choices=_ClientModes())
+    run.add_argument("--mode", choices=CLIENT_MODES)
     run.add_argument("--cwd", help="the workspace folder (default: the current directory)")
     which = run.add_mutually_exclusive_group()
     which.add_argument("--session", metavar="ID", help="continue this session")

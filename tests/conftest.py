@@ -28,6 +28,7 @@ STARTS_PROCESSES = frozenset(
         "unit/lsp/test_startup_imports.py",
         "unit/lsp/test_serve_start.py",
         "unit/test_keyring_startup.py",
+        "unit/test_cli_entry_imports.py",
         "unit/mcp/test_changes_and_remote.py",
         "unit/mcp/test_stdio_server.py",
         "unit/tools/test_bash.py",
