@@ -272,3 +272,31 @@ def test_a_runtime_folder_too_long_for_a_socket_leaves_the_run_cold(
         result = lsp_agent("run", *MODEL, "hi", cwd=workspace, env=env)
     assert (result.returncode, result.stdout) == (0, "cold\n")
     assert not list((deep / "lsp-agent").iterdir())
+
+
+def test_the_warm_client_imports_none_of_the_agent_s_heavy_modules(
+    runtime_dir: Path, workspace: Path
+) -> None:
+    with running_fake_llm([{"text": "one"}, {"text": "two"}]) as server:
+        env = warm_env(runtime_dir, **provider(server.anthropic_base_url))
+        assert lsp_agent("run", *MODEL, "hi", cwd=workspace, env=env).returncode == 0
+        traced = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "lsp_agent", "run", *MODEL, "hi"],
+            cwd=workspace,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=False,
+        )
+    assert (traced.returncode, traced.stdout) == (0, "two\n")
+    assert len(runs_in_log(runtime_dir)) == 2  # the traced run was the warm process's
+    imported = {
+        line.split("|")[-1].strip()
+        for line in traced.stderr.splitlines()
+        if line.startswith("import time:") and "package" not in line
+    }
+    assert "lsp_agent.daemon.client" in imported
+    heavy = ("anthropic", "openai", "pydantic", "httpx", "asyncio", "sqlite3", "lsp_agent.app")
+    assert not [name for name in imported if name.split(".")[0] in heavy or name in heavy]
+    assert len(imported) < 200  # a cold run imports thousands
