@@ -269,6 +269,8 @@ def _check_untrusted_project(
         raise refuse("sandbox.allow_read", "not allowed in an untrusted project file")
     if validated.webfetch.allow_hosts:
         raise refuse("webfetch.allow_hosts", "not allowed in an untrusted project file")
+    if validated.completion.enabled:  # every pause in typing would spend the user's tokens
+        raise refuse("completion.enabled", "only your own settings may turn completion on")
     for index, entry in enumerate(validated.instructions):
         pure = Path(entry)
         if pure.is_absolute() or entry.startswith("~") or ".." in pure.parts:

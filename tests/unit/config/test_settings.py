@@ -488,6 +488,7 @@ def test_errors_in_lsp_agent_config_name_that_file(box: Sandbox) -> None:
         ),
         ({"trusted_folders": ["/"]}, "trusted_folders"),
         ({"webfetch": {"allow_hosts": ["169.254.169.254"]}}, "webfetch.allow_hosts"),
+        ({"completion": {"enabled": True}}, "completion.enabled"),
         ({"instructions": ["/etc/passwd"]}, "instructions.0"),
         ({"instructions": ["ok.md", "../../secret.md"]}, "instructions.1"),
         ({"instructions": ["~/.ssh/id_rsa"]}, "instructions.0"),
