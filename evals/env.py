@@ -39,6 +39,7 @@ def agent_env(
         XDG_CACHE_HOME=str(home / ".cache"),
         XDG_STATE_HOME=str(home / ".local" / "state"),
         LSP_AGENT_DATA_DIR=str(home / "lsp-agent-data"),
+        LSP_AGENT_NO_DAEMON="1",  # a warm process would outlive the task's temporary home
         GIT_CONFIG_NOSYSTEM="1",
         GIT_AUTHOR_NAME="evals",
         GIT_AUTHOR_EMAIL="evals@example.invalid",
