@@ -52,6 +52,9 @@ class CommitMessage:
 @attrs.frozen
 class CommitMessageFailure:
     reason: str
+    nothing_to_commit: bool = False
+    """Nothing staged, or the folder is in no repository: the request cannot be served as
+    asked (the person stages or picks another folder), not a failure of the agent."""
 
 
 def commit_style(subjects: Sequence[str]) -> CommitStyle:

@@ -55,7 +55,11 @@ async def commit_message_request(
 
     result = await commit_message(agent, folder, avoid=folders)
     if isinstance(result, CommitMessageFailure):
-        raise LspAgentError(result.reason)
+        raise (
+            InvalidParams(result.reason)
+            if result.nothing_to_commit
+            else LspAgentError(result.reason)
+        )
     return p.CommitMessageResult(message=result.text)
 
 

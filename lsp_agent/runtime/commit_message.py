@@ -36,7 +36,7 @@ async def commit_message(
         staged_changes, folder, avoid=(*avoid, folder), timeout=GIT_TIMEOUT
     )
     if isinstance(staged, NoStagedChanges):
-        return CommitMessageFailure(staged.reason)
+        return CommitMessageFailure(staged.reason, nothing_to_commit=staged.nothing_to_commit)
     app = await agent()
     redact = app.secrets.redact
     return await write_commit_message(

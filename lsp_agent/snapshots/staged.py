@@ -36,6 +36,8 @@ class StagedChanges:
 class NoStagedChanges:
     reason: str
     """``nothing staged``, not a repository, or git could not run."""
+    nothing_to_commit: bool = False
+    """Nothing staged or no repository (not git failing)."""
 
 
 def staged_changes(
@@ -55,13 +57,13 @@ def staged_changes(
     if isinstance(top, GitFailure):
         return NoStagedChanges(f"git could not run: {top.reason}")
     if top.returncode != 0:
-        return NoStagedChanges(f"not a git repository: {folder}")
+        return NoStagedChanges(f"not a git repository: {folder}", nothing_to_commit=True)
     names = git(*_DIFF, "--name-status")
     if isinstance(names, GitFailure) or names.returncode != 0:
         return NoStagedChanges(_reason(names, "git diff --cached failed"))
     stat = _text(names.stdout)
     if not stat.strip():
-        return NoStagedChanges(NOTHING_STAGED)
+        return NoStagedChanges(NOTHING_STAGED, nothing_to_commit=True)
     diff = git(*_DIFF)
     if isinstance(diff, GitFailure) or diff.returncode != 0:
         return NoStagedChanges(_reason(diff, "git diff --cached failed"))

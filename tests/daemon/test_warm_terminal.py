@@ -111,6 +111,9 @@ def slow_warm_run(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            # its own process group, as a shell starts a job: a group whose parent is in the
+            # same session is not orphaned, so a stop signal's default action is not discarded
+            process_group=0,
         )
         pids = workspace / "pids.txt"
         try:

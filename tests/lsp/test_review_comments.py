@@ -148,6 +148,7 @@ async def test_commit_message_request_answers_from_the_staged_diff(
         with pytest.raises(JsonRpcException) as nothing:
             await client.request("agent/commitMessage", {"uri": workspace.as_uri()})
         assert "nothing staged" in nothing.value.message
+        assert nothing.value.code == -32602  # the person's to fix (stage), not the agent's
         (workspace / "greet.py").write_text("print('hello')\n")
         git(workspace, "add", "greet.py")
         answer = await client.request("agent/commitMessage", {})
