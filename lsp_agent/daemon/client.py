@@ -28,6 +28,8 @@ from lsp_agent.daemon.paths import DaemonPaths, UnsafeFolder, daemon_paths, inst
 START_TIMEOUT = 60.0
 """How long a first run waits for the warm process it started to listen (it loads the agent's
 modules first, which takes seconds on a busy machine)."""
+STOP_WAIT = 10.0
+"""Seconds a replaced warm process is given to remove its socket."""
 FAILED = 1
 LOG_LIMIT = 1024 * 1024
 EXITED_GRACE = 5.0
@@ -117,13 +119,30 @@ def _connect_current(
             continue
         if reply.get("version") == version:
             return sock
+        old_socket = _inode(paths.socket)
         try:  # an older (or newer) install's process: it stops taking runs and exits
             wire.send(sock, {"op": "stop"})
             wire.receive(sock)
         except (OSError, wire.WireError):
             pass
         sock.close()
+        _wait_gone(paths.socket, old_socket)  # else the next attempt reaches it again
     raise _NoWarmProcess
+
+
+def _inode(path: str) -> int | None:
+    try:
+        return os.stat(path).st_ino
+    except OSError:
+        return None
+
+
+def _wait_gone(path: str, inode: int | None) -> None:
+    """Until the stopped process has removed its socket (bounded: :data:`STOP_WAIT`); a
+    process slow to exit would otherwise answer the next attempt with its old version."""
+    deadline = time.monotonic() + STOP_WAIT
+    while inode is not None and _inode(path) == inode and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def _connect(path: str) -> socket.socket | None:

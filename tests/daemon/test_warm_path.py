@@ -7,11 +7,16 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
 import re
+import socket
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
+from lsp_agent.daemon import wire
 from lsp_agent.daemon.client import LOG_LIMIT
 from lsp_agent.daemon.paths import daemon_paths
 from lsp_agent.testing.fake_llm import running_fake_llm
@@ -300,3 +305,51 @@ def test_the_warm_client_imports_none_of_the_agent_s_heavy_modules(
     heavy = ("anthropic", "openai", "pydantic", "httpx", "asyncio", "sqlite3", "lsp_agent.app")
     assert not [name for name in imported if name.split(".")[0] in heavy or name in heavy]
     assert len(imported) < 200  # a cold run imports thousands
+
+
+def test_a_replaced_process_slow_to_let_go_of_its_socket_is_waited_for(
+    runtime_dir: Path, workspace: Path
+) -> None:
+    """An older version's process that keeps its socket a moment after "stop" (on a busy
+    machine) is not asked again and again until the run gives up and goes cold."""
+    with running_fake_llm([{"text": "new"}]) as server:
+        env = warm_env(runtime_dir, **provider(server.anthropic_base_url))
+        paths = daemon_paths(env)
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(paths.socket)
+        listener.listen(8)
+        listener.settimeout(0.2)
+        stops: list[float] = []
+        done = threading.Event()
+
+        def let_go() -> None:
+            os.unlink(paths.socket)
+            listener.close()
+
+        def old_version() -> None:
+            while not done.is_set():
+                try:
+                    conn, _ = listener.accept()
+                except OSError:  # the timeout, or closed after letting go
+                    continue
+                with conn:
+                    conn.settimeout(5)
+                    hello, _ = wire.receive(conn)
+                    wire.send(conn, {"version": "0.0.1+old"})
+                    stop, _ = wire.receive(conn)
+                    assert (hello["op"], stop["op"]) == ("hello", "stop")
+                    wire.send(conn, {"stopping": True})
+                    stops.append(time.monotonic())
+                    if len(stops) == 1:
+                        threading.Timer(1.0, let_go).start()
+
+        thread = threading.Thread(target=old_version, daemon=True)
+        thread.start()
+        try:
+            result = lsp_agent("run", *MODEL, "hi", cwd=workspace, env=env)
+        finally:
+            done.set()
+            thread.join(timeout=10)
+    assert (result.returncode, result.stdout) == (0, "new\n")
+    assert len(stops) == 1  # asked once, then given time to go
+    assert len(runs_in_log(runtime_dir)) == 1  # the run was the new warm process's
