@@ -40,8 +40,16 @@ def provider(server_url: str) -> dict[str, str]:
     return {"ANTHROPIC_BASE_URL": server_url, "ANTHROPIC_API_KEY": KEY}
 
 
-def runs_in_log(runtime_dir: Path) -> list[tuple[int, int]]:
-    return [(int(p), int(c)) for p, c in re.findall(r"run (\d+) exited (-?\d+)", logs(runtime_dir))]
+def runs_in_log(runtime_dir: Path, at_least: int) -> list[tuple[int, int]]:
+    """Every run the warm process logged as ended, once ``at_least`` are: it logs an exit
+    after it has sent the code to the client, so the client may return first."""
+
+    def logged() -> list[tuple[int, int]]:
+        found = re.findall(r"run (\d+) exited (-?\d+)", logs(runtime_dir))
+        return [(int(p), int(c)) for p, c in found]
+
+    wait_for(lambda: len(logged()) >= at_least, f"{at_least} runs' exits in the warm log")
+    return logged()
 
 
 def test_the_second_run_is_the_warm_process_s_and_prints_what_a_cold_run_prints(
@@ -60,7 +68,7 @@ def test_the_second_run_is_the_warm_process_s_and_prints_what_a_cold_run_prints(
         second = lsp_agent("run", *MODEL, "what is in a.txt?", cwd=workspace, env=env)
     (pid,) = warm_pids(runtime_dir)
     assert running(pid)
-    assert len(runs_in_log(runtime_dir)) == 2  # both warm runs were the warm process's
+    assert len(runs_in_log(runtime_dir, 2)) == 2  # both warm runs were the warm process's
     for warm in (first, second):
         assert warm.returncode == cold.returncode == 0
         assert warm.stdout == cold.stdout == "It says alpha.\n"
@@ -86,7 +94,7 @@ def test_a_failing_run_exits_with_the_cold_run_s_code_and_words(
     unknown = lsp_agent("run", "--session", "ses_nope", "hi", cwd=workspace, env=env)
     assert unknown.returncode == 2
     assert "unknown session: ses_nope" in unknown.stderr
-    assert [code for _pid, code in runs_in_log(runtime_dir)] == [2, 2]
+    assert [code for _pid, code in runs_in_log(runtime_dir, 2)] == [2, 2]
 
 
 def test_each_run_gets_its_own_environment_and_folder(runtime_dir: Path, tmp_path: Path) -> None:
@@ -105,7 +113,7 @@ def test_each_run_gets_its_own_environment_and_folder(runtime_dir: Path, tmp_pat
         assert len(a.model_bodies()) == 2
         assert len(b.model_bodies()) == 2
     assert len(warm_pids(runtime_dir)) == 1  # one warm process served both
-    assert len(runs_in_log(runtime_dir)) == 2
+    assert len(runs_in_log(runtime_dir, 2)) == 2
     assert (first.returncode, first.stdout) == (0, "from A\n")
     assert (second.returncode, second.stdout) == (0, "from B\n")
     assert f"{one}\n" in first.stderr
@@ -165,7 +173,7 @@ def test_a_warm_process_of_another_version_is_replaced(runtime_dir: Path, worksp
     assert new != old.pid
     assert running(new)
     assert (result.returncode, result.stdout) == (0, "new\n")
-    assert len(runs_in_log(runtime_dir)) == 1  # the run was the new process's
+    assert len(runs_in_log(runtime_dir, 1)) == 1  # the run was the new process's
 
 
 def test_the_warm_process_exits_after_its_idle_time(
@@ -207,7 +215,7 @@ def test_two_first_runs_at_once_start_one_warm_process_that_serves_both(
     assert [proc.returncode for proc in procs] == [0, 0]
     assert [out for out, _err in results] == ["answer\n", "answer\n"]
     assert len(warm_pids(runtime_dir)) == 1  # the second found the lock taken
-    assert len(runs_in_log(runtime_dir)) == 2
+    assert len(runs_in_log(runtime_dir, 2)) == 2
 
 
 def test_a_config_change_between_runs_takes_effect(
@@ -223,7 +231,7 @@ def test_a_config_change_between_runs_takes_effect(
     assert unset.returncode == 2  # no model configured yet
     assert (configured.returncode, configured.stdout) == (0, "first\n")
     assert len(warm_pids(runtime_dir)) == 1
-    assert [code for _pid, code in runs_in_log(runtime_dir)] == [2, 0]
+    assert [code for _pid, code in runs_in_log(runtime_dir, 2)] == [2, 0]
 
 
 def test_daemon_stop_ends_the_warm_process_and_removes_its_socket(
@@ -295,7 +303,7 @@ def test_the_warm_client_imports_none_of_the_agent_s_heavy_modules(
             check=False,
         )
     assert (traced.returncode, traced.stdout) == (0, "two\n")
-    assert len(runs_in_log(runtime_dir)) == 2  # the traced run was the warm process's
+    assert len(runs_in_log(runtime_dir, 2)) == 2  # the traced run was the warm process's
     imported = {
         line.split("|")[-1].strip()
         for line in traced.stderr.splitlines()
@@ -352,4 +360,4 @@ def test_a_replaced_process_slow_to_let_go_of_its_socket_is_waited_for(
             thread.join(timeout=10)
     assert (result.returncode, result.stdout) == (0, "new\n")
     assert len(stops) == 1  # asked once, then given time to go
-    assert len(runs_in_log(runtime_dir)) == 1  # the run was the new warm process's
+    assert len(runs_in_log(runtime_dir, 1)) == 1  # the run was the new warm process's
