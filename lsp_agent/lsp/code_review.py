@@ -20,7 +20,7 @@ from lsp_agent.core.uris import file_uri, path_of_uri
 from lsp_agent.lsp import protocol as p
 from lsp_agent.lsp.host import AgentHost
 from lsp_agent.lsp.review_findings import REVIEW_CODE, SOURCE
-from lsp_agent.workspace.boundary import display_path
+from lsp_agent.workspace.boundary import display_path, holding_folder
 
 __all__ = ["ReviewFailedError", "dismiss_finding", "fix_finding", "review_actions", "run_review"]
 
@@ -149,13 +149,10 @@ def _require(host: AgentHost, finding_id: str) -> Finding:
 
 
 def _folder_of(host: AgentHost, path: str) -> str:
-    folders = host.workspace_folders()
-    holding = [f for f in folders if path == f or path.startswith(f.rstrip("/") + "/")]
-    if holding:
-        return max(holding, key=len)
-    if not folders:
+    folder = holding_folder(path, host.workspace_folders())
+    if folder is None:
         raise InvalidParams("findingId: the client opened no workspace folder")
-    return folders[0]
+    return folder
 
 
 def _range(finding: Finding) -> p.Range:

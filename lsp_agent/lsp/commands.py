@@ -21,7 +21,7 @@ from lsp_agent.lsp import protocol as p
 from lsp_agent.lsp.documents import diagnostic_json, range_json
 from lsp_agent.lsp.handlers import require_session, submit_prompt
 from lsp_agent.lsp.host import AgentHost
-from lsp_agent.workspace.boundary import display_path
+from lsp_agent.workspace.boundary import display_path, holding_folder
 
 MAX_SELECTION_CHARS = 20_000
 SEVERITY = {1: "error", 2: "warning", 3: "info", 4: "hint"}
@@ -230,15 +230,11 @@ def _where(host: AgentHost, target: p.CommandTarget) -> str:
 def _folder_of(host: AgentHost, uri: str) -> str:
     """The workspace folder holding ``uri`` (the deepest), else the first folder."""
     path = path_of_uri(uri)
-    folders = host.workspace_folders()
-    if path is not None:
-        real = os.path.realpath(path)
-        holding = [f for f in folders if real == f or real.startswith(f.rstrip("/") + "/")]
-        if holding:
-            return max(holding, key=len)
-    if not folders:
+    real = os.path.realpath(path) if path is not None else ""
+    folder = holding_folder(real, host.workspace_folders())
+    if folder is None:
         raise InvalidParams("uri: the client opened no workspace folder")
-    return folders[0]
+    return folder
 
 
 async def _selected_text(host: AgentHost, target: p.CommandTarget) -> str:

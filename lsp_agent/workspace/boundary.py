@@ -207,6 +207,15 @@ def display_path(path: str, folders: Sequence[str]) -> str:
     return path
 
 
+def holding_folder(path: str, folders: Sequence[str]) -> str | None:
+    """The deepest of ``folders`` that ``path`` (real) lies in, else the first folder; None
+    when there is none (where a session for ``path`` starts, not a check)."""
+    holding = [f for f in folders if path == f or path.startswith(f.rstrip("/") + "/")]
+    if holding:
+        return max(holding, key=len)
+    return folders[0] if folders else None
+
+
 def _not_around(stores: tuple[str, ...], roots: Sequence[str]) -> tuple[str, ...]:
     """``stores`` less those that contain a root (hiding one would hide the workspace)."""
     return tuple(store for store in stores if not any(_contains(store, r) for r in roots))

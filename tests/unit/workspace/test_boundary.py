@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_agent.workspace.boundary import Outside, Resolved, WorkspaceBoundary
+from lsp_agent.workspace.boundary import Outside, Resolved, WorkspaceBoundary, holding_folder
 
 
 @pytest.fixture
@@ -173,3 +173,12 @@ def test_extra_roots_admit_their_files_with_an_absolute_display(ws: Path, outsid
 def test_a_boundary_needs_a_root() -> None:
     with pytest.raises(ValueError, match="at least one root"):
         WorkspaceBoundary([])
+
+
+def test_holding_folder_is_the_deepest_folder_around_the_path_else_the_first() -> None:
+    folders = ["/ws", "/ws/inner", "/other"]
+    assert holding_folder("/ws/inner/a.py", folders) == "/ws/inner"
+    assert holding_folder("/ws/a.py", folders) == "/ws"
+    assert holding_folder("/ws-sibling/a.py", folders) == "/ws"  # not inside: the first folder
+    assert holding_folder("/other", folders) == "/other"
+    assert holding_folder("/ws/a.py", []) is None
