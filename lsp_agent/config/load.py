@@ -201,18 +201,17 @@ def _parse_permission(value: object, source: str, home: str) -> list[tuple[str, 
             raise InvalidConfig(source, f"key {key!r}: empty permission name", key=key)
         check_permission_name(name, source, key)
         if isinstance(entry, Mapping):
-            for pattern, raw_action in entry.items():
-                rule_key = f"{key}.{pattern}"
-                if not isinstance(pattern, str) or not pattern:
-                    raise InvalidConfig(source, f"key {rule_key!r}: empty pattern", key=rule_key)
-                action = _action(raw_action, source, rule_key)
-                rule = PermissionRule(
-                    permission=name,
-                    pattern=expand_home(pattern, home),
-                    action=action,
-                    source=source,
-                )
-                rules.append((rule_key, rule))
+            rules.extend(_pattern_rules(name, entry, key, source, home))
+        elif isinstance(entry, list):  # ordered where the writer's maps have no order (Lua)
+            for index, part in enumerate(entry):
+                part_key = f"{key}.{index}"
+                if not isinstance(part, Mapping):
+                    raise InvalidConfig(
+                        source,
+                        f"key {part_key!r}: expected an object of pattern → action",
+                        key=part_key,
+                    )
+                rules.extend(_pattern_rules(name, part, part_key, source, home))
         elif isinstance(entry, str):
             action = _action(entry, source, key)
             rules.append(
@@ -221,10 +220,27 @@ def _parse_permission(value: object, source: str, home: str) -> list[tuple[str, 
         else:
             raise InvalidConfig(
                 source,
-                f"key {key!r}: expected an action ('allow', 'ask', 'deny') or an object "
-                "of pattern → action",
+                f"key {key!r}: expected an action ('allow', 'ask', 'deny'), an object "
+                "of pattern → action, or a list of such objects",
                 key=key,
             )
+    return rules
+
+
+def _pattern_rules(
+    name: str, entry: Mapping[object, object], key: str, source: str, home: str
+) -> list[tuple[str, PermissionRule]]:
+    """The rules of one object of ``pattern → action``, in its order."""
+    rules: list[tuple[str, PermissionRule]] = []
+    for pattern, raw_action in entry.items():
+        rule_key = f"{key}.{pattern}"
+        if not isinstance(pattern, str) or not pattern:
+            raise InvalidConfig(source, f"key {rule_key!r}: empty pattern", key=rule_key)
+        action = _action(raw_action, source, rule_key)
+        rule = PermissionRule(
+            permission=name, pattern=expand_home(pattern, home), action=action, source=source
+        )
+        rules.append((rule_key, rule))
     return rules
 
 

@@ -180,7 +180,8 @@ def test_the_server_titles_a_pending_call_and_a_rule_refusal_reads_refused(
 ) -> None:
     """Against the real server: the pending card has the server's title (no guess from the
     input), and a call a rule refused reads refused, not failed."""
-    rules = {"permission": {"bash": {"*": "ask", "curl *": "deny"}}}
+    # a list: a Lua table has no order, and the last matching rule wins
+    rules = {"permission": {"bash": [{"*": "ask"}, {"curl *": "deny"}]}}
     editor.setup(server_config=rules)
     run = {"name": "bash", "input": {"command": "python3 hello.py"}}
     curl = {"name": "bash", "input": {"command": "curl example.com"}}

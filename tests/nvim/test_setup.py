@@ -35,6 +35,10 @@ KEY = "sk-lsp-nvim-test-key"
         ({"next_edit": {"when": 1}}, "next_edit.when: unknown option"),
         ({"next_edit": {"sign": "→→→"}}, "next_edit.sign: expected one or two cells"),
         ({"keymaps": {"next_edit": {"jump": "n"}}}, "keymaps.next_edit.jump: unknown key"),
+        (
+            {"server_config": {"permission": {"bash": {"*": "ask", "curl *": "deny"}}}},
+            "server_config.permission.bash: a Lua table has no order",
+        ),
     ],
 )
 def test_setup_rejects_bad_options_naming_them(
@@ -52,7 +56,10 @@ def test_setup_accepts_every_documented_option(nvim: pynvim.Nvim) -> None:
         "cmd_env": {"LSP_AGENT_LOG": "DEBUG"},
         "model": "anthropic/claude-sonnet-4-5",
         "mode": "plan",
-        "server_config": {"max_steps": 3},
+        "server_config": {
+            "max_steps": 3,
+            "permission": {"bash": [{"*": "ask"}, {"curl *": "deny"}], "edit": {"*": "ask"}},
+        },
         "root_markers": [".git"],
         "autostart": False,
         "forward_diagnostics": False,
@@ -91,6 +98,7 @@ def test_the_command_completes_its_subcommands_and_values(editor: Any) -> None:
         [
             "chat",
             "ask",
+            "until",
             "fix",
             "explain",
             "stop",

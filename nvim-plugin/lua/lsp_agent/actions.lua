@@ -53,7 +53,8 @@ function M.with_session(new, cb)
 end
 
 --- Send a prompt (ContentBlock[] or a string) to a session, with optional editor context.
-function M.send_prompt(client, session_id, prompt, context, cb)
+--- `extra`: more of `agent/prompt`'s params (e.g. `until`: protocol.md "Until green").
+function M.send_prompt(client, session_id, prompt, context, cb, extra)
   if type(prompt) == "string" then
     prompt = { { type = "text", text = prompt } }
   end
@@ -64,6 +65,9 @@ function M.send_prompt(client, session_id, prompt, context, cb)
   }
   if context and next(context) ~= nil then
     params.context = context
+  end
+  for key, value in pairs(extra or {}) do
+    params[key] = value
   end
   session.current = session_id
   client_mod.request(client, protocol.requests.prompt, params, function(err, result)

@@ -22,6 +22,9 @@ M.subcommands = {
   ask = function(args, cmd)
     api().ask(args, { range = range_of(cmd), new = cmd.bang })
   end,
+  ["until"] = function(args, cmd)
+    api().until_green(args, nil, { new = cmd.bang })
+  end,
   fix = function(args)
     api().fix({ prompt = args ~= "" and args or nil })
   end,
@@ -218,7 +221,7 @@ function M.create()
     range = true,
     bang = true,
     complete = M.complete,
-    desc = "lsp-agent: chat, ask, fix, explain, stop, retry, compact, undo, redo, rewind, sessions, resume, model, mode, diff, permission, permissions, allow, review, codereview, keep, undo-hunk, undo-reason, comment, send-comments, commit, log",
+    desc = "lsp-agent: chat, ask, until, fix, explain, stop, retry, compact, undo, redo, rewind, sessions, resume, model, mode, diff, permission, permissions, allow, review, codereview, keep, undo-hunk, undo-reason, comment, send-comments, commit, log",
   })
 end
 

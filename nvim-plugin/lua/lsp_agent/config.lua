@@ -115,6 +115,31 @@ local function fail(path, message)
   error(("lsp_agent.setup: %s: %s"):format(path, message), 0)
 end
 
+--- `server_config.permission`: the last matching rule wins, but a Lua table has no order, so
+--- a map of patterns with different actions would reach the server in any order (a deny
+--- after an allow one day, before it the next). Such rules must be a list of maps.
+local function check_permission_order(server_config)
+  local permission = type(server_config) == "table" and server_config.permission or nil
+  if type(permission) ~= "table" then
+    return
+  end
+  for name, rules in pairs(permission) do
+    if type(rules) == "table" and not vim.islist(rules) then
+      local actions = {}
+      for pattern, action in pairs(rules) do
+        actions[action] = pattern
+      end
+      if vim.tbl_count(actions) > 1 then
+        fail(
+          ("server_config.permission.%s"):format(name),
+          "a Lua table has no order and the last matching rule wins: write the rules as a list, e.g. "
+            .. "{ { ['*'] = 'ask' }, { ['curl *'] = 'deny' } }"
+        )
+      end
+    end
+  end
+end
+
 local function is_key(value)
   return value == false or type(value) == "string"
 end
@@ -236,6 +261,7 @@ function M.validate(opts)
   if opts.diagnostics_debounce ~= nil and opts.diagnostics_debounce < 0 then
     fail("diagnostics_debounce", "must not be negative")
   end
+  check_permission_order(opts.server_config)
   check_keymaps(opts.keymaps)
   if opts.review ~= nil then
     check_table("review", opts.review, M.defaults.review)

@@ -81,6 +81,38 @@ function M.chat(text, opts)
   })
 end
 
+--- Work until `command` passes (protocol.md "Until green"): `task` (asked for when nil; an
+--- empty answer means "make it pass") goes to the current session (a new one with
+--- `opts.new`) with `until = { command = command }`; after each turn the server runs the
+--- command and, while it fails, gives the agent its output for another turn (at most
+--- `opts.max_attempts`, 5 by default). Each check is a notice in the chat.
+function M.until_green(command, task, opts)
+  opts = opts or {}
+  command = vim.trim(command or "")
+  if command == "" then
+    return require("lsp_agent.log").error("until takes the command that must pass, e.g. :LspAgent until make test")
+  end
+  local goal = { command = command, maxAttempts = opts.max_attempts }
+  local function go(text)
+    if text == nil then
+      return -- cancelled
+    end
+    if vim.trim(text) == "" then
+      text = ("Make `%s` pass."):format(command)
+    end
+    chat().open(nil, {
+      new = opts.new,
+      on_open = function(session_id)
+        chat().send(session_id, text, { ["until"] = goal })
+      end,
+    })
+  end
+  if task ~= nil then
+    return go(task)
+  end
+  vim.ui.input({ prompt = ("Task (until `%s` passes): "):format(command) }, go)
+end
+
 --- Ask about the code: `text` is the question (asked for when nil); `opts.range` ({line1,
 --- line2} or an LSP range) takes the selection as context. `opts.new`: a new session.
 function M.ask(text, opts)

@@ -311,6 +311,16 @@ def test_permission_string_is_a_wildcard_rule(box: Sandbox) -> None:
     assert config_rules(box.load()) == [("*", "*", "deny", str(box.user_file))]
 
 
+def test_a_list_of_rule_objects_keeps_its_order(box: Sandbox) -> None:
+    """For writers whose objects have no order (a Lua table from Neovim's ``server_config``)."""
+    box.user({"permission": {"bash": [{"*": "ask"}, {"curl *": "deny"}, {"curl -I *": "allow"}]}})
+    assert [rule[1:3] for rule in config_rules(box.load())] == [
+        ("*", "ask"),
+        ("curl *", "deny"),
+        ("curl -I *", "allow"),
+    ]
+
+
 def test_permission_patterns_expand_home(box: Sandbox) -> None:
     box.user({"permission": {"external_directory": {"~/notes/*": "allow", "~": "deny"}}})
     patterns = [rule[1] for rule in config_rules(box.load())]
@@ -384,7 +394,9 @@ def test_top_level_must_be_an_object(box: Sandbox) -> None:
             "providers.anthropic.models.m.input_price",
         ),
         ({"permission": {"bash": {"ls *": "yes"}}}, "permission.bash.ls *"),
-        ({"permission": {"bash": ["ls"]}}, "permission.bash"),
+        ({"permission": {"bash": ["ls"]}}, "permission.bash.0"),
+        ({"permission": {"bash": [{"*": "ask"}, {"ls *": "yes"}]}}, "permission.bash.1.ls *"),
+        ({"permission": {"bash": 3}}, "permission.bash"),
         ({"permission": "maybe"}, "permission"),
         ({"permission": 3}, "permission"),
     ],

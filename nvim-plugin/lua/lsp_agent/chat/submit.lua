@@ -50,14 +50,15 @@ function M.prompt_parts(session_id, text)
   return blocks, context
 end
 
---- Send `text` to a session, with its mentions and the focus.
-function M.send(session_id, text)
+--- Send `text` to a session, with its mentions and the focus. `extra`: more of the
+--- prompt's params (`until`).
+function M.send(session_id, text, extra)
   local client = require("lsp_agent.client").get(session_id)
   if not client then
     return log.error("the server is not running")
   end
   local blocks, context = M.prompt_parts(session_id, text)
-  require("lsp_agent.actions").send_prompt(client, session_id, blocks, context)
+  require("lsp_agent.actions").send_prompt(client, session_id, blocks, context, nil, extra)
   -- the selection went with this prompt; the file and cursor stay the focus
   local view = state.views[session_id]
   if view and view.focus then
