@@ -40,6 +40,7 @@ from lsp_agent.acp.content import PromptBlock, user_content
 from lsp_agent.acp.editor import PROMPTING, AcpEditor
 from lsp_agent.acp.peer import AcpPeer, PeerTimeouts
 from lsp_agent.acp.session_mcp import ClientServer, InvalidServers, SessionServers
+from lsp_agent.acp.until import UNTIL_COMMAND, UNTIL_ENTRY, until_goal
 from lsp_agent.acp.updates import UpdateMapper, config_options
 from lsp_agent.app import AgentInputs, App
 from lsp_agent.core.errors import InvalidParams, SessionNotFound
@@ -53,6 +54,7 @@ from lsp_agent.core.modes import CLIENT_MODES, MODES
 from lsp_agent.core.session.config_options import ConfigChoices
 from lsp_agent.core.uris import local_path
 from lsp_agent.runtime.host import AgentPlan, Runtime
+from lsp_agent.runtime.until import run_until
 
 _log = logging.getLogger(__name__)
 
@@ -63,6 +65,7 @@ COMMANDS = (
         "description": "Summarize the older part of the conversation now (frees context)",
     },
     REVIEW_ENTRY,
+    UNTIL_ENTRY,
 )
 _STOP_REASONS = {
     "end_turn": "end_turn",
@@ -308,9 +311,33 @@ class AcpHost:
                 {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}},
             )
             return "end_turn"
+        goal = None
+        if command == UNTIL_COMMAND:
+            parsed = until_goal(str(content[0].get("text", "")))
+            if isinstance(parsed, str):
+                await self.editor.send_update(
+                    session_id,
+                    {
+                        "sessionUpdate": "agent_message_chunk",
+                        "content": {"type": "text", "text": parsed},
+                    },
+                )
+                return "end_turn"
+            goal, task = parsed
+            content = [{"type": "text", "text": task}]
         first_seq = await self.runtime.sessions.last_seq(session_id)
         await sessions.admit(session_id, content)
-        outcome = await sessions.run_turn(session_id)
+        if goal is None:
+            outcome = await sessions.run_turn(session_id)
+        else:  # each check reaches the client as the until_checked event's line
+            outcome, _check = await run_until(
+                session.app,
+                await self.runtime.sessions.require(session_id),
+                goal,
+                run_turn=lambda _info: sessions.run_turn(session_id),
+                read=self.runtime.sessions.require,
+                report=lambda _check: None,
+            )
         if outcome.stop_reason == "error":
             error = outcome.error or RuntimeError("the turn failed")
             # in the conversation too: many clients only log a prompt's error response
