@@ -298,30 +298,18 @@ class AcpHost:
         if command == COMPACT_COMMAND:
             done = await sessions.compact(session_id)
             text = "Compacted the conversation." if done else "There was nothing to compact."
-            await self.editor.send_update(
-                session_id,
-                {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}},
-            )
+            await self._say(session_id, text)
             return "end_turn"
         if command == REVIEW_COMMAND:
             said = str(content[0].get("text", ""))
             text = await review_answer(session.app, session.folder, session.roots, said)
-            await self.editor.send_update(
-                session_id,
-                {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}},
-            )
+            await self._say(session_id, text)
             return "end_turn"
         goal = None
         if command == UNTIL_COMMAND:
             parsed = until_goal(str(content[0].get("text", "")))
             if isinstance(parsed, str):
-                await self.editor.send_update(
-                    session_id,
-                    {
-                        "sessionUpdate": "agent_message_chunk",
-                        "content": {"type": "text", "text": parsed},
-                    },
-                )
+                await self._say(session_id, parsed)
                 return "end_turn"
             goal, task = parsed
             content = [{"type": "text", "text": task}]
@@ -342,10 +330,7 @@ class AcpHost:
             error = outcome.error or RuntimeError("the turn failed")
             # in the conversation too: many clients only log a prompt's error response
             text = f"\n\n**Error:** {error}\n"
-            await self.editor.send_update(
-                session_id,
-                {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}},
-            )
+            await self._say(session_id, text)
             raise error
         stop = _STOP_REASONS.get(outcome.stop_reason, "end_turn")
         if stop == "end_turn" and await self._hit_max_tokens(session_id, first_seq):
@@ -353,6 +338,13 @@ class AcpHost:
         if stop == "cancelled" and await self._user_refused(session_id, first_seq):
             return "refusal"
         return stop
+
+    async def _say(self, session_id: str, text: str) -> None:
+        """A line of the agent's answer that no model wrote (a slash command's, an error)."""
+        await self.editor.send_update(
+            session_id,
+            {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}},
+        )
 
     async def _user_refused(self, session_id: str, after_seq: int) -> bool:
         """The turn ended because the user rejected a call without a reason (not because

@@ -26,7 +26,7 @@ from typing import Any
 from lsp_agent.core import events as ev
 from lsp_agent.core.events import StoredEvent
 from lsp_agent.core.messages import TOOL_KINDS
-from lsp_agent.runtime.until import UntilCheck
+from lsp_agent.runtime.until import check_line
 
 _STATUSES = {
     "pending": "pending",
@@ -88,7 +88,7 @@ class UpdateMapper:
                 return [usage_update(usage)]
             case ev.UntilChecked() as checked:
                 return [
-                    _chunk("agent_message_chunk", f"\n\n_until green: {_until_line(checked)}_\n\n")
+                    _chunk("agent_message_chunk", f"\n\n_until green: {check_line(checked)}_\n\n")
                 ]
             case ev.TitleSet(title=title):
                 return [_session_info(title, stored.time)]
@@ -179,18 +179,6 @@ class UpdateMapper:
         if os.path.isabs(path) or not self._cwd:
             return os.path.normpath(path)
         return os.path.normpath(os.path.join(self._cwd, path))
-
-
-def _until_line(checked: ev.UntilChecked) -> str:
-    """``attempt 2/5: make test exited 1; its output goes to the agent``."""
-    return UntilCheck(
-        attempt=checked.attempt,
-        max_attempts=checked.max_attempts,
-        command=checked.command,
-        verdict=checked.verdict,
-        exit_code=checked.exit_code,
-        error=checked.error,
-    ).line()
 
 
 def _chunk(kind: str, text: str) -> dict[str, Any]:

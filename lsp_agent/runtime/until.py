@@ -40,6 +40,7 @@ __all__ = [
     "UntilCheck",
     "UntilGoal",
     "UntilRun",
+    "check_line",
     "run_until",
 ]
 
@@ -80,17 +81,7 @@ class UntilCheck:
 
     def line(self) -> str:
         """``attempt 2/5: CMD exited 1``, and what happens next."""
-        head = f"attempt {self.attempt}/{self.max_attempts}: {self.command}"
-        if self.verdict == "stopped":
-            return f"{head} not run: the turn did not finish"
-        ended = f"exited {self.exit_code}" if self.exit_code is not None else self.error
-        more = {
-            "passed": "",
-            "retry": "; its output goes to the agent",
-            "attempts": "; no attempts left",
-            "cost": "; the cost bound is reached",
-        }[self.verdict]
-        return f"{head} {ended}{more}"
+        return check_line(self.event())
 
     def event(self) -> ev.UntilChecked:
         return ev.UntilChecked(
@@ -101,6 +92,22 @@ class UntilCheck:
             exit_code=self.exit_code,
             error=self.error,
         )
+
+
+def check_line(checked: ev.UntilChecked) -> str:
+    """A check in words (``attempt 2/5: CMD exited 1; its output goes to the agent``): for
+    the terminal now, and for a door that reads the ``until_checked`` event later."""
+    head = f"attempt {checked.attempt}/{checked.max_attempts}: {checked.command}"
+    if checked.verdict == "stopped":
+        return f"{head} not run: the turn did not finish"
+    ended = f"exited {checked.exit_code}" if checked.exit_code is not None else checked.error
+    more = {
+        "passed": "",
+        "retry": "; its output goes to the agent",
+        "attempts": "; no attempts left",
+        "cost": "; the cost bound is reached",
+    }[checked.verdict]
+    return f"{head} {ended}{more}"
 
 
 Report = Callable[[UntilCheck], None]

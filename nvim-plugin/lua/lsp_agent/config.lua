@@ -126,8 +126,8 @@ local function check_permission_order(server_config)
   for name, rules in pairs(permission) do
     if type(rules) == "table" and not vim.islist(rules) then
       local actions = {}
-      for pattern, action in pairs(rules) do
-        actions[action] = pattern
+      for _, action in pairs(rules) do
+        actions[action] = true
       end
       if vim.tbl_count(actions) > 1 then
         fail(
